@@ -1,0 +1,116 @@
+#include "solution/solution.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "core/error.h"
+#include "core/hash.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+bool isInside(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q)
+    if (q == p.end() || *r != *q) return false;
+  return true;
+}
+
+std::string readAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw UsageError("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+SourceKind classifyPath(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+  if (ext == ".cu") return SourceKind::CudaSource;
+  if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") return SourceKind::CxxSource;
+  if (ext == ".cuh" || ext == ".h" || ext == ".hpp" || ext == ".hh" || ext == ".inl")
+    return SourceKind::Header;
+  return SourceKind::Other;
+}
+
+std::vector<const SolutionFile*> Solution::sources() const {
+  std::vector<const SolutionFile*> out;
+  for (const auto& f : files)
+    if (f.kind == SourceKind::CudaSource || f.kind == SourceKind::CxxSource) out.push_back(&f);
+  std::stable_partition(out.begin(), out.end(),
+                        [](const SolutionFile* f) { return f->path == "forward.cpp"; });
+  return out;
+}
+
+Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw UsageError("solution directory not found: " + dir.string());
+  if (!fs::is_directory(dir, ec)) throw UsageError("not a directory: " + dir.string());
+  Solution s;
+  s.root = fs::canonical(dir, ec);
+  if (ec) throw UsageError("cannot resolve " + dir.string() + ": " + ec.message());
+
+  std::uintmax_t total = 0;
+  fs::recursive_directory_iterator it(s.root, fs::directory_options::none, ec), end;
+  if (ec) throw UsageError("cannot list " + dir.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw UsageError("cannot list " + dir.string() + ": " + ec.message());
+    const fs::path p = it->path();
+    std::string rel = p.lexically_relative(s.root).generic_string();
+    if (it->is_symlink(ec)) {
+      fs::path target = fs::weakly_canonical(p, ec);
+      if (ec || !isInside(s.root, target)) {
+        s.escapes.push_back({rel, ec ? fs::read_symlink(p, ec).string() : target.string()});
+        continue;
+      }
+      if (fs::is_directory(target, ec)) continue;  // its files are listed where they live
+    }
+    if (it->is_directory(ec)) continue;
+    SolutionFile f;
+    f.path = rel;
+    f.absolute = p;
+    f.kind = classifyPath(p);
+    f.size = fs::file_size(p, ec);
+    if (ec) throw UsageError("cannot read " + p.string() + ": " + ec.message());
+    if (f.kind != SourceKind::Other) {
+      if (f.size > limits.max_file_bytes)
+        throw UsageError(rel + ": " + std::to_string(f.size) + " bytes is over the limit of " +
+                         std::to_string(limits.max_file_bytes) + " for one source file");
+      total += f.size;
+      if (total > limits.max_total_bytes)
+        throw UsageError("solution sources exceed " + std::to_string(limits.max_total_bytes) +
+                         " bytes in total");
+      std::string content = readAll(p);
+      if (content.find('\0') != std::string::npos)
+        throw UsageError(rel + ": binary file (contains NUL bytes) where source code is expected");
+      f.sha256 = sha256Hex(content);
+    }
+    s.files.push_back(std::move(f));
+    if (s.files.size() > limits.max_files)
+      throw UsageError("solution has more than " + std::to_string(limits.max_files) + " files");
+  }
+  std::sort(s.files.begin(), s.files.end(),
+            [](const SolutionFile& a, const SolutionFile& b) { return a.path < b.path; });
+  bool has_forward = std::any_of(s.files.begin(), s.files.end(),
+                                 [](const SolutionFile& f) { return f.path == "forward.cpp"; });
+  if (!has_forward) throw UsageError("no forward.cpp in " + dir.string());
+
+  Sha256 h;
+  for (const auto& f : s.files) {
+    if (f.kind == SourceKind::Other) continue;
+    h.update(f.path);
+    h.update(std::string_view("\0", 1));
+    h.update(f.sha256);
+  }
+  s.hash = "sha256:" + h.hexDigest();
+  return s;
+}
+
+}  // namespace kb

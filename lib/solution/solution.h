@@ -1,0 +1,58 @@
+// A solution directory (DESIGN.md §4 "Solution"): forward.cpp plus kernels,
+// read once, validated, and hashed. Every later stage (static check, build,
+// verify, profile) works from this snapshot.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+enum class SourceKind {
+  CudaSource,  // .cu: compiled by nvcc, both host and device code
+  CxxSource,   // .cpp .cc .cxx: host C++
+  Header,      // .cuh .h .hpp .hh .inl: only through #include
+  Other,       // anything else: listed, never compiled
+};
+
+struct SolutionFile {
+  std::string path;  // relative to the solution root, '/'-separated
+  std::filesystem::path absolute;
+  SourceKind kind = SourceKind::Other;
+  std::uintmax_t size = 0;
+  std::string sha256;  // of the content; empty for Other
+};
+
+// A symbolic link whose target lies outside the solution directory.
+struct SymlinkEscape {
+  std::string path;    // the link, relative to the root
+  std::string target;  // what it points to, as resolved
+};
+
+struct SolutionLimits {
+  std::uintmax_t max_file_bytes = 1 << 20;   // per source or header
+  std::uintmax_t max_total_bytes = 8 << 20;  // all sources and headers
+  std::size_t max_files = 256;
+};
+
+struct Solution {
+  std::filesystem::path root;  // canonical
+  std::vector<SolutionFile> files;  // sorted by path
+  std::vector<SymlinkEscape> escapes;
+  std::string hash;  // "sha256:<hex>" over paths and contents of code files
+
+  std::vector<const SolutionFile*> sources() const;  // .cu and .cpp, forward.cpp first
+  bool isCode(const SolutionFile& f) const { return f.kind != SourceKind::Other; }
+};
+
+SourceKind classifyPath(const std::filesystem::path& path);
+
+// Reads `dir`. Throws kb::UsageError, with the offending path in the message,
+// when the directory is missing, has no forward.cpp, or holds a code file that
+// is unreadable, binary (contains NUL bytes) or over the limits. Links that
+// leave the directory are not followed; they are returned in `escapes`.
+Solution loadSolution(const std::filesystem::path& dir, const SolutionLimits& limits = {});
+
+}  // namespace kb

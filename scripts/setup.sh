@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need on a Debian 12 machine.
+# Idempotent: packages already present are not fetched again.
+#   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json,
+#           OpenSSL, libseccomp, libcurl, PCRE2, jq, Chromium (report screenshots)
+#   PyPI:   meson, ninja and torch==2.11.0 (LibTorch headers and libraries) in
+#           a virtual environment at $KB_VENV (default /opt/kb-venv)
+set -euo pipefail
+
+KB_VENV="${KB_VENV:-/opt/kb-venv}"
+TORCH_VERSION="2.11.0"
+
+apt_packages=(
+  build-essential pkg-config git jq
+  clang-19 libclang-19-dev llvm-19-dev libclang-cpp19-dev
+  libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
+  libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev
+  chromium
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x "$KB_VENV/bin/python" ]; then
+  echo "setup: creating Python environment $KB_VENV"
+  python3 -m venv "$KB_VENV"
+fi
+if ! "$KB_VENV/bin/python" - <<PY 2>/dev/null
+import sys, torch, mesonbuild, ninja
+sys.exit(0 if torch.__version__.split('+')[0] == "$TORCH_VERSION" else 1)
+PY
+then
+  echo "setup: installing meson, ninja, torch==$TORCH_VERSION from PyPI (large download)"
+  "$KB_VENV/bin/pip" install -q --disable-pip-version-check meson ninja "torch==$TORCH_VERSION" numpy
+fi
+echo "setup: ready (venv $KB_VENV)"

@@ -1,0 +1,75 @@
+#include "solution/solution.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class SolutionDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kb_solution_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "sol" / "kernels");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string& rel, const std::string& content) {
+    std::ofstream(root_ / "sol" / rel, std::ios::binary) << content;
+  }
+  fs::path root_;
+};
+
+TEST_F(SolutionDirTest, ListsClassifiesAndHashes) {
+  write("forward.cpp", "int x;\n");
+  write("kernels/a.cu", "__global__ void k() {}\n");
+  write("kernels/a.cuh", "#pragma once\n");
+  write("README.md", "notes\n");
+  kb::Solution s = kb::loadSolution(root_ / "sol");
+  ASSERT_EQ(s.files.size(), 4u);
+  auto sources = s.sources();
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[0]->path, "forward.cpp");
+  EXPECT_EQ(sources[1]->path, "kernels/a.cu");
+  EXPECT_EQ(s.hash.rfind("sha256:", 0), 0u);
+
+  std::string before = s.hash;
+  write("README.md", "other notes\n");  // not code: same hash
+  EXPECT_EQ(kb::loadSolution(root_ / "sol").hash, before);
+  write("kernels/a.cu", "__global__ void k() { }\n");
+  EXPECT_NE(kb::loadSolution(root_ / "sol").hash, before);
+}
+
+TEST_F(SolutionDirTest, MissingForwardIsUsageError) {
+  write("kernels/a.cu", "\n");
+  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+}
+
+TEST_F(SolutionDirTest, MissingDirectoryIsUsageError) {
+  EXPECT_THROW(kb::loadSolution(root_ / "nope"), kb::UsageError);
+}
+
+TEST_F(SolutionDirTest, BinaryAndOversizedSourcesAreRejected) {
+  write("forward.cpp", std::string("int x;\0\1", 8));
+  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+  write("forward.cpp", std::string(2 << 20, 'x'));
+  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+}
+
+TEST_F(SolutionDirTest, SymlinkOutsideIsReportedNotFollowed) {
+  write("forward.cpp", "int x;\n");
+  std::ofstream(root_ / "outside.h") << "secret\n";
+  fs::create_symlink(root_ / "outside.h", root_ / "sol" / "kernels" / "leak.h");
+  fs::create_symlink(root_ / "sol" / "forward.cpp", root_ / "sol" / "alias.cpp");
+  kb::Solution s = kb::loadSolution(root_ / "sol");
+  ASSERT_EQ(s.escapes.size(), 1u);
+  EXPECT_EQ(s.escapes[0].path, "kernels/leak.h");
+  for (const auto& f : s.files) EXPECT_NE(f.path, "kernels/leak.h");
+}
+
+}  // namespace
