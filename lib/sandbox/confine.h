@@ -1,0 +1,65 @@
+// Confinement a worker applies to itself once its start-up is done (libraries
+// loaded, device initialised) and before any candidate code runs: no new
+// privileges, no capabilities, Landlock (where the kernel has it) and a
+// seccomp filter. docs/threat-model.md says what each layer stops.
+//
+// The seccomp filter (libseccomp), on x86-64 and aarch64:
+//   - no sockets, no exec, no new processes (clone without CLONE_THREAD,
+//     fork, vfork; clone3 answers ENOSYS so that glibc falls back to clone,
+//     whose flags the filter can read): threads stay allowed;
+//   - no file creation or modification: open/openat/creat with O_WRONLY,
+//     O_RDWR (unless allow_open_rdwr), O_CREAT, O_TRUNC or O_APPEND, and
+//     unlink, rename, mkdir, link, symlink, chmod, chown, truncate, mknod;
+//   - no signals to other processes (kill, tgkill, rt_sigqueueinfo only to
+//     itself), no ptrace or process_vm_readv/writev, no setsid/setpgid;
+//   - nothing of the kernel's admin surface (mount, bpf, perf_event_open,
+//     io_uring, userfaultfd, keyctl, modules, namespaces, reboot, ...).
+// A forbidden call raises SIGSYS; the handler installed here writes one line
+// "kb-sandbox: blocked system call NAME" to stderr and ends the process with
+// SIGSYS, which the parent reads as a sandbox violation.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+struct ConfinePolicy {
+  // Landlock: directories below which files may be written (the working
+  // directory; /dev for device nodes is added on CUDA). Writes anywhere else
+  // fail with EACCES even where seccomp would let the open through.
+  std::vector<std::filesystem::path> writable_dirs;
+  // Let open(O_RDWR) without O_CREAT/O_TRUNC/O_APPEND through seccomp (the
+  // CUDA driver opens device nodes read-write; it does so during start-up,
+  // so this stays off unless a GPU run shows it is needed later).
+  bool allow_open_rdwr = false;
+  bool seccomp = true;
+  bool landlock = true;
+  bool drop_capabilities = true;
+};
+
+// What was applied, for the report: e.g. "no_new_privs caps-dropped
+// landlock-abi7 seccomp". Throws kb::Error when a required layer fails
+// (seccomp cannot be installed); Landlock is best-effort (absent on older
+// kernels) and its absence shows in the description.
+std::string confineSelf(const ConfinePolicy& policy);
+
+// Marks this process non-dumpable, so that a same-user process without
+// CAP_SYS_PTRACE cannot read its memory through /proc/PID/mem or ptrace.
+// The verifying parent calls it before it starts any worker.
+void protectMemoryFromSiblings();
+
+// Lowers this process's rlimits after start-up, relative to what start-up
+// used: memory (RLIMIT_AS when `address_space`, else RLIMIT_DATA, which
+// leaves the CUDA driver's large PROT_NONE reservations alone) to current use
+// plus `memory_budget_bytes`; open files to the highest open descriptor plus
+// `extra_files`. Zero skips a limit. Returns a description for the report.
+std::string limitAfterStartup(uint64_t memory_budget_bytes, bool address_space,
+                              uint64_t extra_files);
+
+// The line the SIGSYS handler prints, for the parent to find in the output.
+inline constexpr const char* kBlockedSyscallMarker = "kb-sandbox: blocked system call ";
+
+}  // namespace kb

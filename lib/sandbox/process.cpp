@@ -1,0 +1,344 @@
+#include "sandbox/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void closeFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// A sink with a byte budget: keeps the first `limit` bytes, counts the rest.
+struct Sink {
+  std::string* text = nullptr;  // keep in memory, or
+  int file = -1;                // write to a file
+  uint64_t limit = 0;
+  uint64_t seen = 0;
+  bool truncated = false;
+
+  void take(const char* data, std::size_t n) {
+    uint64_t room = seen < limit ? limit - seen : 0;
+    std::size_t keep = n < room ? n : static_cast<std::size_t>(room);
+    if (keep > 0) {
+      if (text) {
+        text->append(data, keep);
+      } else if (file >= 0) {
+        std::size_t off = 0;
+        while (off < keep) {
+          ssize_t w = ::write(file, data + off, keep - off);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) break;
+          off += static_cast<std::size_t>(w);
+        }
+      }
+    }
+    if (keep < n) truncated = true;
+    seen += n;
+  }
+};
+
+// Reads what is available on `fd` into `sink`; returns false at EOF or error.
+bool drainOnce(int fd, Sink& sink) {
+  char buf[65536];
+  for (int rounds = 0; rounds < 64; ++rounds) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      sink.take(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    return false;  // EOF or error
+  }
+  return true;
+}
+
+void setLimit(int resource, uint64_t soft, uint64_t hard) {
+  struct rlimit rl;
+  rl.rlim_cur = static_cast<rlim_t>(soft);
+  rl.rlim_max = static_cast<rlim_t>(hard);
+  ::setrlimit(resource, &rl);
+}
+
+// Between fork and exec: only async-signal-safe calls.
+[[noreturn]] void childExec(const ProcessSpec& spec, char* const* argv, char* const* envp,
+                            const char* cwd, int devnull, int out_w, int res_w, int err_w,
+                            pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  int ew = ::fcntl(err_w, F_DUPFD_CLOEXEC, 64);
+  sigset_t all;
+  sigemptyset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
+
+  auto fail = [&](int stage) {
+    int msg[2] = {stage, errno};
+    ssize_t ignored = ::write(ew, msg, sizeof msg);
+    (void)ignored;
+    ::_exit(127);
+  };
+  if (ew < 0) fail(1);
+  if (::dup2(devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(out_w, 2) < 0) fail(1);
+  int first_free = 3;
+  if (res_w >= 0) {
+    if (::dup2(res_w, 3) < 0) fail(1);
+    first_free = 4;
+  }
+  if (ew > first_free) ::syscall(SYS_close_range, first_free, ew - 1, 0);
+  ::syscall(SYS_close_range, ew + 1, ~0u, 0);
+  if (cwd && ::chdir(cwd) != 0) fail(2);
+
+  const ProcessLimits& l = spec.limits;
+  if (l.cpu_seconds) setLimit(RLIMIT_CPU, l.cpu_seconds, l.cpu_seconds + 1);
+  if (l.file_size_bytes) setLimit(RLIMIT_FSIZE, l.file_size_bytes, l.file_size_bytes);
+  if (l.open_files) setLimit(RLIMIT_NOFILE, l.open_files, l.open_files);
+  if (l.processes) setLimit(RLIMIT_NPROC, l.processes, l.processes);
+  if (l.address_space_bytes)
+    setLimit(RLIMIT_AS, l.address_space_bytes, l.address_space_bytes);
+  if (!l.core_dumps) setLimit(RLIMIT_CORE, 0, 0);
+
+  ::execve(argv[0], argv, envp);
+  fail(3);
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::string signalName(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  if (abbrev) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(signal);
+}
+
+std::string describeEnd(const ProcessResult& r) {
+  char buf[64];
+  switch (r.end) {
+    case ProcessEnd::Exited:
+      return "exit " + std::to_string(r.exit_code);
+    case ProcessEnd::Signaled:
+      return "killed by " + signalName(r.signal);
+    case ProcessEnd::TimedOut:
+      std::snprintf(buf, sizeof buf, "timed out after %.1f s", r.wall_seconds);
+      return buf;
+    case ProcessEnd::SpawnFailed:
+      return "could not start: " + r.message;
+  }
+  return "unknown";
+}
+
+std::vector<std::string> scrubbedEnvironment(const std::vector<std::string>& keep,
+                                             const std::vector<std::string>& set) {
+  std::vector<std::string> env;
+  for (const auto& name : keep) {
+    if (name == "LD_PRELOAD" || name == "LD_AUDIT") continue;
+    if (const char* v = std::getenv(name.c_str())) env.push_back(name + "=" + v);
+  }
+  for (const auto& kv : set) {
+    std::string name = kv.substr(0, kv.find('='));
+    std::erase_if(env, [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
+    env.push_back(kv);
+  }
+  return env;
+}
+
+fs::path selfExecutableDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+ProcessResult runProcess(const ProcessSpec& spec) {
+  ProcessResult r;
+  auto t0 = Clock::now();
+  if (spec.argv.empty()) {
+    r.message = "empty command line";
+    return r;
+  }
+  // Everything the child needs, prepared before fork.
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::string cwd = spec.cwd.string();
+
+  int out[2] = {-1, -1}, res[2] = {-1, -1}, err[2] = {-1, -1};
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int result_file = -1;
+  auto cleanup = [&] {
+    closeFd(out[0]); closeFd(out[1]); closeFd(res[0]); closeFd(res[1]);
+    closeFd(err[0]); closeFd(err[1]); closeFd(devnull); closeFd(result_file);
+  };
+  if (devnull < 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    r.message = std::string("pipe: ") + std::strerror(errno);
+    cleanup();
+    return r;
+  }
+  if (!spec.result_file.empty()) {
+    result_file = ::open(spec.result_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (result_file < 0 || ::pipe2(res, O_CLOEXEC) != 0) {
+      r.message = "cannot open result file " + spec.result_file.string() + ": " + std::strerror(errno);
+      cleanup();
+      return r;
+    }
+  }
+
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    r.message = std::string("fork: ") + std::strerror(errno);
+    cleanup();
+    return r;
+  }
+  if (pid == 0)
+    childExec(spec, argv.data(), envp.data(), cwd.empty() ? nullptr : cwd.c_str(), devnull,
+              out[1], res[1], err[1], parent);
+
+  // Parent. Put the child in its own group from here too (no race with kill).
+  ::setpgid(pid, pid);
+  closeFd(out[1]);
+  closeFd(res[1]);
+  closeFd(err[1]);
+  closeFd(devnull);
+  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
+  if (res[0] >= 0) ::fcntl(res[0], F_SETFL, O_NONBLOCK);
+
+  // Exec failure is reported over the CLOEXEC pipe; EOF means exec worked.
+  {
+    int msg[2] = {0, 0};
+    ssize_t n;
+    do n = ::read(err[0], msg, sizeof msg);
+    while (n < 0 && errno == EINTR);
+    closeFd(err[0]);
+    if (n == static_cast<ssize_t>(sizeof msg)) {
+      const char* what = msg[0] == 2 ? "chdir " : msg[0] == 3 ? "exec " : "setup ";
+      r.message = std::string(what) + (msg[0] == 2 ? cwd : msg[0] == 3 ? spec.argv[0] : "") +
+                  ": " + std::strerror(msg[1]);
+      int st;
+      ::waitpid(pid, &st, 0);
+      cleanup();
+      r.wall_seconds = secondsSince(t0);
+      return r;
+    }
+  }
+
+  Sink out_sink{&r.output, -1, spec.output_limit};
+  Sink res_sink{nullptr, result_file, spec.result_limit};
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(spec.limits.wall_seconds));
+  bool out_open = true, res_open = res[0] >= 0, exited = false, timed_out = false;
+  int status = 0;
+  struct rusage ru{};
+
+  auto reap = [&](int flags) {
+    pid_t w;
+    do w = ::wait4(pid, &status, flags, &ru);
+    while (w < 0 && errno == EINTR);
+    return w == pid;
+  };
+
+  while (!exited) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      timed_out = true;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      reap(0);
+      exited = true;
+      break;
+    }
+    int wait_ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+    if (pidfd < 0 && wait_ms > 20) wait_ms = 20;
+    struct pollfd fds[3];
+    int n = 0, i_out = -1, i_res = -1, i_pid = -1;
+    if (out_open) { fds[n] = {out[0], POLLIN, 0}; i_out = n++; }
+    if (res_open) { fds[n] = {res[0], POLLIN, 0}; i_res = n++; }
+    if (pidfd >= 0) { fds[n] = {pidfd, POLLIN, 0}; i_pid = n++; }
+    int p = ::poll(fds, n, wait_ms);
+    if (p < 0 && errno != EINTR) break;
+    if (i_out >= 0 && fds[i_out].revents) out_open = drainOnce(out[0], out_sink);
+    if (i_res >= 0 && fds[i_res].revents) res_open = drainOnce(res[0], res_sink);
+    if (pidfd < 0 || (i_pid >= 0 && fds[i_pid].revents)) {
+      if (reap(WNOHANG)) exited = true;
+    }
+  }
+  // The main child is gone: kill whatever it left in its group, then read
+  // the pipes to EOF (bounded by a short grace period).
+  ::kill(-pid, SIGKILL);
+  auto grace = Clock::now() + std::chrono::seconds(2);
+  while ((out_open || res_open) && Clock::now() < grace) {
+    struct pollfd fds[2];
+    int n = 0, i_out = -1, i_res = -1;
+    if (out_open) { fds[n] = {out[0], POLLIN, 0}; i_out = n++; }
+    if (res_open) { fds[n] = {res[0], POLLIN, 0}; i_res = n++; }
+    if (::poll(fds, n, 100) < 0 && errno != EINTR) break;
+    if (i_out >= 0 && fds[i_out].revents) out_open = drainOnce(out[0], out_sink);
+    if (i_res >= 0 && fds[i_res].revents) res_open = drainOnce(res[0], res_sink);
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  cleanup();
+
+  r.wall_seconds = secondsSince(t0);
+  r.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                  ru.ru_stime.tv_usec * 1e-6;
+  r.max_rss_kib = static_cast<uint64_t>(ru.ru_maxrss);
+  r.output_bytes = out_sink.seen;
+  r.output_truncated = out_sink.truncated;
+  r.result_bytes = res_sink.seen;
+  r.result_truncated = res_sink.truncated;
+  if (timed_out) {
+    r.end = ProcessEnd::TimedOut;
+    r.signal = SIGKILL;
+  } else if (WIFEXITED(status)) {
+    r.end = ProcessEnd::Exited;
+    r.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.end = ProcessEnd::Signaled;
+    r.signal = WTERMSIG(status);
+  } else {
+    r.end = ProcessEnd::SpawnFailed;
+    r.message = "lost track of the child";
+  }
+  return r;
+}
+
+}  // namespace kb

@@ -1,0 +1,86 @@
+// Child processes with limits: spawn a program in its own process group,
+// with a given environment and working directory, rlimits, a wall-clock
+// deadline after which the whole group is killed, and bounded capture of what
+// it prints. Used for compilers (lib/build) and for the candidate worker
+// (lib/sandbox/worker.h); the caller never dies with its child.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+// Resource limits set in the child between fork and exec (setrlimit). Zero
+// means "leave as inherited", except core_dumps, which is off unless true.
+struct ProcessLimits {
+  double wall_seconds = 60.0;       // then SIGKILL to the process group
+  uint64_t cpu_seconds = 0;         // RLIMIT_CPU (SIGXCPU, then SIGKILL)
+  uint64_t file_size_bytes = 0;     // RLIMIT_FSIZE
+  uint64_t open_files = 0;          // RLIMIT_NOFILE
+  uint64_t processes = 0;           // RLIMIT_NPROC (not enforced for root)
+  uint64_t address_space_bytes = 0; // RLIMIT_AS
+  bool core_dumps = false;          // RLIMIT_CORE 0 unless true
+};
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0]: a path (no PATH search)
+  std::vector<std::string> env;   // the whole environment, "NAME=value"
+  std::filesystem::path cwd;      // empty: inherit
+  ProcessLimits limits;
+  // stdout and stderr go, merged, to one pipe; the first output_limit bytes
+  // are kept, the rest is read and counted but dropped.
+  std::size_t output_limit = 64 * 1024;
+  // If set, the child's fd 3 is the write end of a second pipe (the result
+  // channel), drained into this file; at most result_limit bytes are
+  // written, the rest is counted and dropped.
+  std::filesystem::path result_file;
+  uint64_t result_limit = 1ull << 30;
+};
+
+enum class ProcessEnd {
+  Exited,       // exit_code is set
+  Signaled,     // signal is set
+  TimedOut,     // the wall-clock deadline passed; the group was killed
+  SpawnFailed,  // fork or exec failed; message says why
+};
+
+struct ProcessResult {
+  ProcessEnd end = ProcessEnd::SpawnFailed;
+  int exit_code = -1;
+  int signal = 0;
+  double wall_seconds = 0.0;
+  double cpu_seconds = 0.0;   // user + system of the child
+  uint64_t max_rss_kib = 0;
+  std::string output;         // merged stdout/stderr, at most output_limit bytes
+  uint64_t output_bytes = 0;  // how many it printed in all
+  bool output_truncated = false;
+  uint64_t result_bytes = 0;  // written to the result channel in all
+  bool result_truncated = false;
+  std::string message;        // SpawnFailed: the reason
+
+  bool ok() const { return end == ProcessEnd::Exited && exit_code == 0; }
+};
+
+// Runs `spec` to its end. Thread-safe; never throws for anything the child
+// does (SpawnFailed carries setup errors).
+ProcessResult runProcess(const ProcessSpec& spec);
+
+// "SIGSEGV" for SIGSEGV, "signal 64" for one without a name.
+std::string signalName(int signal);
+
+// A short description of how a process ended: "exit 0", "killed by SIGSEGV",
+// "timed out after 5.0 s".
+std::string describeEnd(const ProcessResult& result);
+
+// The environment a worker or compiler gets: only the variables in `keep`
+// that are set in ours (PATH is replaced by `path` when non-empty), plus
+// `set` ("NAME=value"). LD_PRELOAD and LD_AUDIT are never passed.
+std::vector<std::string> scrubbedEnvironment(const std::vector<std::string>& keep,
+                                             const std::vector<std::string>& set);
+
+// The directory of the running executable (/proc/self/exe).
+std::filesystem::path selfExecutableDir();
+
+}  // namespace kb

@@ -1,0 +1,106 @@
+// A program that misbehaves on request, run by sandbox_test under the
+// worker's confinement: `probe [--confine] MODE [ARG]`.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "sandbox/confine.h"
+
+int main(int argc, char** argv) {
+  int i = 1;
+  bool confine = false;
+  if (i < argc && std::strcmp(argv[i], "--confine") == 0) confine = true, ++i;
+  if (i >= argc) return 2;
+  std::string mode = argv[i];
+  const char* arg = i + 1 < argc ? argv[i + 1] : "";
+  if (confine) {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return 3;
+    kb::ConfinePolicy policy;
+    policy.writable_dirs = {cwd};
+    std::string what = kb::confineSelf(policy);
+    std::fprintf(stderr, "confined: %s\n", what.c_str());
+  }
+  if (mode == "exit") return std::atoi(arg);
+  if (mode == "segv") {
+    volatile int* p = nullptr;
+    return *p;
+  }
+  if (mode == "abort") std::abort();
+  if (mode == "loop") {
+    volatile unsigned long n = 0;
+    for (;;) n = n + 1;
+  }
+  if (mode == "sleep") {
+    sleep(static_cast<unsigned>(std::atoi(arg)));
+    return 0;
+  }
+  if (mode == "flood") {
+    static char buf[65536];
+    std::memset(buf, 'x', sizeof buf);
+    long long left = std::atoll(arg);
+    while (left > 0) {
+      ssize_t w = write(1, buf, left < (long long)sizeof buf ? left : sizeof buf);
+      if (w <= 0) return 4;
+      left -= w;
+    }
+    return 0;
+  }
+  if (mode == "result") {  // writes ARG to the result channel (fd 3)
+    return write(3, arg, std::strlen(arg)) == (ssize_t)std::strlen(arg) ? 0 : 5;
+  }
+  if (mode == "env") {
+    for (char** e = environ; *e; ++e) std::printf("%s\n", *e);
+    return 0;
+  }
+  if (mode == "pwd") {
+    char cwd[4096];
+    std::printf("%s\n", getcwd(cwd, sizeof cwd));
+    return 0;
+  }
+  if (mode == "thread") {
+    int x = 0;
+    std::thread t([&] { x = 42; });
+    t.join();
+    return x == 42 ? 0 : 6;
+  }
+  if (mode == "fork") {
+    pid_t p = fork();
+    if (p == 0) _exit(0);
+    if (p > 0) waitpid(p, nullptr, 0);
+    return p > 0 ? 0 : 7;
+  }
+  if (mode == "socket") return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 8;
+  if (mode == "exec") {
+    execl("/bin/true", "true", (char*)nullptr);
+    return 9;
+  }
+  if (mode == "write") {  // ARG: a path to create
+    int fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return 10;
+    close(fd);
+    return 0;
+  }
+  if (mode == "kill-parent") return kill(getppid(), SIGKILL) == 0 ? 0 : 11;
+  if (mode == "read-parent-mem") {
+    std::string path = "/proc/" + std::to_string(getppid()) + "/mem";
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return 12;
+    close(fd);
+    return 0;  // opened: a failure of the sandbox
+  }
+  if (mode == "fds") {  // lists open descriptors
+    for (int fd = 0; fd < 64; ++fd)
+      if (fcntl(fd, F_GETFD) >= 0) std::printf("%d\n", fd);
+    return 0;
+  }
+  return 2;
+}
