@@ -1,0 +1,4 @@
+#pragma once
+#ifndef assert
+#define assert(e) ((void)(e))
+#endif

@@ -1,0 +1,3 @@
+#pragma once
+#include <cuda/std/cstdint>
+namespace std { using namespace cuda::std; }

@@ -1,0 +1,549 @@
+#include "build/build.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "build/nvrtc.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "kb_config.h"
+#include "sandbox/process.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kKeyVersion = "kb-build-v1";
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool writeFile(const fs::path& p, const std::string& content) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << content;
+  return static_cast<bool>(out);
+}
+
+fs::path findOnPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::string randomSuffix() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
+
+// Everything a build needs to know about the machine.
+struct Toolchain {
+  fs::path cuda_home, nvcc, cxx, interface_include, shim_include;
+  std::string identity;  // versions; part of the key
+  std::string problem;   // non-empty: the toolchain is unusable (infra_error)
+};
+
+// The compilers' --version text, memoised in the cache by the binaries'
+// identity (path, size, mtime, inode), so a warm build runs no compiler.
+std::string versionText(const fs::path& binary, const fs::path& cache_dir, std::string* problem) {
+  struct stat st{};
+  if (::stat(binary.c_str(), &st) != 0) {
+    *problem = "compiler not found: " + binary.string();
+    return "";
+  }
+  std::string id = binary.string() + "|" + std::to_string(st.st_size) + "|" +
+                   std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+                   "|" + std::to_string(st.st_ino);
+  fs::path memo = cache_dir / "toolchain" / (sha256Hex(id).substr(0, 32) + ".txt");
+  std::string text = readFile(memo);
+  if (!text.empty()) return text;
+  ProcessSpec spec;
+  spec.argv = {binary.string(), "--version"};
+  spec.env = scrubbedEnvironment({"PATH", "HOME", "TMPDIR"}, {"LC_ALL=C"});
+  spec.limits.wall_seconds = 30;
+  ProcessResult r = runProcess(spec);
+  if (!r.ok()) {
+    *problem = binary.string() + " --version failed: " + describeEnd(r);
+    return "";
+  }
+  text = r.output;
+  std::error_code ec;
+  fs::create_directories(memo.parent_path(), ec);
+  fs::path tmp = memo;
+  tmp += ".tmp" + randomSuffix();
+  if (writeFile(tmp, text)) fs::rename(tmp, memo, ec);
+  return text;
+}
+
+Toolchain findToolchain(const BuildOptions& o, const fs::path& cache_dir) {
+  Toolchain t;
+  t.cuda_home = o.cuda_home.empty() ? fs::path(KB_CUDA_PATH) : o.cuda_home;
+  t.nvcc = t.cuda_home / "bin" / "nvcc";
+  std::string cxx = o.cxx;
+  if (cxx.empty()) {
+    const char* env = std::getenv("CXX");
+    cxx = env && *env ? env : "g++";
+  }
+  t.cxx = findOnPath(cxx);
+  if (t.cxx.empty()) {
+    t.problem = "host compiler not found on PATH: " + cxx;
+    return t;
+  }
+  t.interface_include = KB_INTERFACE_INCLUDE_DIR;
+  t.shim_include = t.interface_include / "kb" / "nvrtc";
+  std::string header = readFile(t.interface_include / "kb" / "solution.h");
+  if (header.empty()) {
+    t.problem = "interface header missing: " + (t.interface_include / "kb/solution.h").string();
+    return t;
+  }
+  t.identity = "cxx:" + versionText(t.cxx, cache_dir, &t.problem);
+  bool needs_nvcc = o.target == BuildTarget::Cuda || o.device_only;
+  {
+    // nvcc compiles any .cu, also in a CPU build: its version is in the key
+    // whenever it exists, and its absence an error only where it is needed.
+    std::string problem;
+    std::string v = versionText(t.nvcc, cache_dir, &problem);
+    if (!problem.empty() && needs_nvcc) t.problem = problem;
+    t.identity += "\nnvcc:" + v;
+  }
+  t.identity += "\ninterface:" + sha256Hex(header);
+  return t;
+}
+
+std::vector<std::string> nvccCommand(const Toolchain& t, const BuildOptions& o,
+                                     const std::string& src, const std::string& obj) {
+  std::vector<std::string> cmd = {t.nvcc.string(), "-ccbin", t.cxx.string(), "-std=c++17", "-O3",
+                                  "-lineinfo", "-arch=" + o.arch, "-Xcompiler", "-fPIC",
+                                  "-I" + t.interface_include.string(), "-I."};
+  cmd.insert(cmd.end(), o.nvcc_flags.begin(), o.nvcc_flags.end());
+  cmd.insert(cmd.end(), {"-c", src, "-o", obj});
+  return cmd;
+}
+
+std::vector<std::string> cxxCommand(const Toolchain& t, const BuildOptions& o,
+                                    const std::string& src, const std::string& obj) {
+  std::vector<std::string> cmd = {t.cxx.string(), "-std=c++17", "-O2", "-fPIC",
+                                  "-fdiagnostics-color=never",
+                                  "-I" + t.interface_include.string(), "-I.",
+                                  "-isystem", (t.cuda_home / "include").string()};
+  cmd.insert(cmd.end(), o.cxx_flags.begin(), o.cxx_flags.end());
+  cmd.insert(cmd.end(), {"-c", src, "-o", obj});
+  return cmd;
+}
+
+std::vector<std::string> linkCommand(const Toolchain& t, const BuildOptions& o,
+                                     const std::vector<std::string>& objs) {
+  std::vector<std::string> cmd = {t.cxx.string(), "-shared", "-o", "solution.so"};
+  cmd.insert(cmd.end(), objs.begin(), objs.end());
+  cmd.insert(cmd.end(), {"-Wl,-z,defs", "-Wl,--as-needed"});
+  if (o.target == BuildTarget::Cuda) {
+    fs::path lib = t.cuda_home / "lib64";
+    cmd.insert(cmd.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string(), "-lcudart",
+                           "-lcublas", "-lcublasLt"});
+    if (fs::exists(lib / "libcudnn.so")) cmd.push_back("-lcudnn");
+  }
+  return cmd;
+}
+
+std::vector<std::string> nvccCubinCommand(const Toolchain& t, const BuildOptions& o,
+                                          const std::string& src, const std::string& out) {
+  std::vector<std::string> cmd = {t.nvcc.string(), "-ccbin", t.cxx.string(), "-std=c++17", "-O3",
+                                  "-cubin", "-arch=" + o.arch,
+                                  "-I" + t.interface_include.string(), "-I."};
+  cmd.insert(cmd.end(), o.nvcc_flags.begin(), o.nvcc_flags.end());
+  cmd.insert(cmd.end(), {src, "-o", out});
+  return cmd;
+}
+
+std::vector<std::string> nvrtcOptions(const Toolchain& t, const BuildOptions& o,
+                                      const fs::path& src_root, const std::string& rel) {
+  fs::path dir = (src_root / rel).parent_path();
+  return {"--gpu-architecture=" + o.arch,
+          "-std=c++17",
+          "-default-device",  // host launchers are checked as device code
+          "-rdc=true",        // ... so that their <<<>>> launches are legal
+          "-DKB_DEVICE_CHECK=1",
+          "-I" + t.shim_include.string(),
+          "-I" + (t.cuda_home / "include" / "cccl").string(),
+          "-I" + (t.cuda_home / "include").string(),
+          "-I" + t.interface_include.string(),
+          "-I" + src_root.string(),
+          "-I" + dir.string()};
+}
+
+void replaceAll(std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
+}
+
+CompileStep runStep(const std::string& source, const std::string& tool,
+                    std::vector<std::string> argv, const fs::path& cwd, const BuildOptions& o) {
+  CompileStep step;
+  step.source = source;
+  step.tool = tool;
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = scrubbedEnvironment({"PATH", "HOME", "TMPDIR"}, {"LC_ALL=C"});
+  spec.cwd = cwd;
+  spec.limits.wall_seconds = o.timeout_seconds;
+  spec.limits.file_size_bytes = 1ull << 30;
+  spec.output_limit = 256 * 1024;
+  ProcessResult r = runProcess(spec);
+  step.seconds = r.wall_seconds;
+  step.ok = r.ok();
+  step.diagnostics = r.output;
+  if (r.output_truncated) step.diagnostics += "\n[output cut at 256 KiB]\n";
+  if (r.end == ProcessEnd::TimedOut)
+    step.diagnostics += "\n" + tool + ": timed out after " + std::to_string(o.timeout_seconds) + " s\n";
+  else if (r.end == ProcessEnd::Signaled)
+    step.diagnostics += "\n" + tool + ": " + describeEnd(r) + "\n";
+  else if (r.end == ProcessEnd::SpawnFailed)
+    step.diagnostics = tool + ": could not start: " + r.message;
+  step.command = std::move(argv);
+  return step;
+}
+
+// Runs fn(i) for i in [0, n) on up to `jobs` threads.
+template <typename Fn>
+void parallelFor(std::size_t n, int jobs, Fn fn) {
+  if (n == 0) return;
+  std::size_t threads = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, jobs)));
+  if (threads == 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < threads; ++k)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < n;) fn(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+std::string keyOf(const Solution& s, const BuildOptions& o, const Toolchain& t) {
+  Sha256 h;
+  auto field = [&](const std::string& name, const std::string& value) {
+    h.update(name);
+    h.update(std::string_view("=", 1));
+    h.update(value);
+    h.update(std::string_view("\0", 1));
+  };
+  field("version", kKeyVersion);
+  field("solution", s.hash);
+  field("target", o.target == BuildTarget::Cuda ? "cuda" : "cpu");
+  field("arch", o.arch);
+  field("device_only", o.device_only ? "1" : "0");
+  for (const auto& f : o.nvcc_flags) field("nvcc_flag", f);
+  for (const auto& f : o.cxx_flags) field("cxx_flag", f);
+  field("toolchain", t.identity);
+  field("cuda_home", t.cuda_home.string());
+  if (o.device_only) {
+    const Nvrtc* nvrtc = Nvrtc::get(t.cuda_home);
+    field("nvrtc", nvrtc ? nvrtc->version() : "none");
+  }
+  return "sha256:" + h.hexDigest();
+}
+
+std::string keyDirName(const std::string& key) { return key.substr(key.find(':') + 1); }
+
+}  // namespace
+
+fs::path defaultBuildCacheDir() {
+  if (const char* d = std::getenv("KB_CACHE_DIR"); d && *d) return fs::path(d) / "build";
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d)
+    return fs::path(d) / "kernelbench-rl" / "build";
+  if (const char* d = std::getenv("HOME"); d && *d)
+    return fs::path(d) / ".cache" / "kernelbench-rl" / "build";
+  return fs::temp_directory_path() / "kernelbench-rl-build";
+}
+
+std::string trimDiagnostics(const std::string& text, int max_errors, std::size_t max_bytes,
+                            bool* truncated) {
+  static const std::regex kErrorLine(
+      R"((^|[:)\s])(fatal error|error|catastrophic error)(\s*#?\w*-?D?)?:|undefined reference to)");
+  std::istringstream in(text);
+  std::string line, out;
+  int errors = 0;
+  int dropped_errors = 0;
+  bool cut = false;
+  while (std::getline(in, line)) {
+    bool is_error = std::regex_search(line, kErrorLine);
+    if (is_error && errors >= max_errors) {
+      cut = true;
+      ++dropped_errors;
+      // count the rest without keeping them
+      while (std::getline(in, line))
+        if (std::regex_search(line, kErrorLine)) ++dropped_errors;
+      break;
+    }
+    if (is_error) ++errors;
+    if (out.size() + line.size() + 1 > max_bytes) {
+      cut = true;
+      break;
+    }
+    out += line;
+    out += '\n';
+  }
+  if (cut) {
+    out += "[kbcheck: diagnostics cut";
+    if (dropped_errors) out += "; " + std::to_string(dropped_errors) + " more error line(s)";
+    out += "]\n";
+  }
+  if (truncated) *truncated = cut;
+  return out;
+}
+
+Json BuildResult::toJson() const {
+  Json j;
+  j["status"] = std::string(statusName(status));
+  j["key"] = key;
+  j["solution_hash"] = solution_hash;
+  j["target"] = target;
+  j["arch"] = arch;
+  j["device_only"] = device_only;
+  j["library"] = library.empty() ? Json(nullptr) : Json(library.string());
+  j["cached"] = cached;
+  j["seconds"] = seconds;
+  j["build_seconds"] = build_seconds;
+  j["message"] = message;
+  j["diagnostics"] = diagnostics;
+  j["diagnostics_truncated"] = diagnostics_truncated;
+  Json steps = Json::array();
+  for (const auto& s : this->steps) {
+    Json step;
+    step["source"] = s.source;
+    step["tool"] = s.tool;
+    step["ok"] = s.ok;
+    step["seconds"] = s.seconds;
+    step["command"] = s.command;
+    steps.push_back(step);
+  }
+  j["steps"] = steps;
+  return j;
+}
+
+BuildResult BuildResult::fromJson(const Json& j) {
+  BuildResult r;
+  r.status = parseStatus(j.value("status", "infra_error")).value_or(Status::InfraError);
+  r.key = j.value("key", "");
+  r.solution_hash = j.value("solution_hash", "");
+  r.target = j.value("target", "");
+  r.arch = j.value("arch", "");
+  r.device_only = j.value("device_only", false);
+  if (j.contains("library") && j["library"].is_string()) r.library = j["library"].get<std::string>();
+  r.build_seconds = j.value("build_seconds", 0.0);
+  r.message = j.value("message", "");
+  r.diagnostics = j.value("diagnostics", "");
+  r.diagnostics_truncated = j.value("diagnostics_truncated", false);
+  if (j.contains("steps"))
+    for (const auto& s : j["steps"]) {
+      CompileStep step;
+      step.source = s.value("source", "");
+      step.tool = s.value("tool", "");
+      step.ok = s.value("ok", false);
+      step.seconds = s.value("seconds", 0.0);
+      if (s.contains("command")) step.command = s["command"].get<std::vector<std::string>>();
+      r.steps.push_back(step);
+    }
+  return r;
+}
+
+BuildResult buildSolution(const Solution& solution, const BuildOptions& options) {
+  auto t0 = Clock::now();
+  BuildResult result;
+  result.solution_hash = solution.hash;
+  result.target = options.target == BuildTarget::Cuda ? "cuda" : "cpu";
+  result.arch = options.arch;
+  result.device_only = options.device_only;
+  auto infra = [&](const std::string& why) {
+    result.status = Status::InfraError;
+    result.message = why;
+    result.seconds = since(t0);
+    return result;
+  };
+
+  fs::path cache = options.cache_dir.empty() ? defaultBuildCacheDir() : options.cache_dir;
+  std::error_code ec;
+  fs::create_directories(cache, ec);
+  if (ec) return infra("cannot create the build cache " + cache.string() + ": " + ec.message());
+  Toolchain tc = findToolchain(options, cache);
+  if (!tc.problem.empty()) return infra(tc.problem);
+  result.key = keyOf(solution, options, tc);
+  fs::path entry = cache / keyDirName(result.key);
+
+  // Warm: the entry exists (a finished build, successful or not).
+  if (options.use_cache && fs::exists(entry / "build.json")) {
+    try {
+      BuildResult hit = BuildResult::fromJson(readJsonFile(entry / "build.json"));
+      if (hit.key == result.key &&
+          (hit.status != Status::Ok || options.device_only || fs::exists(entry / "solution.so"))) {
+        if (hit.status == Status::Ok && !options.device_only) hit.library = entry / "solution.so";
+        hit.cached = true;
+        hit.seconds = since(t0);
+        return hit;
+      }
+    } catch (const std::exception&) {
+      // unreadable entry: rebuild over it
+    }
+  }
+
+  // Cold: stage the code files (the snapshot loadSolution hashed) and build.
+  fs::path work = cache / ("tmp-" + randomSuffix());
+  fs::path src = work / "src", obj = work / "obj";
+  fs::create_directories(src, ec);
+  fs::create_directories(obj, ec);
+  if (ec) return infra("cannot create " + work.string() + ": " + ec.message());
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code e;
+      if (!dir.empty()) fs::remove_all(dir, e);
+    }
+  } cleanup{work};
+  for (const auto& f : solution.files) {
+    if (!solution.isCode(f)) continue;
+    std::string content = readFile(f.absolute);
+    if (sha256Hex(content) != f.sha256)
+      return infra(f.path + " changed after the solution was read; build again");
+    fs::create_directories((src / f.path).parent_path(), ec);
+    if (!writeFile(src / f.path, content)) return infra("cannot write " + (src / f.path).string());
+  }
+
+  std::vector<const SolutionFile*> units;
+  for (const SolutionFile* f : solution.sources())
+    if (!options.device_only || f->kind == SourceKind::CudaSource) units.push_back(f);
+  int jobs = options.jobs > 0 ? options.jobs
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<CompileStep> steps(units.size());
+  std::vector<std::string> objects(units.size());
+  const std::string src_prefix = src.string() + "/";
+
+  if (options.device_only) {
+    const Nvrtc* nvrtc = Nvrtc::get(tc.cuda_home);
+    parallelFor(units.size(), jobs, [&](std::size_t i) {
+      const std::string& rel = units[i]->path;
+      if (nvrtc) {
+        CompileStep s;
+        s.source = rel;
+        s.tool = "nvrtc";
+        s.command = nvrtcOptions(tc, options, src, rel);
+        NvrtcOutcome n = nvrtc->compile(readFile(src / rel), rel, s.command);
+        s.ok = n.ok;
+        s.seconds = n.seconds;
+        s.diagnostics = n.log;
+        if (n.ok) {
+          steps[i] = std::move(s);
+          return;
+        }
+      }
+      // NVRTC is unavailable or said no: nvcc's device pass decides.
+      std::string out = "obj/" + std::to_string(i) + ".cubin";
+      steps[i] = runStep(rel, "nvcc-cubin", nvccCubinCommand(tc, options, rel, "../" + out),
+                         src, options);
+    });
+  } else {
+    parallelFor(units.size(), jobs, [&](std::size_t i) {
+      const SolutionFile* f = units[i];
+      objects[i] = "../obj/" + std::to_string(i) + ".o";
+      if (f->kind == SourceKind::CudaSource)
+        steps[i] = runStep(f->path, "nvcc", nvccCommand(tc, options, f->path, objects[i]), src,
+                           options);
+      else
+        steps[i] = runStep(f->path, "c++", cxxCommand(tc, options, f->path, objects[i]), src,
+                           options);
+    });
+  }
+
+  bool compiled = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
+  if (compiled && !options.device_only) {
+    std::vector<std::string> objs;
+    for (const auto& o : objects) objs.push_back(o.substr(3));  // relative to work
+    steps.push_back(runStep("", "link", linkCommand(tc, options, objs), work, options));
+  }
+  for (const auto& s : steps)
+    if (s.ok == false && s.diagnostics.find("could not start") != std::string::npos)
+      return infra(s.diagnostics);
+
+  std::string diag;
+  for (auto& s : steps) {
+    replaceAll(s.diagnostics, src_prefix, "");
+    if (!s.ok) diag += s.diagnostics;
+  }
+  bool all_ok = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
+  result.status = all_ok ? Status::Ok : Status::CompileError;
+  result.diagnostics = trimDiagnostics(diag, options.max_errors, options.max_diagnostic_bytes,
+                                       &result.diagnostics_truncated);
+  if (!all_ok) {
+    for (const auto& s : steps)
+      if (!s.ok) {
+        result.message = (s.source.empty() ? std::string("link") : s.source) + ": " + s.tool +
+                         " failed";
+        break;
+      }
+  }
+  result.steps = std::move(steps);
+  result.build_seconds = since(t0);
+
+  // Publish: work/ becomes the cache entry (atomically, by rename).
+  fs::remove_all(src, ec);
+  fs::remove_all(obj, ec);
+  Json stored = result.toJson();
+  stored["library"] = nullptr;
+  writeJsonFile(work / "build.json", stored);
+  if (options.use_cache) {
+    fs::rename(work, entry, ec);
+    if (ec && !fs::exists(entry / "build.json")) {
+      // an unreadable old entry: replace it
+      fs::remove_all(entry, ec);
+      fs::rename(work, entry, ec);
+    }
+    if (!ec) {
+      cleanup.dir.clear();
+    } else if (!fs::exists(entry / "build.json")) {
+      return infra("cannot store the build in " + entry.string() + ": " + ec.message());
+    }
+    // else: a concurrent build of the same key won the rename; use its entry
+    if (result.status == Status::Ok && !options.device_only) result.library = entry / "solution.so";
+  } else if (result.status == Status::Ok && !options.device_only) {
+    // Uncached: keep the library beside the cache in a private directory.
+    fs::path keep = cache / ("uncached-" + randomSuffix());
+    fs::rename(work, keep, ec);
+    if (ec) return infra("cannot keep the build: " + ec.message());
+    cleanup.dir.clear();
+    result.library = keep / "solution.so";
+  }
+  result.seconds = since(t0);
+  return result;
+}
+
+}  // namespace kb
