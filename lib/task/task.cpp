@@ -1,0 +1,306 @@
+// The one translation unit of lib/task that includes the heavy torch headers.
+#include "task/task.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/headeronly/version.h>
+#include <torch/script.h>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+std::mutex& globalSeedMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// TorchScript's graph executor would fuse and specialise the reference after
+// a few calls; the eager baseline must run op by op like Python eager, so
+// optimisation is switched off once, before the first reference is loaded.
+void plainInterpreter() {
+  static std::once_flag once;
+  std::call_once(once, [] { torch::jit::setGraphExecutorOptimize(false); });
+}
+
+at::ScalarType parseDtype(const std::string& d) {
+  if (d == "float32") return at::kFloat;
+  if (d == "float16") return at::kHalf;
+  if (d == "bfloat16") return at::kBFloat16;
+  if (d == "float64") return at::kDouble;
+  if (d == "int8") return at::kChar;
+  if (d == "uint8") return at::kByte;
+  if (d == "int16") return at::kShort;
+  if (d == "int32") return at::kInt;
+  if (d == "int64") return at::kLong;
+  if (d == "bool") return at::kBool;
+  throw Error("unknown dtype " + d);
+}
+
+// One tensor input from its recorded spec; scripts/kbtask.py make_input()
+// is the same sequence of calls, so Python and C++ agree value for value.
+at::Tensor specTensor(const InputSpec& s, at::Generator& gen) {
+  at::ScalarType dtype = parseDtype(s.dtype);
+  bool is_float = at::isFloatingType(dtype);
+  at::ScalarType draw = (dtype == at::kDouble) ? at::kDouble : at::kFloat;
+  auto opts = at::TensorOptions().dtype(draw);
+  at::IntArrayRef shape(s.shape);
+  at::Tensor t;
+  if (s.distribution == "normal") {
+    t = at::randn(shape, gen, opts);
+    if (s.b != 1.0) t.mul_(s.b);
+    if (s.a != 0.0) t.add_(s.a);
+  } else if (s.distribution == "uniform") {
+    t = at::rand(shape, gen, opts);
+    if (s.b - s.a != 1.0) t.mul_(s.b - s.a);
+    if (s.a != 0.0) t.add_(s.a);
+  } else if (s.distribution == "randint") {
+    t = at::randint(static_cast<int64_t>(s.a), static_cast<int64_t>(s.b), shape, gen,
+                    at::TensorOptions().dtype(at::kLong));
+  } else if (s.distribution == "bernoulli") {
+    t = at::rand(shape, gen, at::TensorOptions().dtype(at::kFloat)).lt(s.a);
+  } else if (s.distribution == "constant") {
+    t = at::full(shape, s.a, at::TensorOptions().dtype(is_float ? draw : at::kDouble));
+  } else {
+    throw Error("unknown distribution " + s.distribution);
+  }
+  return t.to(dtype);
+}
+
+void flattenInto(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) flattenInto(e, out);
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) flattenInto(e, out);
+  } else if (v.isTensorList()) {
+    for (const auto& t : v.toTensorVector()) out.push_back(t);
+  } else {
+    throw Error("reference output holds a " + v.tagKind() + ", not a tensor");
+  }
+}
+
+std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& inputs) {
+  std::vector<at::Tensor> out;
+  for (const auto& v : inputs)
+    if (v.isTensor()) out.push_back(v.toTensor());
+  return out;
+}
+
+}  // namespace
+
+// ---- Reference ----
+
+struct Reference::Impl {
+  std::string where;
+  c10::Device device = c10::Device(c10::kCPU);
+  mutable torch::jit::Module module;
+};
+
+c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs) const {
+  torch::NoGradGuard no_grad;
+  try {
+    return impl_->module.forward(inputs);
+  } catch (const c10::Error& e) {
+    throw Error(impl_->where + ": reference forward failed: " + e.what_without_backtrace());
+  }
+}
+
+std::vector<at::Tensor> Reference::run(const std::vector<c10::IValue>& inputs) const {
+  return flattenOutputs(forward(inputs));
+}
+
+std::vector<NamedTensor> Reference::state() const {
+  std::vector<NamedTensor> out;
+  for (const auto& p : impl_->module.named_parameters(/*recurse=*/true))
+    out.push_back({p.name, p.value, false});
+  for (const auto& b : impl_->module.named_buffers(/*recurse=*/true))
+    out.push_back({b.name, b.value, true});
+  return out;
+}
+
+c10::Device Reference::device() const { return impl_->device; }
+
+// ---- CompiledBaseline ----
+
+struct CompiledBaseline::Impl {
+  std::string where;
+  std::string arch;
+  c10::Device device = c10::Device(c10::kCPU);
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+};
+
+std::vector<at::Tensor> CompiledBaseline::run(const std::vector<c10::IValue>& inputs) const {
+  torch::NoGradGuard no_grad;
+  try {
+    return impl_->loader->run(tensorsOf(inputs));
+  } catch (const c10::Error& e) {
+    throw Error(impl_->where + ": compiled baseline failed: " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw Error(impl_->where + ": compiled baseline failed: " + e.what());
+  }
+}
+
+c10::Device CompiledBaseline::device() const { return impl_->device; }
+std::string CompiledBaseline::arch() const { return impl_->arch; }
+
+// ---- Task ----
+
+struct Task::Cache {
+  std::mutex mutex;
+  bool loaded = false;
+  torch::jit::Module generator;  // inputs.pt, when the generator is scripted
+};
+
+Task Task::open(const fs::path& dir) { return Task(openBundle(dir)); }
+
+Task::Task(TaskBundle bundle) : bundle_(std::move(bundle)), cache_(std::make_shared<Cache>()) {}
+
+std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) const {
+  std::vector<c10::IValue> cpu;
+  if (info().generator == "scripted") {
+    torch::jit::Module* gen = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(cache_->mutex);
+      if (!cache_->loaded) {
+        try {
+          cache_->generator = torch::jit::load(bundle_.inputsPt().string(), c10::Device(c10::kCPU));
+        } catch (const c10::Error& e) {
+          throw Error(bundle_.inputsPt().string() + ": cannot load the input generator: " +
+                      e.what_without_backtrace());
+        }
+        cache_->loaded = true;
+      }
+      gen = &cache_->generator;
+    }
+    c10::IValue out;
+    {
+      // get_inputs() draws from torch's default CPU generator, as in Python.
+      std::lock_guard<std::mutex> lock(globalSeedMutex());
+      torch::NoGradGuard no_grad;
+      at::manual_seed(seed);
+      try {
+        out = gen->forward({});
+      } catch (const c10::Error& e) {
+        throw Error(bundle_.inputsPt().string() + ": get_inputs failed: " + e.what_without_backtrace());
+      }
+    }
+    if (!out.isList() && !out.isTuple()) throw Error(bundle_.inputsPt().string() + ": get_inputs did not return a list");
+    if (out.isTuple())
+      for (const auto& e : out.toTupleRef().elements()) cpu.push_back(e);
+    else
+      for (const auto& e : out.toListRef()) cpu.push_back(e);
+  } else {
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    for (const InputSpec& s : info().inputs) {
+      if (s.kind == "tensor") cpu.emplace_back(specTensor(s, gen));
+      else if (s.kind == "int") cpu.emplace_back(static_cast<int64_t>(s.value));
+      else if (s.kind == "float") cpu.emplace_back(s.value);
+      else cpu.emplace_back(s.value != 0.0);
+    }
+  }
+  if (device.is_cpu()) return cpu;
+  std::vector<c10::IValue> out;
+  out.reserve(cpu.size());
+  for (auto& v : cpu) out.push_back(v.isTensor() ? c10::IValue(v.toTensor().to(device)) : v);
+  return out;
+}
+
+Reference Task::reference(c10::Device device) const {
+  plainInterpreter();
+  Reference r;
+  r.impl_ = std::make_shared<Reference::Impl>();
+  r.impl_->where = bundle_.referencePt().string();
+  r.impl_->device = device;
+  try {
+    r.impl_->module = torch::jit::load(bundle_.referencePt().string(), device);
+  } catch (const c10::Error& e) {
+    throw Error(bundle_.referencePt().string() + ": cannot load the reference: " + e.what_without_backtrace());
+  }
+  return r;
+}
+
+CompiledBaseline Task::compiled(c10::Device device) const {
+  std::string arch = archOf(device);
+  if (auto why = checkCompiled(bundle_, arch))
+    throw Error(*why + " (build it with: kbsynth baseline " + bundle_.dir.string() + " --device " +
+                (device.is_cpu() ? std::string("cpu") : std::string("cuda")) + ")");
+  const Json& entry = info().json["compiled"][arch];
+  std::string built_with = entry.value("torch_version", std::string());
+  if (built_with != torchVersion())
+    throw Error(bundle_.compiledPath(arch).string() + " was built by torch " + built_with +
+                ", this is torch " + torchVersion() + " (rebuild: kbsynth baseline " +
+                bundle_.dir.string() + " --force)");
+  CompiledBaseline c;
+  c.impl_ = std::make_shared<CompiledBaseline::Impl>();
+  c.impl_->where = bundle_.compiledPath(arch).string();
+  c.impl_->arch = arch;
+  c.impl_->device = device;
+  try {
+    c.impl_->loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+        c.impl_->where, "model", false, 1, device.is_cuda() ? device.index() : c10::DeviceIndex(-1));
+  } catch (const std::exception& e) {
+    throw Error(c.impl_->where + ": cannot load the AOTInductor package: " + e.what());
+  }
+  // Packages built with weights outside the .so and outside the package get
+  // the reference's own parameters and buffers, by FQN.
+  if (entry.value("weights", std::string("in_package")) == "external") {
+    Reference ref = reference(device);
+    std::unordered_map<std::string, at::Tensor> constants;
+    for (auto& nt : ref.state()) constants[nt.name] = nt.tensor;
+    try {
+      c.impl_->loader->load_constants(constants, /*use_inactive=*/false, /*check_full_update=*/true);
+    } catch (const std::exception& e) {
+      throw Error(c.impl_->where + ": cannot supply the weights: " + e.what());
+    }
+  }
+  return c;
+}
+
+std::string archOf(c10::Device device) {
+  if (device.is_cpu()) return "cpu";
+  if (device.is_cuda()) return cudaArch(device.has_index() ? device.index() : 0);
+  throw Error("unsupported device " + device.str());
+}
+
+std::vector<at::Tensor> flattenOutputs(const c10::IValue& value) {
+  std::vector<at::Tensor> out;
+  flattenInto(value, out);
+  return out;
+}
+
+double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size()) return inf;
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].sizes() != b[i].sizes() || a[i].scalar_type() != b[i].scalar_type()) return inf;
+    if (a[i].numel() == 0) continue;
+    at::Tensor x = a[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor y = b[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor nan_x = x.isnan(), nan_y = y.isnan();
+    if (!nan_x.equal(nan_y)) return std::numeric_limits<double>::quiet_NaN();
+    at::Tensor d = (x - y).abs().masked_fill(nan_x, 0.0);
+    // Equal infinities differ by NaN: count them as equal.
+    d = d.masked_fill(x.eq(y), 0.0);
+    if (d.isnan().any().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, d.max().item<double>());
+  }
+  return worst;
+}
+
+std::string torchVersion() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+}  // namespace kb
