@@ -1,0 +1,255 @@
+// The parent side of the worker (harness/worker.h): torch-free.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "core/error.h"
+#include "harness/worker.h"
+#include "sandbox/confine.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+
+Json WorkerRequest::toJson() const {
+  Json j;
+  j["task_dir"] = task_dir.string();
+  j["library"] = library.string();
+  j["device"] = device;
+  j["seeds"] = seeds;
+  j["max_output_bytes"] = max_output_bytes;
+  j["max_scratch_bytes"] = max_scratch_bytes;
+  j["memory_budget_bytes"] = memory_budget_bytes;
+  j["seccomp"] = seccomp;
+  j["landlock"] = landlock;
+  j["allow_open_rdwr"] = allow_open_rdwr;
+  return j;
+}
+
+WorkerRequest WorkerRequest::fromJson(const Json& j) {
+  WorkerRequest r;
+  r.task_dir = j.at("task_dir").get<std::string>();
+  r.library = j.at("library").get<std::string>();
+  r.device = j.at("device").get<std::string>();
+  r.seeds = j.at("seeds").get<std::vector<uint64_t>>();
+  r.max_output_bytes = j.at("max_output_bytes").get<uint64_t>();
+  r.max_scratch_bytes = j.at("max_scratch_bytes").get<uint64_t>();
+  r.memory_budget_bytes = j.at("memory_budget_bytes").get<uint64_t>();
+  r.seccomp = j.at("seccomp").get<bool>();
+  r.landlock = j.at("landlock").get<bool>();
+  r.allow_open_rdwr = j.at("allow_open_rdwr").get<bool>();
+  return r;
+}
+
+Json WorkerRun::toJson() const {
+  Json j;
+  j["status"] = std::string(statusName(status));
+  j["message"] = message;
+  j["end"] = describeEnd(process);
+  j["exit_code"] = process.end == ProcessEnd::Exited ? Json(process.exit_code) : Json(nullptr);
+  j["signal"] = process.end == ProcessEnd::Signaled ? Json(signalName(process.signal)) : Json(nullptr);
+  j["blocked_syscall"] = blocked_syscall.empty() ? Json(nullptr) : Json(blocked_syscall);
+  j["wall_seconds"] = process.wall_seconds;
+  j["cpu_seconds"] = process.cpu_seconds;
+  j["max_rss_kib"] = process.max_rss_kib;
+  j["startup_seconds"] = hello.value("startup_seconds", 0.0);
+  j["confinement"] = hello.value("confinement", "");
+  j["output"] = process.output;
+  j["output_bytes"] = process.output_bytes;
+  j["output_truncated"] = process.output_truncated;
+  j["result_bytes"] = process.result_bytes;
+  j["protocol_problem"] = protocol_problem.empty() ? Json(nullptr) : Json(protocol_problem);
+  return j;
+}
+
+fs::path findWorkerBinary() {
+  if (const char* w = std::getenv("KB_WORKER"); w && *w) {
+    if (::access(w, X_OK) == 0) return w;
+    throw Error(std::string("KB_WORKER=") + w + " is not an executable");
+  }
+  fs::path next = selfExecutableDir() / "kbcheck-worker";
+  if (::access(next.c_str(), X_OK) == 0) return next;
+#ifdef KB_WORKER_BUILD_PATH
+  if (::access(KB_WORKER_BUILD_PATH, X_OK) == 0) return KB_WORKER_BUILD_PATH;
+#endif
+  throw Error("kbcheck-worker not found next to " + selfExecutableDir().string() +
+              " (set KB_WORKER to its path)");
+}
+
+namespace {
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+// The name in "kb-sandbox: blocked system call NAME" if the output has one.
+std::string blockedSyscall(const std::string& output) {
+  auto pos = output.find(kBlockedSyscallMarker);
+  if (pos == std::string::npos) return "";
+  pos += std::string(kBlockedSyscallMarker).size();
+  auto end = output.find_first_of("\n ", pos);
+  return output.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+void classify(WorkerRun& run, const WorkerLimits& limits) {
+  const ProcessResult& p = run.process;
+  for (const auto& r : run.records) {
+    const std::string type = r.header["type"].get<std::string>();
+    if (type == "hello" && !run.started) {
+      run.started = true;
+      run.hello = r.header;
+    }
+    if (type == "done") run.finished = true;
+  }
+  // A record sequence the worker never writes (a second hello, a seed
+  // twice) means the candidate wrote to the result channel itself.
+  std::set<uint64_t> seen;
+  int hellos = 0, inits = 0, dones = 0;
+  for (const auto& r : run.records) {
+    const std::string type = r.header["type"].get<std::string>();
+    if (type == "hello") ++hellos;
+    if (type == "init") ++inits;
+    if (type == "done") ++dones;
+    if (type == "seed") {
+      uint64_t s = r.header.value("seed", uint64_t{0});
+      if (!seen.insert(s).second) {
+        run.status = Status::HackDetected;
+        run.message = "the result channel carries seed " + std::to_string(s) +
+                      " twice: something other than the harness wrote to it";
+        return;
+      }
+    }
+  }
+  if (hellos > 1 || inits > 1 || dones > 1) {
+    run.status = Status::HackDetected;
+    run.message = "the result channel carries records the harness did not write";
+    return;
+  }
+
+  if (!run.started) {
+    // Candidate code has not run yet: whatever happened is ours.
+    run.status = Status::InfraError;
+    run.message = "the worker failed during start-up (" + describeEnd(p) + ")";
+    if (!p.output.empty()) {
+      std::string out = p.output;
+      while (!out.empty() && out.back() == '\n') out.pop_back();
+      run.message += ": " + out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+    }
+    if (p.end == ProcessEnd::SpawnFailed) run.message = "cannot start the worker: " + p.message;
+    return;
+  }
+  switch (p.end) {
+    case ProcessEnd::TimedOut:
+      run.status = Status::Timeout;
+      run.message = "no result within the wall-clock limit of " + seconds(limits.wall_seconds) +
+                    "; the worker's process group was killed";
+      return;
+    case ProcessEnd::Signaled:
+      if (p.signal == SIGXCPU || (p.signal == SIGKILL && p.cpu_seconds >= limits.cpu_seconds)) {
+        run.status = Status::Timeout;
+        run.message = "CPU time limit of " + seconds(static_cast<double>(limits.cpu_seconds)) + " reached";
+        return;
+      }
+      if (p.signal == SIGSYS) {
+        run.blocked_syscall = blockedSyscall(p.output);
+        run.status = Status::HackDetected;
+        run.message = "the sandbox stopped a forbidden system call" +
+                      (run.blocked_syscall.empty()
+                           ? std::string(" (not named: it was made with signals blocked)")
+                           : ": " + run.blocked_syscall);
+        return;
+      }
+      run.status = Status::Crash;
+      run.message = "the worker was killed by " + signalName(p.signal);
+      return;
+    case ProcessEnd::Exited:
+      break;
+    case ProcessEnd::SpawnFailed:
+      run.status = Status::InfraError;
+      run.message = p.message;
+      return;
+  }
+  if (!run.protocol_problem.empty()) {
+    run.status = Status::HackDetected;
+    run.message = "the result channel is malformed (" + run.protocol_problem +
+                  "): something other than the harness wrote to it";
+    return;
+  }
+  // Exited. A failure the worker reported (init or a seed) is a runtime error.
+  for (const auto& r : run.records) {
+    if (r.header.contains("ok") && r.header["ok"].is_boolean() && !r.header["ok"].get<bool>()) {
+      run.status = Status::RuntimeError;
+      run.message = r.header.value("message", std::string("failed"));
+      if (r.header["type"] == "seed")
+        run.message = "seed " + std::to_string(r.header.value("seed", uint64_t{0})) + ": " + run.message;
+      return;
+    }
+  }
+  if (!run.finished || p.exit_code != 0) {
+    run.status = Status::RuntimeError;
+    run.message = "the worker ended (" + describeEnd(p) +
+                  ") before it finished: the solution ended the process itself";
+    return;
+  }
+  run.status = Status::Ok;
+}
+
+}  // namespace
+
+WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
+                    const fs::path& binary, const fs::path& scratch, bool keep_dir) {
+  WorkerRun run;
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
+  std::string tmpl = (scratch / "kbcheck-worker-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) {
+    run.status = Status::InfraError;
+    run.message = "cannot create a worker directory under " + scratch.string();
+    return run;
+  }
+  fs::path dir = tmpl;
+  fs::path work = dir / "work";
+  fs::create_directories(work, ec);
+  fs::path request_file = dir / "request.json";
+  fs::path result_file = dir / "result.bin";
+  try {
+    writeJsonFile(request_file, request.toJson());
+  } catch (const std::exception& e) {
+    run.status = Status::InfraError;
+    run.message = e.what();
+    fs::remove_all(dir, ec);
+    return run;
+  }
+
+  ProcessSpec spec;
+  spec.argv = {binary.string(), request_file.string()};
+  // Only what the CUDA runtime needs; HOME and TMPDIR point into the worker's
+  // own directory; no LD_PRELOAD, no PYTHONPATH, no tokens.
+  spec.env = scrubbedEnvironment(
+      {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"},
+      {"PATH=/usr/bin:/bin", "HOME=" + work.string(), "TMPDIR=" + work.string(), "LC_ALL=C",
+       "OMP_NUM_THREADS=1", "CUDA_CACHE_DISABLE=1", "CUDA_MODULE_LOADING=LAZY"});
+  spec.cwd = work;
+  spec.limits.wall_seconds = limits.wall_seconds;
+  spec.limits.cpu_seconds = limits.cpu_seconds;
+  spec.limits.file_size_bytes = limits.file_size_bytes;
+  spec.limits.processes = limits.processes;
+  spec.output_limit = limits.output_limit;
+  spec.result_file = result_file;
+  spec.result_limit = limits.result_limit;
+  run.process = runProcess(spec);
+  run.records = readRecords(result_file, &run.protocol_problem);
+  if (run.process.result_truncated && run.protocol_problem.empty())
+    run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
+  classify(run, limits);
+  if (!keep_dir) fs::remove_all(dir, ec);
+  return run;
+}
+
+}  // namespace kb

@@ -1,0 +1,629 @@
+// The worker side of kb/solution.h over LibTorch tensors. The only
+// translation unit of lib/harness that includes torch headers.
+#include "harness/worker.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
+
+#include "core/error.h"
+#include "kb/solution.h"
+#include "sandbox/confine.h"
+#include "task/task.h"
+
+#if KB_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace kb {
+namespace {
+
+constexpr int kResultFd = 3;
+constexpr int kMaxOutputs = 64;
+constexpr std::size_t kMaxMessage = 2048;
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int32_t toKbDtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return KB_FLOAT32;
+    case at::kHalf: return KB_FLOAT16;
+    case at::kBFloat16: return KB_BFLOAT16;
+    case at::kDouble: return KB_FLOAT64;
+    case at::kChar: return KB_INT8;
+    case at::kByte: return KB_UINT8;
+    case at::kShort: return KB_INT16;
+    case at::kInt: return KB_INT32;
+    case at::kLong: return KB_INT64;
+    case at::kBool: return KB_BOOL;
+    default: return -1;
+  }
+}
+
+std::optional<at::ScalarType> toScalarType(int32_t d) {
+  switch (d) {
+    case KB_FLOAT32: return at::kFloat;
+    case KB_FLOAT16: return at::kHalf;
+    case KB_BFLOAT16: return at::kBFloat16;
+    case KB_FLOAT64: return at::kDouble;
+    case KB_INT8: return at::kChar;
+    case KB_UINT8: return at::kByte;
+    case KB_INT16: return at::kShort;
+    case KB_INT32: return at::kInt;
+    case KB_INT64: return at::kLong;
+    case KB_BOOL: return at::kBool;
+    default: return std::nullopt;
+  }
+}
+
+enum class Phase { Init, Forward };
+
+}  // namespace
+}  // namespace kb
+
+// The harness's per-call state behind the opaque kb_context.
+struct kb_context {
+  kb::Phase phase = kb::Phase::Forward;
+  c10::Device device{c10::kCPU};
+  const std::vector<c10::IValue>* inputs = nullptr;
+  const std::vector<kb::NamedTensor>* params = nullptr;
+  std::map<std::string, at::Tensor>* state = nullptr;
+  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
+  std::vector<at::Tensor> scratch;
+  uint64_t scratch_bytes = 0, max_scratch = 0;
+  uint64_t output_bytes = 0, max_output = 0;
+  std::string failure;
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+};
+
+namespace kb {
+namespace {
+
+int32_t fail(kb_context* c, const std::string& message) {
+  if (c->failure.empty()) c->failure = message.substr(0, kMaxMessage);
+  return 1;
+}
+
+bool fillView(kb_context* c, const at::Tensor& t, kb_tensor* out, const std::string& what) {
+  std::memset(out, 0, sizeof *out);
+  if (t.dim() > KB_MAX_DIMS) {
+    fail(c, what + " has " + std::to_string(t.dim()) + " dimensions, more than kb_tensor holds");
+    return false;
+  }
+  int32_t dtype = toKbDtype(t.scalar_type());
+  if (dtype < 0) {
+    fail(c, what + " has dtype " + std::string(c10::toString(t.scalar_type())) +
+                ", which kb/solution.h does not name");
+    return false;
+  }
+  out->data = t.data_ptr();
+  out->ndim = static_cast<int32_t>(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    out->sizes[d] = t.size(d);
+    out->strides[d] = t.stride(d);
+  }
+  out->dtype = dtype;
+  out->device = t.is_cuda() ? KB_CUDA : KB_CPU;
+  out->device_index = t.is_cuda() ? t.device().index() : 0;
+  return true;
+}
+
+// Fresh memory the solution must overwrite: NaN for floating types, a
+// pattern for the others, so that an output it never writes is seen.
+void poison(at::Tensor& t) {
+  if (at::isFloatingType(t.scalar_type()))
+    t.fill_(std::numeric_limits<double>::quiet_NaN());
+  else if (t.scalar_type() == at::kBool)
+    t.fill_(true);
+  else
+    t.fill_(0x5A);
+}
+
+#define KB_GUARD(c, body)                                                        \
+  try {                                                                          \
+    body                                                                         \
+  } catch (const c10::Error& e) {                                                \
+    return fail(c, e.what_without_backtrace());                                  \
+  } catch (const std::exception& e) {                                            \
+    return fail(c, e.what());                                                    \
+  }
+
+int32_t apiNumInputs(kb_context* c) {
+  return c->phase == Phase::Forward && c->inputs ? static_cast<int32_t>(c->inputs->size()) : 0;
+}
+
+int32_t apiInput(kb_context* c, int32_t index, kb_value* out) {
+  KB_GUARD(c, {
+    if (!out) return fail(c, "input: null out pointer");
+    std::memset(out, 0, sizeof *out);
+    if (c->phase != Phase::Forward) return fail(c, "input: the init hook never sees inputs");
+    if (index < 0 || index >= apiNumInputs(c))
+      return fail(c, "input: index " + std::to_string(index) + " out of range (the task has " +
+                         std::to_string(apiNumInputs(c)) + " inputs)");
+    const c10::IValue& v = (*c->inputs)[index];
+    if (v.isTensor()) {
+      out->kind = KB_VALUE_TENSOR;
+      return fillView(c, v.toTensor(), &out->tensor, "input " + std::to_string(index)) ? 0 : 1;
+    }
+    if (v.isBool()) {
+      out->kind = KB_VALUE_BOOL;
+      out->i = v.toBool() ? 1 : 0;
+    } else if (v.isInt()) {
+      out->kind = KB_VALUE_INT;
+      out->i = v.toInt();
+    } else if (v.isDouble()) {
+      out->kind = KB_VALUE_FLOAT;
+      out->f = v.toDouble();
+    } else {
+      return fail(c, "input " + std::to_string(index) + " is a " + v.tagKind() +
+                         ", which kb/solution.h cannot pass");
+    }
+    return 0;
+  })
+}
+
+int32_t apiNumParams(kb_context* c) {
+  return c->params ? static_cast<int32_t>(c->params->size()) : 0;
+}
+
+const char* apiParamName(kb_context* c, int32_t index) {
+  if (index < 0 || index >= apiNumParams(c)) {
+    fail(c, "param_name: index " + std::to_string(index) + " out of range");
+    return nullptr;
+  }
+  return (*c->params)[index].name.c_str();
+}
+
+int32_t apiParam(kb_context* c, const char* name, kb_tensor* out) {
+  KB_GUARD(c, {
+    if (!out || !name) return fail(c, "param: null argument");
+    std::string n(name, strnlen(name, 512));
+    for (const auto& p : *c->params)
+      if (p.name == n) return fillView(c, p.tensor, out, "parameter " + n) ? 0 : 1;
+    std::string known;
+    for (const auto& p : *c->params) known += (known.empty() ? "" : ", ") + p.name;
+    std::memset(out, 0, sizeof *out);
+    return fail(c, "param: no parameter or buffer named '" + n + "' (the reference has: " +
+                       (known.empty() ? "none" : known) + ")");
+  })
+}
+
+// Checks a shape and dtype the solution asks for; returns the byte count.
+std::optional<uint64_t> checkedBytes(kb_context* c, const char* what, int32_t ndim,
+                                     const int64_t* sizes, int32_t dtype) {
+  if (ndim < 0 || ndim > KB_MAX_DIMS || (ndim > 0 && !sizes)) {
+    fail(c, std::string(what) + ": ndim " + std::to_string(ndim) + " is not in [0, 8]");
+    return std::nullopt;
+  }
+  if (!toScalarType(dtype)) {
+    fail(c, std::string(what) + ": unknown dtype " + std::to_string(dtype));
+    return std::nullopt;
+  }
+  uint64_t bytes = dtypeSize(dtype);
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (sizes[d] < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(sizes[d]), &bytes)) {
+      fail(c, std::string(what) + ": invalid size " + std::to_string(sizes[d]));
+      return std::nullopt;
+    }
+  }
+  return bytes;
+}
+
+int32_t apiAllocOutput(kb_context* c, int32_t index, int32_t ndim, const int64_t* sizes,
+                       int32_t dtype, kb_tensor* out) {
+  KB_GUARD(c, {
+    if (!out) return fail(c, "alloc_output: null out pointer");
+    std::memset(out, 0, sizeof *out);
+    if (c->phase != Phase::Forward) return fail(c, "alloc_output: not available in the init hook");
+    if (index < 0 || index >= kMaxOutputs)
+      return fail(c, "alloc_output: index " + std::to_string(index) + " out of range");
+    if (index < static_cast<int32_t>(c->outputs.size()) && c->outputs[index].defined())
+      return fail(c, "alloc_output: output " + std::to_string(index) + " allocated twice");
+    auto bytes = checkedBytes(c, "alloc_output", ndim, sizes, dtype);
+    if (!bytes) return 1;
+    if (c->output_bytes + *bytes > c->max_output)
+      return fail(c, "alloc_output: " + std::to_string(*bytes) + " bytes for output " +
+                         std::to_string(index) + " would exceed the limit of " +
+                         std::to_string(c->max_output) + " bytes for all outputs");
+    at::Tensor t = at::empty(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
+                             at::TensorOptions().dtype(*toScalarType(dtype)).device(c->device));
+    poison(t);
+    c->output_bytes += *bytes;
+    if (index >= static_cast<int32_t>(c->outputs.size())) c->outputs.resize(index + 1);
+    c->outputs[index] = t;
+    return fillView(c, t, out, "output " + std::to_string(index)) ? 0 : 1;
+  })
+}
+
+int32_t apiAllocScratch(kb_context* c, size_t bytes, void** out) {
+  KB_GUARD(c, {
+    if (!out) return fail(c, "alloc_scratch: null out pointer");
+    *out = nullptr;
+    if (bytes > c->max_scratch || c->scratch_bytes + bytes > c->max_scratch)
+      return fail(c, "alloc_scratch: " + std::to_string(bytes) +
+                         " bytes would exceed this call's scratch limit of " +
+                         std::to_string(c->max_scratch) + " bytes");
+    at::Tensor t = at::empty({static_cast<int64_t>(bytes) + 256},
+                             at::TensorOptions().dtype(at::kByte).device(c->device));
+    c->scratch_bytes += bytes;
+    auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
+    c->scratch.push_back(std::move(t));
+    *out = reinterpret_cast<void*>((p + 255) & ~uintptr_t{255});
+    return 0;
+  })
+}
+
+int32_t apiCreateState(kb_context* c, const char* name, int32_t ndim, const int64_t* sizes,
+                       int32_t dtype, kb_tensor* out) {
+  KB_GUARD(c, {
+    if (!out || !name) return fail(c, "create_state: null argument");
+    std::memset(out, 0, sizeof *out);
+    if (c->phase != Phase::Init) return fail(c, "create_state: only the init hook creates state");
+    std::string n(name, strnlen(name, 512));
+    if (c->state->count(n)) return fail(c, "create_state: '" + n + "' created twice");
+    auto bytes = checkedBytes(c, "create_state", ndim, sizes, dtype);
+    if (!bytes) return 1;
+    if (c->scratch_bytes + *bytes > c->max_scratch)
+      return fail(c, "create_state: '" + n + "' would exceed the state limit of " +
+                         std::to_string(c->max_scratch) + " bytes");
+    c->scratch_bytes += *bytes;
+    at::Tensor t = at::zeros(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
+                             at::TensorOptions().dtype(*toScalarType(dtype)).device(c->device));
+    (*c->state)[n] = t;
+    return fillView(c, t, out, "state " + n) ? 0 : 1;
+  })
+}
+
+int32_t apiState(kb_context* c, const char* name, kb_tensor* out) {
+  KB_GUARD(c, {
+    if (!out || !name) return fail(c, "state: null argument");
+    std::memset(out, 0, sizeof *out);
+    std::string n(name, strnlen(name, 512));
+    auto it = c->state->find(n);
+    if (it == c->state->end()) return fail(c, "state: no state named '" + n + "'");
+    return fillView(c, it->second, out, "state " + n) ? 0 : 1;
+  })
+}
+
+void* apiStream(kb_context* c) { return c->stream; }
+void* apiCublas(kb_context* c) { return c->cublas; }
+void* apiCublasLt(kb_context* c) { return c->cublaslt; }
+void* apiCudnn(kb_context* c) { return c->cudnn; }
+void apiFail(kb_context* c, const char* message) {
+  fail(c, message ? std::string(message, strnlen(message, kMaxMessage)) : "failed (no message)");
+}
+int32_t apiFailed(kb_context* c) { return c->failure.empty() ? 0 : 1; }
+
+kb_api makeApi(bool cuda) {
+  kb_api api;
+  std::memset(&api, 0, sizeof api);
+  api.abi_version = KB_ABI_VERSION;
+  api.size = sizeof(kb_api);
+  api.device = cuda ? KB_CUDA : KB_CPU;
+  api.num_inputs = apiNumInputs;
+  api.input = apiInput;
+  api.num_params = apiNumParams;
+  api.param_name = apiParamName;
+  api.param = apiParam;
+  api.alloc_output = apiAllocOutput;
+  api.alloc_scratch = apiAllocScratch;
+  api.create_state = apiCreateState;
+  api.state = apiState;
+  api.stream = apiStream;
+  api.cublas = apiCublas;
+  api.cublaslt = apiCublasLt;
+  api.cudnn = apiCudnn;
+  api.fail = apiFail;
+  api.failed = apiFailed;
+  return api;
+}
+
+// ---- the worker -----------------------------------------------------------------
+
+std::string firstLine(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+WireTensor toWire(const at::Tensor& t) {
+  WireTensor w;
+  at::Tensor cpu = t.detach().to(at::kCPU).contiguous();
+  w.dtype = toKbDtype(cpu.scalar_type());
+  w.sizes.assign(cpu.sizes().begin(), cpu.sizes().end());
+  w.bytes.assign(static_cast<const char*>(cpu.data_ptr()), cpu.nbytes());
+  w.data_ptr = reinterpret_cast<uint64_t>(t.storage().data());
+  w.storage_bytes = t.storage().nbytes();
+  return w;
+}
+
+Json range(const std::string& kind, const std::string& name, const at::Tensor& t) {
+  Json j;
+  j["kind"] = kind;
+  j["name"] = name;
+  j["data_ptr"] = reinterpret_cast<uint64_t>(t.storage().data());
+  j["storage_bytes"] = t.storage().nbytes();
+  return j;
+}
+
+[[noreturn]] void finish(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+void send(const Json& header, const std::string& payload = {}) {
+  if (!writeRecord(kResultFd, header, payload)) {
+    std::fprintf(stderr, "kbcheck-worker: cannot write to the result channel\n");
+    finish(70);
+  }
+}
+
+struct Device {
+  c10::Device device{c10::kCPU};
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+  std::string notes;
+};
+
+Device setUpDevice(const std::string& name) {
+  Device d;
+  d.device = c10::Device(name);
+  if (d.device.is_cpu()) return d;
+#if KB_WITH_CUDA
+  if (!d.device.is_cuda()) throw Error("unsupported device " + name);
+  int index = d.device.has_index() ? d.device.index() : 0;
+  d.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, d.device.index());
+  c10::cuda::setCurrentCUDAStream(stream);
+  d.stream = stream.stream();
+  d.cublas = at::cuda::getCurrentCUDABlasHandle();  // bound to the current stream
+  d.cublaslt = at::cuda::getCurrentCUDABlasLtHandle();
+  // cuDNN without its headers: the library torch loaded, if it did.
+  void* lib = ::dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) lib = ::dlopen("libcudnn.so.9", RTLD_NOW);
+  if (lib) {
+    using Create = int (*)(void**);
+    using SetStream = int (*)(void*, void*);
+    auto create = reinterpret_cast<Create>(::dlsym(lib, "cudnnCreate"));
+    auto set_stream = reinterpret_cast<SetStream>(::dlsym(lib, "cudnnSetStream"));
+    void* h = nullptr;
+    if (create && set_stream && create(&h) == 0 && set_stream(h, d.stream) == 0) d.cudnn = h;
+  }
+  if (!d.cudnn) d.notes = "cudnn handle unavailable";
+  // Make sure the context and the allocator are up before confinement.
+  at::empty({1}, at::TensorOptions().device(d.device)).fill_(0);
+  c10::cuda::device_synchronize();
+  return d;
+#else
+  throw Error("this kbcheck-worker was built without CUDA (meson -Dtorch_cuda=true); device " + name +
+              " is unavailable");
+#endif
+}
+
+void synchronize(const Device& d) {
+#if KB_WITH_CUDA
+  if (d.device.is_cuda()) c10::cuda::device_synchronize();
+#endif
+}
+
+// Calls an entry point; exceptions thrown through the C ABI are caught.
+int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
+  try {
+    int32_t rc = fn(api, c);
+    if (rc != 0 && c->failure.empty()) fail(c, std::string(what) + " returned " + std::to_string(rc));
+    return rc != 0 || !c->failure.empty() ? 1 : 0;
+  } catch (const std::exception& e) {
+    return fail(c, std::string(what) + " threw an exception: " + e.what());
+  } catch (...) {
+    return fail(c, std::string(what) + " threw an exception");
+  }
+}
+
+}  // namespace
+
+int workerMain(int argc, char** argv) {
+  auto t0 = Clock::now();
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: kbcheck-worker REQUEST.json (started by kbcheck verify)\n");
+    return 2;
+  }
+  WorkerRequest req;
+  std::optional<Task> task;
+  std::optional<Reference> reference;
+  std::vector<NamedTensor> params;
+  Device dev;
+  std::string confinement;
+  // Start-up: trusted code only. A failure here is never the candidate's.
+  try {
+    req = WorkerRequest::fromJson(readJsonFile(argv[1]));
+    at::set_num_threads(1);
+    dev = setUpDevice(req.device);
+    task.emplace(Task::open(req.task_dir));
+    reference.emplace(task->reference(dev.device));
+    params = reference->state();
+    ConfinePolicy policy;
+    policy.writable_dirs = {std::filesystem::current_path()};
+    if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
+    policy.seccomp = req.seccomp;
+    policy.landlock = req.landlock;
+    policy.allow_open_rdwr = req.allow_open_rdwr;
+    std::string limits = limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
+    confinement = confineSelf(policy) + (limits.empty() ? "" : " " + limits);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbcheck-worker: start-up failed: %s\n", firstLine(e.what()).c_str());
+    finish(70);
+  }
+  Json hello;
+  hello["type"] = "hello";
+  hello["startup_seconds"] = since(t0);
+  hello["device"] = dev.device.str();
+  hello["confinement"] = confinement;
+  hello["notes"] = dev.notes;
+  hello["pid"] = static_cast<int64_t>(::getpid());
+  send(hello);
+
+  // From here on, candidate code runs in this process.
+  c10::InferenceMode inference;
+  const kb_api api = makeApi(dev.device.is_cuda());
+  std::map<std::string, at::Tensor> state;
+  auto newContext = [&](Phase phase) {
+    auto c = std::make_unique<kb_context>();
+    c->phase = phase;
+    c->device = dev.device;
+    c->params = &params;
+    c->state = &state;
+    c->max_scratch = req.max_scratch_bytes;
+    c->max_output = req.max_output_bytes;
+    c->stream = dev.stream;
+    c->cublas = dev.cublas;
+    c->cublaslt = dev.cublaslt;
+    c->cudnn = dev.cudnn;
+    return c;
+  };
+
+  Json init;
+  init["type"] = "init";
+  auto ti = Clock::now();
+  void* lib = ::dlopen(req.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* err = ::dlerror();
+    init["ok"] = false;
+    init["message"] = std::string("cannot load the solution: ") + (err ? err : "unknown error");
+    send(init);
+    finish(1);
+  }
+  auto forward = reinterpret_cast<kb_forward_fn>(::dlsym(lib, "kb_forward"));
+  auto init_fn = reinterpret_cast<kb_init_fn>(::dlsym(lib, "kb_init"));
+  if (!forward) {
+    init["ok"] = false;
+    init["message"] = "the solution defines no kb_forward (use KB_FORWARD(ctx) in forward.cpp)";
+    send(init);
+    finish(1);
+  }
+  init["has_init"] = init_fn != nullptr;
+  if (init_fn) {
+    auto c = newContext(Phase::Init);
+    int32_t rc = callEntry(init_fn, &api, c.get(), "kb_init");
+    try {
+      synchronize(dev);
+    } catch (const c10::Error& e) {
+      if (c->failure.empty()) c->failure = firstLine(e.what_without_backtrace());
+      rc = 1;
+    }
+    if (rc != 0) {
+      init["ok"] = false;
+      init["message"] = c->failure;
+      init["seconds"] = since(ti);
+      send(init);
+      finish(1);
+    }
+  }
+  init["ok"] = true;
+  init["seconds"] = since(ti);
+  send(init);
+
+  for (uint64_t seed : req.seeds) {
+    Json rec;
+    rec["type"] = "seed";
+    rec["seed"] = seed;
+    auto ts = Clock::now();
+    std::vector<c10::IValue> inputs;
+    try {
+      inputs = task->makeInputs(seed, dev.device);
+      synchronize(dev);
+    } catch (const std::exception& e) {
+      rec["ok"] = false;
+      rec["message"] = std::string("input generation failed: ") + firstLine(e.what());
+      send(rec);
+      finish(1);
+    }
+    auto c = newContext(Phase::Forward);
+    c->inputs = &inputs;
+    auto tf = Clock::now();
+    int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");
+    try {
+      synchronize(dev);
+    } catch (const c10::Error& e) {
+      fail(c.get(), firstLine(e.what_without_backtrace()));
+      rc = 1;
+    }
+    rec["forward_seconds"] = since(tf);
+    if (rc != 0) {
+      rec["ok"] = false;
+      rec["message"] = c->failure;
+      send(rec);
+      finish(1);
+    }
+    std::string payload;
+    try {
+      Json outs = Json::array(), ins = Json::array(), ranges = Json::array();
+      for (std::size_t i = 0; i < c->outputs.size(); ++i) {
+        if (!c->outputs[i].defined()) {
+          Json m;
+          m["index"] = i;
+          m["missing"] = true;
+          outs.push_back(m);
+          continue;
+        }
+        WireTensor w = toWire(c->outputs[i]);
+        Json h = tensorHeader(w);
+        h["index"] = i;
+        outs.push_back(h);
+        payload += w.bytes;
+      }
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].isTensor()) continue;
+        WireTensor w = toWire(inputs[i].toTensor());
+        Json h = tensorHeader(w);
+        h["index"] = i;
+        ins.push_back(h);
+        payload += w.bytes;
+      }
+      for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
+      for (const auto& [name, t] : state) ranges.push_back(range("state", name, t));
+      for (std::size_t i = 0; i < c->scratch.size(); ++i)
+        ranges.push_back(range("scratch", std::to_string(i), c->scratch[i]));
+      rec["outputs"] = outs;
+      rec["inputs"] = ins;
+      rec["ranges"] = ranges;
+    } catch (const std::exception& e) {
+      rec["ok"] = false;
+      rec["message"] = std::string("reading the results failed: ") + firstLine(e.what());
+      send(rec);
+      finish(1);
+    }
+    rec["ok"] = true;
+    rec["seconds"] = since(ts);
+    send(rec, payload);
+  }
+  Json done;
+  done["type"] = "done";
+  done["seconds"] = since(t0);
+  send(done);
+  finish(0);
+}
+
+}  // namespace kb

@@ -1,0 +1,93 @@
+// The candidate worker: one child process per candidate, in which the built
+// solution runs over harness-owned tensors (kb/solution.h backed by
+// LibTorch), and nothing else.
+//
+// Parent side (torch-free): runWorker() writes a request, starts the worker
+// binary (kbcheck-worker) in its own process group and session with a
+// scrubbed environment, a fresh working directory and rlimits, waits for its
+// end under a wall-clock limit, reads what it sent back (harness/wire.h)
+// and classifies the end.
+//
+// Worker side (workerMain, worker.cpp, the LibTorch translation unit):
+//   start-up   read the request, open the task, load the reference's
+//              parameters and buffers, set up the device (stream, cuBLAS,
+//              cuBLASLt, cuDNN handles)
+//   confine    lower rlimits, drop capabilities, Landlock, seccomp
+//              (sandbox/confine.h); then send "hello"
+//   candidate  dlopen solution.so (RTLD_LOCAL), kb_init once, then for each
+//              seed: fresh inputs, kb_forward, synchronise, send outputs
+//              and the inputs as they are after the call
+// Candidate code (including the library's static constructors) runs only
+// after "hello", so nothing that happens after it is ever an infra_error.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/report.h"
+#include "harness/wire.h"
+#include "sandbox/process.h"
+
+namespace kb {
+
+struct WorkerRequest {
+  std::filesystem::path task_dir;
+  std::filesystem::path library;        // solution.so
+  std::string device = "cpu";           // "cpu" or "cuda:N"
+  std::vector<uint64_t> seeds;
+  uint64_t max_output_bytes = 1ull << 30;   // all outputs of one call
+  uint64_t max_scratch_bytes = 1ull << 30;  // scratch of one call (and state, in init)
+  uint64_t memory_budget_bytes = 8ull << 30;  // host memory above start-up use
+  bool seccomp = true;
+  bool landlock = true;
+  bool allow_open_rdwr = false;
+
+  Json toJson() const;
+  static WorkerRequest fromJson(const Json& j);
+};
+
+struct WorkerLimits {
+  double wall_seconds = 60.0;          // whole worker, start-up included
+  uint64_t cpu_seconds = 60;           // RLIMIT_CPU
+  uint64_t file_size_bytes = 1 << 20;  // RLIMIT_FSIZE
+  uint64_t processes = 0;              // RLIMIT_NPROC (0: inherited)
+  std::size_t output_limit = 64 * 1024;  // stdout+stderr kept
+  uint64_t result_limit = 4ull << 30;    // result channel kept
+};
+
+// One candidate's run, as the parent saw it.
+struct WorkerRun {
+  ProcessResult process;
+  std::vector<WireRecord> records;
+  std::string protocol_problem;  // the result channel was malformed
+  bool started = false;          // "hello" arrived: candidate code may have run
+  bool finished = false;         // "done" arrived
+  Json hello;                    // the hello record's header
+  // The end, classified: ok (finished cleanly), timeout, crash,
+  // runtime_error, hack_detected (a blocked system call, a forged or
+  // duplicated record) or infra_error (the worker failed before "hello").
+  Status status = Status::InfraError;
+  std::string message;
+  std::string blocked_syscall;   // the name from the SIGSYS report, if any
+  Json toJson() const;           // the "worker" object of the verify report
+};
+
+// Runs the worker `binary` on `request` in a fresh directory under `scratch`
+// (removed afterwards unless keep_dir). Never throws for what the worker
+// does.
+WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
+                    const std::filesystem::path& binary, const std::filesystem::path& scratch,
+                    bool keep_dir = false);
+
+// $KB_WORKER, else kbcheck-worker next to the running executable, else the
+// build tree's tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
+std::filesystem::path findWorkerBinary();
+
+// The worker's main(): `kbcheck-worker REQUEST.json`. Exit status 0 when
+// every seed ran; the result channel (fd 3) carries the rest.
+int workerMain(int argc, char** argv);
+
+}  // namespace kb

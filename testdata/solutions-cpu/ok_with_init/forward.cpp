@@ -1,0 +1,53 @@
+// Correct, with an init hook: W^T packed into state once, read in every forward.
+#include <kb/solution.h>
+
+// Host-side y = relu(x @ W^T + b) over the harness's CPU tensors.
+static bool linear_relu(const kb::Context& ctx, kb::Tensor& y) {
+  kb::Tensor x = ctx.input(0);
+  kb::Tensor w = ctx.param("linear.weight");
+  kb::Tensor b = ctx.param("linear.bias");
+  if (ctx.failed()) return false;
+  if (!x.is_contiguous() || !w.is_contiguous()) {
+    ctx.fail("expected contiguous x and W");
+    return false;
+  }
+  const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+  y = ctx.output(0, {m, n});
+  if (ctx.failed()) return false;
+  const float* X = x.data_as<float>();
+  const float* W = w.data_as<float>();
+  const float* B = b.data_as<float>();
+  float* Y = y.data_as<float>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = B[j];
+      for (int64_t p = 0; p < k; ++p) acc += X[i * k + p] * W[j * k + p];
+      Y[i * n + j] = acc > 0.0f ? acc : 0.0f;
+    }
+  return true;
+}
+
+KB_INIT(ctx) {
+  kb::Tensor w = ctx.param("linear.weight");
+  if (ctx.failed()) return;
+  const int64_t n = w.size(0), k = w.size(1);
+  kb::Tensor wt = ctx.create_state("wt", {k, n});
+  if (ctx.failed()) return;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) wt.data_as<float>()[p * n + j] = w.data_as<float>()[j * k + p];
+}
+KB_FORWARD(ctx) {
+  kb::Tensor x = ctx.input(0);
+  kb::Tensor wt = ctx.state("wt");
+  kb::Tensor b = ctx.param("linear.bias");
+  if (ctx.failed()) return;
+  const int64_t m = x.size(0), k = x.size(1), n = wt.size(1);
+  kb::Tensor y = ctx.output(0, {m, n});
+  if (ctx.failed()) return;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = b.data_as<float>()[j];
+      for (int64_t p = 0; p < k; ++p) acc += x.data_as<float>()[i * k + p] * wt.data_as<float>()[p * n + j];
+      y.data_as<float>()[i * n + j] = acc > 0 ? acc : 0;
+    }
+}

@@ -1,0 +1,130 @@
+"""Writes the small task bundles the harness tests use (testdata/tasks/*).
+
+A stop-gap until `kbsynth export` writes bundles: it follows the format that
+lib/task/bundle.cpp reads (format_version 1, a "spec" input generator) and
+captures reference.pt with torch.jit.script. Run with the venv's python:
+
+    python testdata/tasks/make_harness_tasks.py
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import textwrap
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+TASKS = {
+    "linear_relu": dict(
+        source='''
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """y = relu(x @ W^T + b): a GEMM with a fused epilogue."""
+
+            def __init__(self, in_features: int, out_features: int):
+                super().__init__()
+                self.linear = nn.Linear(in_features, out_features)
+
+            def forward(self, x):
+                return torch.relu(self.linear(x))
+
+
+        def get_inputs():
+            return [torch.randn(16, 32)]
+
+
+        def get_init_inputs():
+            return [32, 24]
+        ''',
+        inputs=[dict(kind="tensor", dtype="float32", shape=[16, 32], distribution="normal",
+                     params=dict(mean=0.0, std=1.0))],
+        seeds=[0, 1, 2],
+    ),
+    "scale_and_rowsum": dict(
+        source='''
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """Two outputs and a scalar input: (x * scale, x.sum(dim=1))."""
+
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, x, scale: float):
+                return x * scale, x.sum(dim=1)
+
+
+        def get_inputs():
+            return [torch.rand(8, 16), 2.5]
+
+
+        def get_init_inputs():
+            return []
+        ''',
+        inputs=[dict(kind="tensor", dtype="float32", shape=[8, 16], distribution="uniform",
+                     params=dict(low=-1.0, high=1.0)),
+                dict(kind="float", value=2.5)],
+        seeds=[0, 1],
+    ),
+}
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
+
+
+def main():
+    for name, t in TASKS.items():
+        d = os.path.join(HERE, name)
+        os.makedirs(d, exist_ok=True)
+        src = textwrap.dedent(t["source"]).lstrip()
+        with open(os.path.join(d, "model.py"), "w") as f:
+            f.write(src)
+        spec = importlib.util.spec_from_file_location("model_" + name, os.path.join(d, "model.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        ns = vars(module)
+        torch.manual_seed(42)
+        model = ns["Model"](*ns["get_init_inputs"]()).eval()
+        scripted = torch.jit.script(model)
+        scripted.save(os.path.join(d, "reference.pt"))
+        example = ns["get_inputs"]()
+        out = model(*example)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        dtype = lambda t: str(t.dtype).replace("torch.", "")
+        state = [dict(name=k, dtype=dtype(v), shape=list(v.shape), kind="parameter")
+                 for k, v in model.named_parameters()]
+        state += [dict(name=k, dtype=dtype(v), shape=list(v.shape), kind="buffer")
+                  for k, v in model.named_buffers()]
+        doc = {
+            "format_version": 1,
+            "id": "testdata/" + name,
+            "provenance": {"source": "testdata/tasks/make_harness_tasks.py"},
+            "files": {"model.py": sha(os.path.join(d, "model.py")),
+                      "reference.pt": sha(os.path.join(d, "reference.pt"))},
+            "torch_version": torch.__version__.split("+")[0],
+            "init": {"seed": 42, "args": ns["get_init_inputs"]()},
+            "capture": "script",
+            "generator": "spec",
+            "inputs": t["inputs"],
+            "outputs": [dict(dtype=dtype(o), shape=list(o.shape)) for o in outs],
+            "state": state,
+            "tolerance": {"atol": 1e-2, "rtol": 1e-2},
+            "correctness_seeds": t["seeds"],
+        }
+        with open(os.path.join(d, "task.json"), "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        print("wrote", d)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+// Every solution in testdata/solutions-cpu, built and verified one after the
+// other in this one process: each must end with the status expected.json
+// gives it, and the harness must still be standing at the end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "build/build.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "solution/solution.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
+
+TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
+  const fs::path escape = "/tmp/kb-harness-escape.txt";
+  fs::remove(escape);
+  fs::path scratch = fs::temp_directory_path() / ("kb_verify_batch_" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
+  kb::BuildOptions build;
+  build.target = kb::BuildTarget::Cpu;
+  build.cache_dir = scratch / "cache";
+  kb::VerifyOptions verify;
+  verify.device = "cpu";
+  verify.limits.wall_seconds = 5;
+  verify.limits.cpu_seconds = 5;
+  verify.memory_budget_bytes = 2ull << 30;
+  verify.scratch_dir = scratch;
+
+  int checked = 0;
+  for (const auto& [name, want] : expected["solutions"].items()) {
+    SCOPED_TRACE(name);
+    kb::Solution sol = kb::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name);
+    kb::BuildResult b = kb::buildSolution(sol, build);
+    ASSERT_EQ(b.status, kb::Status::Ok) << b.diagnostics;
+    kb::VerifyResult r = kb::verifySolution(
+        sourceRoot() / "testdata/tasks" / want["task"].get<std::string>(), b.library, verify);
+    EXPECT_EQ(std::string(kb::statusName(r.status)), want["status"].get<std::string>())
+        << r.message << "\nworker output: " << r.worker.process.output.substr(0, 2000);
+    if (want.contains("message")) {
+      EXPECT_NE(r.message.find(want["message"].get<std::string>()), std::string::npos) << r.message;
+    }
+    EXPECT_EQ(r.message.find("ESCAPED"), std::string::npos) << r.message;
+    if (name == "stdout_flood") {
+      EXPECT_TRUE(r.worker.process.output_truncated);
+      EXPECT_GE(r.worker.process.output_bytes, 256ull << 20);
+      EXPECT_LE(r.worker.process.output.size(), verify.limits.output_limit);
+    }
+    if (r.status == kb::Status::Ok) {
+      ASSERT_FALSE(r.seeds.empty());
+      for (const auto& s : r.seeds) EXPECT_EQ(s.status, kb::Status::Ok);
+    }
+    // The confinement was in place for every run that got that far.
+    if (r.worker.started) {
+      EXPECT_NE(r.worker.hello.value("confinement", "").find("seccomp"), std::string::npos);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 25);
+  EXPECT_FALSE(fs::exists(escape)) << "a solution wrote outside its working directory";
+  // Nothing left behind: every worker directory was removed.
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(scratch))
+    if (e.path().filename().string().rfind("kbcheck-worker-", 0) == 0) ++leftovers;
+  EXPECT_EQ(leftovers, 0);
+  fs::remove_all(scratch);
+}
+
+TEST(VerifyBatch, BadTaskOrDeviceIsAUsageError) {
+  kb::VerifyOptions verify;
+  verify.device = "cpu";
+  EXPECT_THROW(kb::verifySolution("/nonexistent/task", "/nonexistent.so", verify), kb::UsageError);
+  verify.device = "tpu";
+  EXPECT_THROW(kb::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent.so", verify),
+               kb::UsageError);
+}
+
+TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
+  kb::VerifyOptions verify;
+  verify.device = "cpu";
+  kb::VerifyResult r =
+      kb::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent/solution.so", verify);
+  EXPECT_EQ(r.status, kb::Status::RuntimeError);
+  EXPECT_NE(r.message.find("cannot load the solution"), std::string::npos) << r.message;
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+#include "build_verify.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/report.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::cli {
+namespace {
+
+std::string fmt(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  return buf;
+}
+
+BuildOptions buildOptions(const CheckCli& c) {
+  BuildOptions o;
+  o.target = c.device == "cpu" ? BuildTarget::Cpu : BuildTarget::Cuda;
+  o.arch = c.arch;
+  o.device_only = c.device_only;
+  o.jobs = c.jobs;
+  o.cache_dir = c.cache_dir;
+  o.use_cache = !c.no_cache;
+  o.nvcc_flags = c.nvcc_flags;
+  o.cxx_flags = c.cxx_flags;
+  o.timeout_seconds = c.build_timeout;
+  o.max_errors = c.max_errors;
+  return o;
+}
+
+VerifyOptions verifyOptions(const CheckCli& c) {
+  VerifyOptions o;
+  o.device = c.device;
+  o.seeds = c.seeds;
+  if (c.atol >= 0) o.atol = c.atol;
+  if (c.rtol >= 0) o.rtol = c.rtol;
+  o.limits.wall_seconds = c.timeout;
+  o.limits.cpu_seconds = c.cpu_time ? c.cpu_time : static_cast<uint64_t>(c.timeout) + 1;
+  o.memory_budget_bytes = c.memory_mib << 20;
+  o.max_scratch_bytes = c.scratch_mib << 20;
+  o.seccomp = !c.no_seccomp;
+  o.landlock = !c.no_landlock;
+  o.allow_open_rdwr = c.allow_open_rdwr;
+  o.keep_worker_dir = c.keep_workdir;
+  return o;
+}
+
+// Prints the report (JSON or text) and writes --report; returns the exit code.
+int emit(const CheckCli& c, const CheckReport& report, const std::string& stage) {
+  Json j = report.toJson();
+  j["stage"] = stage.empty() ? Json(nullptr) : Json(stage);
+  if (!c.report.empty()) writeJsonFile(c.report, j);
+  if (c.json) {
+    std::cout << j.dump(2) << "\n";
+    return exitCodeFor(report.status);
+  }
+  for (const auto& s : report.stages) {
+    if (s.skipped) continue;
+    std::cout << s.name << ": " << statusName(s.status) << " (" << fmt(s.seconds) << ")";
+    if (s.name == "build" && s.detail.is_object()) {
+      if (s.detail.value("cached", false)) std::cout << " from the cache";
+      if (s.detail["library"].is_string()) std::cout << " -> " << s.detail["library"].get<std::string>();
+      std::cout << "\n";
+      if (s.status != Status::Ok) {
+        std::cout << "  " << s.detail.value("message", "") << "\n";
+        std::cout << s.detail.value("diagnostics", "");
+      }
+    } else if (s.name == "verify" && s.detail.is_object()) {
+      const Json& w = s.detail["worker"];
+      std::cout << " on " << s.detail.value("device", "") << ", " << s.detail["seeds"].size()
+                << " seed(s); worker " << w.value("end", "") << " after " << fmt(w.value("wall_seconds", 0.0))
+                << "\n";
+      if (s.status != Status::Ok) std::cout << "  " << s.detail.value("message", "") << "\n";
+      for (const auto& sd : s.detail["seeds"]) {
+        double worst = 0;
+        for (const auto& o : sd["outputs"]) worst = std::max(worst, o.value("max_abs_error", 0.0));
+        std::cout << "  seed " << sd["seed"] << ": " << sd["status"].get<std::string>()
+                  << ", max abs error " << worst << ", forward " << fmt(sd.value("forward_seconds", 0.0)) << "\n";
+      }
+      std::string out = w.value("output", "");
+      if (s.status != Status::Ok && !out.empty()) {
+        std::cout << "  worker output" << (w.value("output_truncated", false) ? " (cut)" : "") << ":\n";
+        std::istringstream in(out);
+        std::string line;
+        for (int n = 0; n < 20 && std::getline(in, line); ++n) std::cout << "    " << line << "\n";
+      }
+    } else {
+      std::cout << "\n";
+      if (s.status != Status::Ok && s.detail.is_object())
+        std::cout << "  " << s.detail.value("message", "") << "\n";
+    }
+  }
+  if (report.status != Status::Ok && report.stages.empty()) std::cout << report.message << "\n";
+  return exitCodeFor(report.status);
+}
+
+void positionalTask(CLI::App& cmd, CheckCli& c) {
+  cmd.add_option("TASK", c.task, "Task bundle directory (task.json, model.py, reference.pt)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+}
+void positionalSolution(CLI::App& cmd, CheckCli& c) {
+  cmd.add_option("SOLUTION_DIR", c.solution, "Solution directory (forward.cpp, kernels/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+}
+
+void finishCommand(int code) {
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+}  // namespace
+
+int exitCodeFor(Status status) {
+  if (status == Status::Ok) return 0;
+  if (status == Status::InfraError) return 3;
+  return 1;
+}
+
+void addBuildFlags(CLI::App& cmd, CheckCli& c) {
+  cmd.add_option("--arch", c.arch, "GPU architecture for nvcc and NVRTC (sm_90, sm_90a, sm_80, ...)")
+      ->capture_default_str();
+  cmd.add_option("-j,--jobs", c.jobs, "Translation units compiled at once (0: one per core)")
+      ->capture_default_str();
+  cmd.add_option("--cache-dir", c.cache_dir,
+                 "Build cache (default $KB_CACHE_DIR/build or ~/.cache/kernelbench-rl/build)");
+  cmd.add_flag("--no-cache", c.no_cache, "Build even if the cache has this solution, and do not store it");
+  cmd.add_option("--nvcc-flag", c.nvcc_flags, "Extra nvcc flag (repeatable; part of the cache key)");
+  cmd.add_option("--cxx-flag", c.cxx_flags, "Extra host compiler flag (repeatable; part of the cache key)");
+  cmd.add_option("--build-timeout", c.build_timeout, "Seconds one compiler run may take")
+      ->capture_default_str();
+  cmd.add_option("--max-errors", c.max_errors, "Compiler diagnostics end after this many errors")
+      ->capture_default_str();
+}
+
+void addVerifyFlags(CLI::App& cmd, CheckCli& c) {
+  cmd.add_option("--seeds", c.seeds, "Correctness seeds (default: the task's)")->delimiter(',');
+  cmd.add_option("--atol", c.atol, "Absolute tolerance (default: the task's)");
+  cmd.add_option("--rtol", c.rtol, "Relative tolerance (default: the task's)");
+  cmd.add_option("--timeout", c.timeout, "Wall-clock seconds for the candidate's worker, start-up included")
+      ->capture_default_str();
+  cmd.add_option("--cpu-time", c.cpu_time, "CPU seconds for the worker (default: the timeout)");
+  cmd.add_option("--memory-limit", c.memory_mib, "Host memory (MiB) the worker may use above its start-up")
+      ->capture_default_str();
+  cmd.add_option("--scratch-limit", c.scratch_mib, "Scratch memory (MiB) one call may allocate")
+      ->capture_default_str();
+  cmd.add_flag("--keep-workdir", c.keep_workdir, "Keep the worker's directory (request, result channel)");
+  cmd.add_flag("--unsafe-no-seccomp", c.no_seccomp, "Debugging only: run the candidate without seccomp");
+  cmd.add_flag("--unsafe-no-landlock", c.no_landlock, "Debugging only: run the candidate without Landlock");
+  cmd.add_flag("--allow-open-rdwr", c.allow_open_rdwr,
+               "Let the worker open existing files read-write (Landlock still confines writes)");
+}
+
+void addOutputFlags(CLI::App& cmd, CheckCli& c) {
+  cmd.add_flag("--json", c.json, "Print the JSON report instead of text");
+  cmd.add_option("--report", c.report, "Also write the JSON report to this file");
+}
+
+void addBuildCommand(CLI::App& app) {
+  auto c = std::make_shared<CheckCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "build",
+      "Compile a solution into a loadable solution.so with nvcc (or, with --device cpu, the host\n"
+      "compiler), translation units in parallel, cached by a content key over sources, flags and\n"
+      "toolchain versions. --device-only checks the .cu files' device code with NVRTC in\n"
+      "milliseconds (nvcc gives the verdict when NVRTC rejects a file).\n"
+      "Status: ok, compile_error (diagnostics verbatim, trimmed to the first errors) or infra_error.");
+  positionalSolution(*cmd, *c);
+  cmd->add_option("--device", c->device, "Target: cuda (nvcc, CUDA libraries) or cpu (host-only solution)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  cmd->add_flag("--device-only", c->device_only, "Only check the device code of the .cu files (NVRTC)");
+  addBuildFlags(*cmd, *c);
+  addOutputFlags(*cmd, *c);
+  cmd->callback([c] {
+    CheckReport report;
+    report.started_at = nowIso8601();
+    Solution solution = loadSolution(c->solution);
+    report.solution_hash = solution.hash;
+    BuildResult built;
+    StageReport s = buildStage(solution, buildOptions(*c), &built);
+    StageReport st, sv;
+    st.name = "static";
+    st.skipped = true;
+    sv.name = "verify";
+    sv.skipped = true;
+    report.stages = {st, s, sv};
+    report.status = s.status;
+    report.message = s.status == Status::Ok ? "" : "build: " + built.message;
+    report.seconds = s.seconds;
+    report.finished_at = nowIso8601();
+    finishCommand(emit(*c, report, "build"));
+  });
+}
+
+void addVerifyCommand(CLI::App& app) {
+  auto c = std::make_shared<CheckCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify",
+      "Build the solution (from the cache when unchanged), run it in an isolated worker process on\n"
+      "fresh inputs for each correctness seed, then run the reference and compare: output count,\n"
+      "dtypes, shapes, no aliasing, inputs unchanged, no NaN/Inf where the reference has none,\n"
+      "allclose with the task's tolerances. Status: ok, incorrect, runtime_error, timeout, crash,\n"
+      "hack_detected, compile_error or infra_error.");
+  positionalTask(*cmd, *c);
+  positionalSolution(*cmd, *c);
+  cmd->add_option("--device", c->device, "cuda, cuda:N or cpu (CPU solutions)")->capture_default_str();
+  addBuildFlags(*cmd, *c);
+  addVerifyFlags(*cmd, *c);
+  addOutputFlags(*cmd, *c);
+  cmd->callback([c] {
+    CheckOptions o;
+    o.build = buildOptions(*c);
+    o.verify = verifyOptions(*c);
+    CheckReport report = runCheck(c->task, c->solution, o);
+    finishCommand(emit(*c, report, "verify"));
+  });
+}
+
+void addCheckOptions(CLI::App& app, CheckCli& c) {
+  app.add_option("TASK", c.task, "Task bundle directory (with SOLUTION_DIR: static -> build -> verify)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("SOLUTION_DIR", c.solution, "Solution directory")->check(CLI::ExistingDirectory);
+  app.add_option("--device", c.device, "cuda, cuda:N or cpu (CPU solutions)")->capture_default_str();
+  app.add_flag("--device-only", c.device_only, "Stop after checking device code with NVRTC");
+  addBuildFlags(app, c);
+  addVerifyFlags(app, c);
+  addOutputFlags(app, c);
+}
+
+int runCheckCli(const CheckCli& c, const StaticStage& static_stage) {
+  if (c.task.empty() || c.solution.empty())
+    throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see --help)");
+  CheckOptions o;
+  o.static_stage = static_stage;
+  o.build = buildOptions(c);
+  o.verify = verifyOptions(c);
+  CheckReport report = runCheck(c.task, c.solution, o);
+  return emit(c, report, "");
+}
+
+}  // namespace kb::cli
