@@ -1,6 +1,8 @@
 // The one translation unit of lib/task that includes the heavy torch headers.
 #include "task/task.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -9,6 +11,7 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/headeronly/version.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include "core/error.h"
@@ -102,6 +105,7 @@ std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& inputs) {
 
 struct Reference::Impl {
   std::string where;
+  bool tensors_only = false;  // task.json reference_args == "tensors"
   c10::Device device = c10::Device(c10::kCPU);
   mutable torch::jit::Module module;
 };
@@ -109,7 +113,11 @@ struct Reference::Impl {
 c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs) const {
   torch::NoGradGuard no_grad;
   try {
-    return impl_->module.forward(inputs);
+    if (!impl_->tensors_only) return impl_->module.forward(inputs);
+    std::vector<c10::IValue> tensors;
+    for (const auto& v : inputs)
+      if (v.isTensor()) tensors.push_back(v);
+    return impl_->module.forward(tensors);
   } catch (const c10::Error& e) {
     throw Error(impl_->where + ": reference forward failed: " + e.what_without_backtrace());
   }
@@ -221,6 +229,7 @@ Reference Task::reference(c10::Device device) const {
   r.impl_ = std::make_shared<Reference::Impl>();
   r.impl_->where = bundle_.referencePt().string();
   r.impl_->device = device;
+  r.impl_->tensors_only = info().reference_args == "tensors";
   try {
     r.impl_->module = torch::jit::load(bundle_.referencePt().string(), device);
   } catch (const c10::Error& e) {
@@ -296,6 +305,40 @@ double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
     worst = std::max(worst, d.max().item<double>());
   }
   return worst;
+}
+
+std::vector<NamedTensor> loadNamedTensors(const fs::path& path) {
+  std::vector<NamedTensor> out;
+  try {
+    torch::jit::Module m = torch::jit::load(path.string(), c10::Device(c10::kCPU));
+    for (const auto& b : m.named_buffers(/*recurse=*/true)) out.push_back({b.name, b.value, true});
+  } catch (const c10::Error& e) {
+    throw Error(path.string() + ": cannot load: " + e.what_without_backtrace());
+  }
+  return out;
+}
+
+void synchronize(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+}
+
+double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warmup, int iters,
+                   int repeats) {
+  if (iters < 1 || repeats < 1) throw UsageError("timeCallsMs: iters and repeats must be positive");
+  for (int i = 0; i < warmup; ++i) fn();
+  synchronize(device);
+  std::vector<double> rounds;
+  for (int r = 0; r < repeats; ++r) {
+    synchronize(device);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) fn();
+    synchronize(device);
+    auto t1 = std::chrono::steady_clock::now();
+    rounds.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / iters);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  size_t n = rounds.size();
+  return n % 2 ? rounds[n / 2] : 0.5 * (rounds[n / 2 - 1] + rounds[n / 2]);
 }
 
 std::string torchVersion() {
