@@ -5,7 +5,7 @@ itself, or the spec), the outputs of the original nn.Module from model.py
 (built with the init seed; eager), and optionally timings of `model(*x)` and
 `torch.compile(model)(*x)`.
 
-    expected.py --device cpu --seeds 0 1 2 [--time ITERS] --out DIR BUNDLE...
+    expected.py --device cpu --seeds 0,1,2 [--time ITERS] --out DIR BUNDLE...
 
 Writes DIR/<n>.pt per bundle (n = position on the command line): a
 TorchScript module whose buffers are in_s<seed>_<i> (tensor inputs, CPU)
@@ -75,7 +75,8 @@ def run(bundle, device, seeds, out_path, iters, warmup, repeats):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--seeds", type=lambda v: [int(x) for x in v.split(",")], default=[0, 1, 2],
+                    help="comma-separated, e.g. 0,1,2")
     ap.add_argument("--time", type=int, default=0, metavar="ITERS")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=5)

@@ -145,6 +145,7 @@ struct CompiledBaseline::Impl {
   std::string arch;
   c10::Device device = c10::Device(c10::kCPU);
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+  std::unique_ptr<Reference> weights;  // owns the tensors given to load_constants
 };
 
 std::vector<at::Tensor> CompiledBaseline::run(const std::vector<c10::IValue>& inputs) const {
@@ -257,19 +258,31 @@ CompiledBaseline Task::compiled(c10::Device device) const {
   try {
     c.impl_->loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
         c.impl_->where, "model", false, 1, device.is_cuda() ? device.index() : c10::DeviceIndex(-1));
+  } catch (const c10::Error& e) {
+    throw Error(c.impl_->where + ": cannot load the AOTInductor package: " + e.what_without_backtrace());
   } catch (const std::exception& e) {
     throw Error(c.impl_->where + ": cannot load the AOTInductor package: " + e.what());
   }
   // Packages built with weights outside the .so and outside the package get
   // the reference's own parameters and buffers, by FQN.
+  // Only the constants the package lists are supplied: parameters that
+  // inductor folded away (e.g. a bias cancelled by a training-mode
+  // batch-norm) are not among them.
   if (entry.value("weights", std::string("in_package")) == "external") {
-    Reference ref = reference(device);
-    std::unordered_map<std::string, at::Tensor> constants;
-    for (auto& nt : ref.state()) constants[nt.name] = nt.tensor;
+    c.impl_->weights = std::make_unique<Reference>(reference(device));
+    std::unordered_map<std::string, at::Tensor> state, constants;
+    for (auto& nt : c.impl_->weights->state()) state[nt.name] = nt.tensor;
     try {
+      for (const std::string& fqn : c.impl_->loader->get_constant_fqns()) {
+        auto it = state.find(fqn);
+        if (it == state.end())
+          throw Error(c.impl_->where + ": the package needs constant " + fqn +
+                      ", which reference.pt does not have (rebuild with --weights in_package)");
+        constants[fqn] = it->second;
+      }
       c.impl_->loader->load_constants(constants, /*use_inactive=*/false, /*check_full_update=*/true);
-    } catch (const std::exception& e) {
-      throw Error(c.impl_->where + ": cannot supply the weights: " + e.what());
+    } catch (const c10::Error& e) {
+      throw Error(c.impl_->where + ": cannot supply the weights: " + e.what_without_backtrace());
     }
   }
   return c;

@@ -359,8 +359,9 @@ int cmdCheck(const std::vector<std::string>& bundles, const CheckOptions& o) {
   for (const auto& b : bundles) tasks.push_back(kb::Task::open(b));  // bad bundle: exit 2 before any work
   c10::Device dev(o.device);
   fs::path exp_dir = tempPath("expected");
-  std::vector<std::string> args = {"--device", o.device, "--out", exp_dir.string(), "--seeds"};
-  for (auto s : o.seeds) args.push_back(std::to_string(s));
+  std::string seed_list;
+  for (auto s : o.seeds) seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s);
+  std::vector<std::string> args = {"--device", o.device, "--out", exp_dir.string(), "--seeds", seed_list};
   if (o.time_iters > 0)
     args.insert(args.end(), {"--time", std::to_string(o.time_iters), "--warmup", std::to_string(o.warmup),
                              "--repeats", std::to_string(o.repeats)});
