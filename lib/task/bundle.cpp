@@ -97,6 +97,12 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
   if (info.generator != "scripted" && info.generator != "spec")
     r.fail("generator", "must be \"scripted\" or \"spec\", not \"" + info.generator + "\"");
 
+  if (doc.contains("reference_args")) {
+    info.reference_args = r.str(doc, "reference_args", "reference_args");
+    if (info.reference_args != "all" && info.reference_args != "tensors")
+      r.fail("reference_args", "must be \"all\" or \"tensors\"");
+  }
+
   const Json& inputs = r.get(doc, "inputs", "inputs");
   if (!inputs.is_array()) r.fail("inputs", "must be an array");
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -61,6 +61,9 @@ struct TaskInfo {
   uint64_t init_seed = 42;   // torch.manual_seed before Model(*get_init_inputs())
   std::string capture;       // "script" or "trace": how reference.pt was made
   std::string generator;     // "scripted" (inputs.pt) or "spec" (inputs below)
+  // "all": reference.pt's forward takes every input; "tensors": only the
+  // tensor inputs (a trace with scalar inputs fixed to their recorded values).
+  std::string reference_args = "all";
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::vector<StateSpec> state;  // parameters, then buffers

@@ -1,6 +1,8 @@
 // The one translation unit of lib/task that includes the heavy torch headers.
 #include "task/task.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -9,6 +11,7 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/headeronly/version.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include "core/error.h"
@@ -102,6 +105,7 @@ std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& inputs) {
 
 struct Reference::Impl {
   std::string where;
+  bool tensors_only = false;  // task.json reference_args == "tensors"
   c10::Device device = c10::Device(c10::kCPU);
   mutable torch::jit::Module module;
 };
@@ -109,7 +113,11 @@ struct Reference::Impl {
 c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs) const {
   torch::NoGradGuard no_grad;
   try {
-    return impl_->module.forward(inputs);
+    if (!impl_->tensors_only) return impl_->module.forward(inputs);
+    std::vector<c10::IValue> tensors;
+    for (const auto& v : inputs)
+      if (v.isTensor()) tensors.push_back(v);
+    return impl_->module.forward(tensors);
   } catch (const c10::Error& e) {
     throw Error(impl_->where + ": reference forward failed: " + e.what_without_backtrace());
   }
@@ -137,6 +145,7 @@ struct CompiledBaseline::Impl {
   std::string arch;
   c10::Device device = c10::Device(c10::kCPU);
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+  std::unique_ptr<Reference> weights;  // owns the tensors given to load_constants
 };
 
 std::vector<at::Tensor> CompiledBaseline::run(const std::vector<c10::IValue>& inputs) const {
@@ -221,6 +230,7 @@ Reference Task::reference(c10::Device device) const {
   r.impl_ = std::make_shared<Reference::Impl>();
   r.impl_->where = bundle_.referencePt().string();
   r.impl_->device = device;
+  r.impl_->tensors_only = info().reference_args == "tensors";
   try {
     r.impl_->module = torch::jit::load(bundle_.referencePt().string(), device);
   } catch (const c10::Error& e) {
@@ -248,19 +258,31 @@ CompiledBaseline Task::compiled(c10::Device device) const {
   try {
     c.impl_->loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
         c.impl_->where, "model", false, 1, device.is_cuda() ? device.index() : c10::DeviceIndex(-1));
+  } catch (const c10::Error& e) {
+    throw Error(c.impl_->where + ": cannot load the AOTInductor package: " + e.what_without_backtrace());
   } catch (const std::exception& e) {
     throw Error(c.impl_->where + ": cannot load the AOTInductor package: " + e.what());
   }
   // Packages built with weights outside the .so and outside the package get
   // the reference's own parameters and buffers, by FQN.
+  // Only the constants the package lists are supplied: parameters that
+  // inductor folded away (e.g. a bias cancelled by a training-mode
+  // batch-norm) are not among them.
   if (entry.value("weights", std::string("in_package")) == "external") {
-    Reference ref = reference(device);
-    std::unordered_map<std::string, at::Tensor> constants;
-    for (auto& nt : ref.state()) constants[nt.name] = nt.tensor;
+    c.impl_->weights = std::make_unique<Reference>(reference(device));
+    std::unordered_map<std::string, at::Tensor> state, constants;
+    for (auto& nt : c.impl_->weights->state()) state[nt.name] = nt.tensor;
     try {
+      for (const std::string& fqn : c.impl_->loader->get_constant_fqns()) {
+        auto it = state.find(fqn);
+        if (it == state.end())
+          throw Error(c.impl_->where + ": the package needs constant " + fqn +
+                      ", which reference.pt does not have (rebuild with --weights in_package)");
+        constants[fqn] = it->second;
+      }
       c.impl_->loader->load_constants(constants, /*use_inactive=*/false, /*check_full_update=*/true);
-    } catch (const std::exception& e) {
-      throw Error(c.impl_->where + ": cannot supply the weights: " + e.what());
+    } catch (const c10::Error& e) {
+      throw Error(c.impl_->where + ": cannot supply the weights: " + e.what_without_backtrace());
     }
   }
   return c;
@@ -296,6 +318,40 @@ double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
     worst = std::max(worst, d.max().item<double>());
   }
   return worst;
+}
+
+std::vector<NamedTensor> loadNamedTensors(const fs::path& path) {
+  std::vector<NamedTensor> out;
+  try {
+    torch::jit::Module m = torch::jit::load(path.string(), c10::Device(c10::kCPU));
+    for (const auto& b : m.named_buffers(/*recurse=*/true)) out.push_back({b.name, b.value, true});
+  } catch (const c10::Error& e) {
+    throw Error(path.string() + ": cannot load: " + e.what_without_backtrace());
+  }
+  return out;
+}
+
+void synchronize(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+}
+
+double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warmup, int iters,
+                   int repeats) {
+  if (iters < 1 || repeats < 1) throw UsageError("timeCallsMs: iters and repeats must be positive");
+  for (int i = 0; i < warmup; ++i) fn();
+  synchronize(device);
+  std::vector<double> rounds;
+  for (int r = 0; r < repeats; ++r) {
+    synchronize(device);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) fn();
+    synchronize(device);
+    auto t1 = std::chrono::steady_clock::now();
+    rounds.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / iters);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  size_t n = rounds.size();
+  return n % 2 ? rounds[n / 2] : 0.5 * (rounds[n / 2 - 1] + rounds[n / 2]);
 }
 
 std::string torchVersion() {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,6 +118,19 @@ std::vector<at::Tensor> flattenOutputs(const c10::IValue& value);
 // float64 on the CPU); +inf when the counts, shapes or dtypes differ, NaN
 // when a NaN appears in one and not the other at the same place.
 double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b);
+
+// The buffers of a TorchScript file by name (what scripts/expected.py
+// writes), on the CPU. Throws kb::Error naming the file.
+std::vector<NamedTensor> loadNamedTensors(const std::filesystem::path& path);
+
+// Waits for all work queued on `device` (no-op on the CPU).
+void synchronize(c10::Device device);
+
+// Times `fn` the way scripts/expected.py times Python: `warmup` calls, then
+// `repeats` rounds of `iters` back-to-back calls between synchronisations;
+// returns the median round's mean milliseconds per call.
+double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warmup, int iters,
+                   int repeats);
 
 // The torch version LibTorch was built as, e.g. "2.11.0".
 std::string torchVersion();
