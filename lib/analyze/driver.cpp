@@ -77,7 +77,7 @@ std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, b
       "-isystem", (o.cuda_path / "include" / "cccl").string(),
       "-idirafter", shim.string(),
       "-resource-dir", o.resource_dir.string(),
-      "-std=c++17", "-w", "-ferror-limit=20",
+      "-std=c++17", "-w", "-ferror-limit=20", "-fno-caret-diagnostics",
       "-I", o.interface_include.string()};
   if (!device) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
   return a;
@@ -323,6 +323,12 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
   std::vector<SymbolFacts> facts;
   for (size_t i = 0; i < jobs.size(); ++i) {
     ParseOutput& o = outputs[i];
+    if (!o.ok) {
+      // An AST with errors in it yields spurious findings; what the
+      // preprocessor saw (#include directives) is still reliable.
+      std::erase_if(o.findings, [](const Finding& f) { return f.rule != "include"; });
+      o.symbols = SymbolFacts{};
+    }
     std::move(o.findings.begin(), o.findings.end(), std::back_inserter(result.findings));
     auto& inv = result.inventory;
     std::move(o.inventory.kernels.begin(), o.inventory.kernels.end(), std::back_inserter(inv.kernels));

@@ -86,7 +86,7 @@ void RawSyscallRule::check(const MatchFinder::MatchResult& r) {
     // __host__ __device__) function is host assembly.
     if (ctx().deviceSide() || fn->hasAttr<CUDAGlobalAttr>()) return;
     if (fn->hasAttr<CUDADeviceAttr>() && !fn->hasAttr<CUDAHostAttr>()) return;
-    report(a->getBeginLoc(), *r.SourceManager, "inline assembly in host code can make system calls");
+    report(a->getAsmLoc(), *r.SourceManager, "inline assembly in host code can make system calls");
     return;
   }
   BannedApiRule::check(r);

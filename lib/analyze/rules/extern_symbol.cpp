@@ -43,7 +43,9 @@ void ExternSymbolRule::check(const MatchFinder::MatchResult& r) {
     decl = fn;
     defined = fn->doesThisDeclarationHaveABody();
   } else if (const auto* var = r.Nodes.getNodeAs<VarDecl>("var")) {
+    // extern __shared__ arrays are dynamic shared memory, sized at launch.
     if (var->isImplicit() || !var->hasGlobalStorage() || var->isStaticLocal() ||
+        var->hasAttr<CUDASharedAttr>() ||
         var->getDeclContext()->isDependentContext())
       return;
     decl = var;
