@@ -6,14 +6,18 @@
 
 #include "core/error.h"
 #include "kb_config.h"
+#ifdef KB_HAVE_CLANG
 #include "static_command.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"kbcheck " KB_VERSION " -- check a solution before it is trusted with a GPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", KB_VERSION);
   int exit_code = 0;
+#ifdef KB_HAVE_CLANG
   kb::tools::addStaticCommand(app, &exit_code);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
