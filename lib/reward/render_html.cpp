@@ -381,6 +381,9 @@ svg text.ax, svg text.note { fill: #666; }
 .badges span { display: inline-block; border-radius: 11px; padding: 2px 10px; margin: 0 6px 6px 0;
                background: #eef1f5; font-size: 13px; }
 details summary { cursor: pointer; color: #333; margin: 6px 0; }
+table.pivot td.n { line-height: 1.25; }
+.d { display: block; font-size: 11px; }
+.d.up { color: #2e7d32; } .d.down { color: #c62828; } .d.flat { color: #888; }
 )CSS";
 
 std::string pageOpen(const std::string& title) {
@@ -564,6 +567,39 @@ std::string scatterSvg(const Comparison& c) {
   return s;
 }
 
+// The comparison table pivoted for reading: a row per metric, a column per
+// group, each cell "A -> B" over its change, coloured by direction.
+std::string pivotHtml(const Table& t) {
+  std::vector<std::string> groups, metrics;
+  for (const auto& row : t.rows) {
+    if (std::find(groups.begin(), groups.end(), row[0]) == groups.end()) groups.push_back(row[0]);
+    if (std::find(metrics.begin(), metrics.end(), row[1]) == metrics.end()) metrics.push_back(row[1]);
+  }
+  std::string s = "<table class=\"pivot\">\n<thead><tr><th>metric</th>";
+  for (const std::string& g : groups) s += "<th class=\"n\">" + esc(g) + "</th>";
+  s += "</tr></thead>\n<tbody>\n";
+  for (const std::string& m : metrics) {
+    s += "<tr><td>" + esc(m) + "</td>";
+    for (const std::string& g : groups) {
+      auto it = std::find_if(t.rows.begin(), t.rows.end(),
+                             [&](const auto& row) { return row[0] == g && row[1] == m; });
+      if (it == t.rows.end()) {
+        s += "<td class=\"n\">-</td>";
+        continue;
+      }
+      const std::string& d = (*it)[4];
+      // Higher is better for every metric here but the task count.
+      const char* dir = m == "scored tasks" || d.empty() || d[0] == '0' || d == "-" ? "flat"
+                        : d[0] == '+'                                             ? "up"
+                                                                                  : "down";
+      s += "<td class=\"n\">" + esc((*it)[2]) + " &rarr; " + esc((*it)[3]) + "<span class=\"d " + dir +
+           "\">" + esc(d) + "</span></td>";
+    }
+    s += "</tr>\n";
+  }
+  return s + "</tbody></table>\n";
+}
+
 }  // namespace
 
 std::string renderHtml(const Comparison& c) {
@@ -584,7 +620,7 @@ std::string renderHtml(const Comparison& c) {
   for (const auto& [kind, n] : c.changes) s += "<span>" + esc(kind) + " <b>" + std::to_string(n) + "</b></span>";
   s += "</div>\n";
 
-  s += "<h2>Run table, A against B</h2>\n<div class=\"scroll\">" + htmlTable(compareTable(c)) + "</div>\n";
+  s += "<h2>Run table, A &rarr; B</h2>\n<div class=\"scroll\">" + pivotHtml(compareTable(c)) + "</div>\n";
 
   std::vector<double> all;
   for (const auto* rep : {&c.a, &c.b})

@@ -248,6 +248,7 @@ int run(int argc, char** argv) {
   ropts.primary = *parseBaselineName(primary);
   if (format.empty()) format = formatFromPath(report_out);
   if (!compare_paths.empty()) {
+    if (report_cmd->count("--title") == 0) ropts.title = "kbreward comparison";
     if (!report_inputs.empty())
       throw kb::UsageError("--compare takes its two runs itself; drop the other inputs");
     RunReport a = aggregate(assemble(readInputs({compare_paths[0]})), ropts);
