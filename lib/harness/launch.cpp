@@ -228,7 +228,7 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
   }
 
   ProcessSpec spec;
-  spec.argv = {binary.string(), request_file.string()};
+  spec.argv = {binary.string(), "candidate", request_file.string()};
   // Only what the CUDA runtime needs; HOME and TMPDIR point into the worker's
   // own directory; no LD_PRELOAD, no PYTHONPATH, no tokens.
   spec.env = scrubbedEnvironment(
@@ -248,6 +248,7 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
   if (run.process.result_truncated && run.protocol_problem.empty())
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
   classify(run, limits);
+  run.dir = dir;
   if (!keep_dir) fs::remove_all(dir, ec);
   return run;
 }

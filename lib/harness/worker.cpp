@@ -447,7 +447,7 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
 int workerMain(int argc, char** argv) {
   auto t0 = Clock::now();
   if (argc != 2) {
-    std::fprintf(stderr, "usage: kbcheck-worker REQUEST.json (started by kbcheck verify)\n");
+    std::fprintf(stderr, "usage: kbcheck-worker candidate REQUEST.json (started by kbcheck verify)\n");
     return 2;
   }
   WorkerRequest req;

@@ -72,12 +72,14 @@ struct WorkerRun {
   Status status = Status::InfraError;
   std::string message;
   std::string blocked_syscall;   // the name from the SIGSYS report, if any
+  std::filesystem::path dir;     // its directory (removed unless keep_dir)
   Json toJson() const;           // the "worker" object of the verify report
 };
 
-// Runs the worker `binary` on `request` in a fresh directory under `scratch`
-// (removed afterwards unless keep_dir). Never throws for what the worker
-// does.
+// Runs `binary candidate REQUEST` in a fresh directory under `scratch`:
+// request.json, result.bin (the result channel) and work/ (the worker's
+// working directory), removed afterwards unless keep_dir. Never throws for
+// what the worker does.
 WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
                     const std::filesystem::path& binary, const std::filesystem::path& scratch,
                     bool keep_dir = false);
@@ -86,7 +88,8 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
 // build tree's tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
 std::filesystem::path findWorkerBinary();
 
-// The worker's main(): `kbcheck-worker REQUEST.json`. Exit status 0 when
+// The candidate worker's main(): `kbcheck-worker candidate REQUEST.json`
+// (argv[0] is "candidate"). Exit status 0 when
 // every seed ran; the result channel (fd 3) carries the rest.
 int workerMain(int argc, char** argv);
 

@@ -2,18 +2,14 @@
 //
 // Order of events, which is what keeps the reference's output out of the
 // candidate's reach (docs/threat-model.md):
-//   1. the candidate runs in its own worker process (harness/worker.h) on
-//      fresh inputs for each correctness seed and sends back its outputs and
-//      its inputs as they were after the call;
+//   1. the candidate runs in its own confined worker process
+//      (harness/worker.h) on fresh inputs for each correctness seed and
+//      sends back its outputs and its inputs as they were after the call;
 //   2. only when that process has ended (and its process group been killed)
-//      does this process load the reference, make the same inputs again and
-//      run it;
-//   3. then it compares, per seed: the outputs' count, dtypes and shapes;
-//      that no output aliases an input, parameter, state or another output;
-//      that the inputs are unchanged; no NaN/Inf where the reference has
-//      none; allclose(|c - r| <= atol + rtol * |r|) with the task's
-//      tolerances.
-// The parent is marked non-dumpable before any worker starts.
+//      does a second worker process start, which loads the reference, makes
+//      the same inputs again, runs it and compares (verify/compare.h);
+//   3. this process reads the verdict. It links no torch and never holds
+//      the reference's outputs.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +21,7 @@
 #include "core/json.h"
 #include "core/report.h"
 #include "harness/worker.h"
+#include "verify/compare.h"
 
 namespace kb {
 
@@ -41,29 +38,7 @@ struct VerifyOptions {
   std::filesystem::path worker;         // empty: findWorkerBinary()
   std::filesystem::path scratch_dir;    // empty: the system temp directory
   bool keep_worker_dir = false;
-};
-
-// One output of one seed, compared.
-struct OutputCheck {
-  int index = 0;
-  std::string dtype, expected_dtype;
-  std::vector<int64_t> shape, expected_shape;
-  uint64_t elements = 0;
-  uint64_t mismatches = 0;        // elements outside the tolerance
-  uint64_t nonfinite_unexpected = 0;  // NaN/Inf where the reference is finite
-  double max_abs_error = 0.0;
-  double max_rel_error = 0.0;
-  std::vector<int64_t> worst_index;  // where |c - r| - tol is largest
-  double worst_candidate = 0.0, worst_reference = 0.0;
-  std::string problem;            // empty when it passed
-};
-
-struct SeedCheck {
-  uint64_t seed = 0;
-  Status status = Status::Ok;
-  std::string message;
-  double forward_seconds = 0.0;   // in the worker, synchronised
-  std::vector<OutputCheck> outputs;
+  double reference_timeout_seconds = 600.0;  // the reference's own process
 };
 
 struct VerifyResult {
@@ -71,6 +46,7 @@ struct VerifyResult {
   std::string message;   // one line: why it is not ok
   std::string task_id;
   std::string device;
+  std::string gpu, driver, torch_version;  // "" when not known (CPU)
   double atol = 0.0, rtol = 0.0;
   std::vector<SeedCheck> seeds;
   WorkerRun worker;

@@ -8,10 +8,14 @@
 
 #include "core/error.h"
 #include "core/report.h"
+#ifdef KB_HAVE_CLANG
+#include "analyze/analyze.h"
+#include "analyze/render.h"
+#endif
 
 namespace fs = std::filesystem;
 
-namespace kb::cli {
+namespace kb::tools {
 namespace {
 
 std::string fmt(double seconds) {
@@ -20,7 +24,7 @@ std::string fmt(double seconds) {
   return buf;
 }
 
-BuildOptions buildOptions(const CheckCli& c) {
+BuildOptions buildOptions(const CheckFlags& c) {
   BuildOptions o;
   o.target = c.device == "cpu" ? BuildTarget::Cpu : BuildTarget::Cuda;
   o.arch = c.arch;
@@ -35,7 +39,7 @@ BuildOptions buildOptions(const CheckCli& c) {
   return o;
 }
 
-VerifyOptions verifyOptions(const CheckCli& c) {
+VerifyOptions verifyOptions(const CheckFlags& c) {
   VerifyOptions o;
   o.device = c.device;
   o.seeds = c.seeds;
@@ -53,14 +57,15 @@ VerifyOptions verifyOptions(const CheckCli& c) {
 }
 
 // Prints the report (JSON or text) and writes --report; returns the exit code.
-int emit(const CheckCli& c, const CheckReport& report, const std::string& stage) {
+int emit(const CheckFlags& c, const CheckReport& report, const std::string& stage) {
   Json j = report.toJson();
   j["stage"] = stage.empty() ? Json(nullptr) : Json(stage);
-  if (!c.report.empty()) writeJsonFile(c.report, j);
-  if (c.json) {
+  if (c.json == "-") {
     std::cout << j.dump(2) << "\n";
     return exitCodeFor(report.status);
   }
+  if (!c.json.empty()) writeJsonFile(c.json, j);
+  if (c.quiet) return exitCodeFor(report.status);
   for (const auto& s : report.stages) {
     if (s.skipped) continue;
     std::cout << s.name << ": " << statusName(s.status) << " (" << fmt(s.seconds) << ")";
@@ -101,19 +106,15 @@ int emit(const CheckCli& c, const CheckReport& report, const std::string& stage)
   return exitCodeFor(report.status);
 }
 
-void positionalTask(CLI::App& cmd, CheckCli& c) {
+void positionalTask(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("TASK", c.task, "Task bundle directory (task.json, model.py, reference.pt)")
       ->required()
       ->check(CLI::ExistingDirectory);
 }
-void positionalSolution(CLI::App& cmd, CheckCli& c) {
+void positionalSolution(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("SOLUTION_DIR", c.solution, "Solution directory (forward.cpp, kernels/)")
       ->required()
       ->check(CLI::ExistingDirectory);
-}
-
-void finishCommand(int code) {
-  if (code != 0) throw CLI::RuntimeError(code);
 }
 
 }  // namespace
@@ -124,7 +125,7 @@ int exitCodeFor(Status status) {
   return 1;
 }
 
-void addBuildFlags(CLI::App& cmd, CheckCli& c) {
+void addBuildFlags(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("--arch", c.arch, "GPU architecture for nvcc and NVRTC (sm_90, sm_90a, sm_80, ...)")
       ->capture_default_str();
   cmd.add_option("-j,--jobs", c.jobs, "Translation units compiled at once (0: one per core)")
@@ -140,7 +141,7 @@ void addBuildFlags(CLI::App& cmd, CheckCli& c) {
       ->capture_default_str();
 }
 
-void addVerifyFlags(CLI::App& cmd, CheckCli& c) {
+void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("--seeds", c.seeds, "Correctness seeds (default: the task's)")->delimiter(',');
   cmd.add_option("--atol", c.atol, "Absolute tolerance (default: the task's)");
   cmd.add_option("--rtol", c.rtol, "Relative tolerance (default: the task's)");
@@ -158,13 +159,14 @@ void addVerifyFlags(CLI::App& cmd, CheckCli& c) {
                "Let the worker open existing files read-write (Landlock still confines writes)");
 }
 
-void addOutputFlags(CLI::App& cmd, CheckCli& c) {
-  cmd.add_flag("--json", c.json, "Print the JSON report instead of text");
-  cmd.add_option("--report", c.report, "Also write the JSON report to this file");
+void addOutputFlags(CLI::App& cmd, CheckFlags& c) {
+  cmd.add_option("--json", c.json, "Write the JSON report to FILE ('-' for stdout, instead of the text)")
+      ->type_name("FILE");
+  cmd.add_flag("-q,--quiet", c.quiet, "No text report");
 }
 
-void addBuildCommand(CLI::App& app) {
-  auto c = std::make_shared<CheckCli>();
+void addBuildCommand(CLI::App& app, int* exit_code) {
+  auto c = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "build",
       "Compile a solution into a loadable solution.so with nvcc (or, with --device cpu, the host\n"
@@ -179,7 +181,7 @@ void addBuildCommand(CLI::App& app) {
   cmd->add_flag("--device-only", c->device_only, "Only check the device code of the .cu files (NVRTC)");
   addBuildFlags(*cmd, *c);
   addOutputFlags(*cmd, *c);
-  cmd->callback([c] {
+  cmd->callback([c, exit_code] {
     CheckReport report;
     report.started_at = nowIso8601();
     Solution solution = loadSolution(c->solution);
@@ -196,12 +198,12 @@ void addBuildCommand(CLI::App& app) {
     report.message = s.status == Status::Ok ? "" : "build: " + built.message;
     report.seconds = s.seconds;
     report.finished_at = nowIso8601();
-    finishCommand(emit(*c, report, "build"));
+    *exit_code = emit(*c, report, "build");
   });
 }
 
-void addVerifyCommand(CLI::App& app) {
-  auto c = std::make_shared<CheckCli>();
+void addVerifyCommand(CLI::App& app, int* exit_code) {
+  auto c = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "verify",
       "Build the solution (from the cache when unchanged), run it in an isolated worker process on\n"
@@ -215,16 +217,16 @@ void addVerifyCommand(CLI::App& app) {
   addBuildFlags(*cmd, *c);
   addVerifyFlags(*cmd, *c);
   addOutputFlags(*cmd, *c);
-  cmd->callback([c] {
+  cmd->callback([c, exit_code] {
     CheckOptions o;
     o.build = buildOptions(*c);
     o.verify = verifyOptions(*c);
     CheckReport report = runCheck(c->task, c->solution, o);
-    finishCommand(emit(*c, report, "verify"));
+    *exit_code = emit(*c, report, "verify");
   });
 }
 
-void addCheckOptions(CLI::App& app, CheckCli& c) {
+void addCheckOptions(CLI::App& app, CheckFlags& c) {
   app.add_option("TASK", c.task, "Task bundle directory (with SOLUTION_DIR: static -> build -> verify)")
       ->check(CLI::ExistingDirectory);
   app.add_option("SOLUTION_DIR", c.solution, "Solution directory")->check(CLI::ExistingDirectory);
@@ -235,7 +237,7 @@ void addCheckOptions(CLI::App& app, CheckCli& c) {
   addOutputFlags(app, c);
 }
 
-int runCheckCli(const CheckCli& c, const StaticStage& static_stage) {
+int runCheckCommand(const CheckFlags& c, const StaticStage& static_stage) {
   if (c.task.empty() || c.solution.empty())
     throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see --help)");
   CheckOptions o;
@@ -246,4 +248,40 @@ int runCheckCli(const CheckCli& c, const StaticStage& static_stage) {
   return emit(c, report, "");
 }
 
-}  // namespace kb::cli
+StaticStage clangStaticStage(const CheckFlags& c) {
+#ifdef KB_HAVE_CLANG
+  std::string arch = c.arch;
+  return [arch](const Solution& solution) {
+    StageReport s;
+    s.name = "static";
+    ReportHeader header;
+    header.tool = "kbcheck";
+    header.stage = "static";
+    header.solution_hash = solution.hash;
+    header.started_at = nowIso8601();
+    analyze::Policy policy = analyze::loadPolicy(analyze::defaultPolicyPath());
+    analyze::CheckOptions options = analyze::defaultCheckOptions();
+    options.gpu_arch = arch;
+    analyze::StaticResult result = analyze::checkSolution(solution, policy, options);
+    header.finished_at = nowIso8601();
+    header.status = analyze::staticStatus(result);
+    s.status = header.status;
+    s.seconds = result.seconds;
+    s.detail = analyze::staticReportJson(header, solution, policy, result);
+    if (s.status != Status::Ok && !s.detail.contains("message")) {
+      std::string first = result.infra_failed ? result.infra_message : "";
+      for (const auto& f : result.findings)
+        if (first.empty() && f.severity == analyze::Severity::Error)
+          first = f.file + ":" + std::to_string(f.line) + ": [" + f.rule + "] " + f.message;
+      if (first.empty() && !result.parse_errors.empty()) first = result.parse_errors.front();
+      s.detail["message"] = first;
+    }
+    return s;
+  };
+#else
+  (void)c;
+  return {};
+#endif
+}
+
+}  // namespace kb::tools

@@ -1,20 +1,17 @@
 // The `build` and `verify` subcommands of kbcheck and the combined run
 // (`kbcheck TASK SOLUTION_DIR`), as functions main.cpp registers:
 //
-//   CLI::App app{...};
-//   kb::cli::CheckCli check;
-//   kb::cli::addCheckOptions(app, check);         // TASK SOLUTION_DIR + flags
-//   kb::cli::addBuildCommand(app);                // kbcheck build ...
-//   kb::cli::addVerifyCommand(app);               // kbcheck verify ...
-//   ... parse ...
-//   if (no subcommand ran) return kb::cli::runCheckCli(check, staticStage);
+//   kb::tools::CheckFlags check;
+//   kb::tools::addCheckOptions(app, check);          // TASK SOLUTION_DIR + flags
+//   kb::tools::addBuildCommand(app, &exit_code);     // kbcheck build ...
+//   kb::tools::addVerifyCommand(app, &exit_code);    // kbcheck verify ...
+//   app.parse(argc, argv);
+//   if (app.get_subcommands().empty())
+//     exit_code = kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
 //
-// Subcommand callbacks end by throwing CLI::RuntimeError(exit_code) when the
-// exit code is not 0, which app.exit() turns into the process's exit code
-// without printing anything. Exit codes: 0 ok; 1 the solution failed a
-// stage (static_violation, compile_error, runtime_error, timeout, crash,
-// incorrect, hack_detected); 2 bad input (kb::UsageError, thrown to main);
-// 3 infra_error.
+// Exit codes: 0 ok; 1 the solution failed a stage (static_violation,
+// compile_error, runtime_error, timeout, crash, incorrect, hack_detected);
+// 2 bad input (kb::UsageError, thrown to main); 3 infra_error.
 #pragma once
 
 #include <string>
@@ -24,10 +21,10 @@
 
 #include "verify/check.h"
 
-namespace kb::cli {
+namespace kb::tools {
 
 // Flags shared by build, verify and the combined run.
-struct CheckCli {
+struct CheckFlags {
   std::string task;
   std::string solution;
   // build
@@ -50,25 +47,29 @@ struct CheckCli {
   bool no_seccomp = false, no_landlock = false, allow_open_rdwr = false;
   bool keep_workdir = false;
   // output
-  bool json = false;
-  std::string report;
+  std::string json;  // write the JSON report to this file ("-": stdout)
+  bool quiet = false;
 };
 
-void addBuildFlags(CLI::App& cmd, CheckCli& c);
-void addVerifyFlags(CLI::App& cmd, CheckCli& c);
-void addOutputFlags(CLI::App& cmd, CheckCli& c);
+void addBuildFlags(CLI::App& cmd, CheckFlags& c);
+void addVerifyFlags(CLI::App& cmd, CheckFlags& c);
+void addOutputFlags(CLI::App& cmd, CheckFlags& c);
 
-// kbcheck build SOLUTION_DIR
-void addBuildCommand(CLI::App& app);
+// kbcheck build SOLUTION_DIR; the exit code lands in *exit_code.
+void addBuildCommand(CLI::App& app, int* exit_code);
 // kbcheck verify TASK SOLUTION_DIR (builds first, from the cache when it can)
-void addVerifyCommand(CLI::App& app);
+void addVerifyCommand(CLI::App& app, int* exit_code);
 // TASK SOLUTION_DIR and every flag, on `app` itself, for the combined run.
-void addCheckOptions(CLI::App& app, CheckCli& c);
+void addCheckOptions(CLI::App& app, CheckFlags& c);
 
 // Runs static (if given) -> build -> verify, prints, returns the exit code.
-int runCheckCli(const CheckCli& c, const StaticStage& static_stage);
+int runCheckCommand(const CheckFlags& c, const StaticStage& static_stage);
+
+// The Clang checker (lib/analyze) as the combined run's static stage, with
+// the default policy; empty where kbcheck was built without Clang.
+StaticStage clangStaticStage(const CheckFlags& c);
 
 // The exit code for a final status (see above).
 int exitCodeFor(Status status);
 
-}  // namespace kb::cli
+}  // namespace kb::tools

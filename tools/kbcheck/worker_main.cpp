@@ -1,5 +1,16 @@
-// kbcheck-worker: the process in which one candidate runs (harness/worker.h).
-// Started by kbcheck verify; not meant to be run by hand.
-#include "harness/worker.h"
+// kbcheck-worker: the processes verification runs in, started by kbcheck
+// verify, not by hand.
+//   kbcheck-worker candidate REQUEST.json   one candidate, confined (harness/worker.h)
+//   kbcheck-worker reference REQUEST.json   the reference and the comparison (verify/compare.h)
+#include <cstdio>
+#include <cstring>
 
-int main(int argc, char** argv) { return kb::workerMain(argc, argv); }
+#include "harness/worker.h"
+#include "verify/compare.h"
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "candidate") == 0) return kb::workerMain(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "reference") == 0) return kb::referenceMain(argc - 1, argv + 1);
+  std::fprintf(stderr, "usage: kbcheck-worker candidate|reference REQUEST.json (started by kbcheck verify)\n");
+  return 2;
+}

@@ -1,0 +1,333 @@
+// The reference worker: the reference and the comparison, in a process of
+// its own. The only translation unit of lib/verify with torch headers.
+#include "verify/compare.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include "core/error.h"
+#include "harness/wire.h"
+#include "kb/solution.h"
+#include "task/task.h"
+
+#if KB_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int32_t toKbDtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return KB_FLOAT32;
+    case at::kHalf: return KB_FLOAT16;
+    case at::kBFloat16: return KB_BFLOAT16;
+    case at::kDouble: return KB_FLOAT64;
+    case at::kChar: return KB_INT8;
+    case at::kByte: return KB_UINT8;
+    case at::kShort: return KB_INT16;
+    case at::kInt: return KB_INT32;
+    case at::kLong: return KB_INT64;
+    case at::kBool: return KB_BOOL;
+    default: return -1;
+  }
+}
+
+at::ScalarType toScalarType(int32_t d) {
+  switch (d) {
+    case KB_FLOAT32: return at::kFloat;
+    case KB_FLOAT16: return at::kHalf;
+    case KB_BFLOAT16: return at::kBFloat16;
+    case KB_FLOAT64: return at::kDouble;
+    case KB_INT8: return at::kChar;
+    case KB_UINT8: return at::kByte;
+    case KB_INT16: return at::kShort;
+    case KB_INT32: return at::kInt;
+    case KB_INT64: return at::kLong;
+    default: return at::kBool;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string num(double v) {
+  std::ostringstream ss;
+  ss.precision(6);
+  ss << v;
+  return ss.str();
+}
+
+at::Tensor fromWire(const WireTensor& w) {
+  at::Tensor t = at::empty(w.sizes, at::TensorOptions().dtype(toScalarType(w.dtype)));
+  if (!w.bytes.empty()) std::memcpy(t.data_ptr(), w.bytes.data(), w.bytes.size());
+  return t;
+}
+
+bool sameBytes(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor x = a.contiguous(), y = b.contiguous();
+  return x.scalar_type() == y.scalar_type() && x.sizes() == y.sizes() &&
+         std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
+}
+
+std::vector<int64_t> unravel(int64_t flat, c10::IntArrayRef sizes) {
+  std::vector<int64_t> idx(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    idx[d] = sizes[d] ? flat % sizes[d] : 0;
+    flat = sizes[d] ? flat / sizes[d] : 0;
+  }
+  return idx;
+}
+
+// Compares one output; fills `oc` and returns whether it passed.
+bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol,
+                   OutputCheck& oc) {
+  oc.elements = static_cast<uint64_t>(ref.numel());
+  if (toKbDtype(ref.scalar_type()) != toKbDtype(cand.scalar_type())) {
+    oc.problem = "output " + std::to_string(oc.index) + " is " + oc.dtype + ", the reference's is " +
+                 oc.expected_dtype;
+    return false;
+  }
+  if (cand.sizes() != ref.sizes()) {
+    oc.problem = "output " + std::to_string(oc.index) + " has shape " + shapeText(oc.shape) +
+                 ", the reference's is " + shapeText(oc.expected_shape);
+    return false;
+  }
+  if (ref.numel() == 0) return true;
+  at::Tensor c = cand.to(at::kDouble).reshape({-1});
+  at::Tensor r = ref.to(at::kDouble).reshape({-1});
+  at::Tensor c_fin = at::isfinite(c), r_fin = at::isfinite(r);
+  at::Tensor both_nan = at::isnan(c).logical_and(at::isnan(r));
+  at::Tensor diff = (c - r).abs();
+  at::Tensor tol = atol + rtol * r.abs();
+  at::Tensor close = diff.le(tol).logical_or(c.eq(r)).logical_or(both_nan);
+  oc.mismatches = static_cast<uint64_t>((~close).sum().item<int64_t>());
+  oc.nonfinite_unexpected =
+      static_cast<uint64_t>((~c_fin).logical_and(r_fin).sum().item<int64_t>());
+  at::Tensor finite = c_fin.logical_and(r_fin);
+  if (finite.any().item<bool>()) {
+    at::Tensor d = diff.masked_select(finite);
+    oc.max_abs_error = d.max().item<double>();
+    at::Tensor rel = d / r.masked_select(finite).abs().clamp_min(1e-12);
+    oc.max_rel_error = rel.max().item<double>();
+  }
+  if (oc.mismatches == 0) return true;
+
+  at::Tensor excess = at::where(close, at::full_like(diff, -INFINITY),
+                                at::nan_to_num(diff - tol, INFINITY, INFINITY, INFINITY));
+  int64_t worst = excess.argmax().item<int64_t>();
+  oc.worst_index = unravel(worst, ref.sizes());
+  oc.worst_candidate = c[worst].item<double>();
+  oc.worst_reference = r[worst].item<double>();
+  const std::string name = "output " + std::to_string(oc.index);
+  bool floating = at::isFloatingType(cand.scalar_type());
+  if (floating && c.isnan().all().item<bool>() && !r.isnan().all().item<bool>()) {
+    oc.problem = name + " was never written (it still holds the harness's NaN fill)";
+  } else if (oc.nonfinite_unexpected > 0) {
+    oc.problem = name + " has " + std::to_string(oc.nonfinite_unexpected) +
+                 " NaN/Inf values where the reference is finite, first at " +
+                 shapeText(oc.worst_index);
+  } else {
+    oc.problem = name + ": " + std::to_string(oc.mismatches) + " of " +
+                 std::to_string(oc.elements) + " elements differ by more than atol + rtol*|ref| (atol " +
+                 num(atol) + ", rtol " + num(rtol) + "); worst at " + shapeText(oc.worst_index) +
+                 ": candidate " + num(oc.worst_candidate) + ", reference " + num(oc.worst_reference) +
+                 "; max abs error " + num(oc.max_abs_error);
+  }
+  return false;
+}
+
+struct Range {
+  std::string what;
+  uint64_t begin = 0, bytes = 0;
+};
+
+bool overlaps(const Range& a, const Range& b) {
+  return a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
+}
+
+// Checks one seed's record against the reference's outputs.
+SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& pristine,
+                    const std::vector<bool>& ref_modified, const std::vector<at::Tensor>& expected,
+                    double atol, double rtol) {
+  SeedCheck sc;
+  sc.seed = rec.header.value("seed", uint64_t{0});
+  sc.forward_seconds = rec.header.value("forward_seconds", 0.0);
+  auto set = [&](Status s, const std::string& m) {
+    sc.status = s;
+    sc.message = m;
+    return sc;
+  };
+  std::vector<WireTensor> outs, ins;
+  std::vector<int> out_index, in_index;
+  int missing = -1;
+  try {
+    std::size_t off = 0;
+    const Json& ol = rec.header.at("outputs");
+    Json present = Json::array();
+    for (const auto& o : ol) {
+      if (o.value("missing", false)) {
+        if (missing < 0) missing = o.at("index").get<int>();
+        continue;
+      }
+      present.push_back(o);
+      out_index.push_back(o.at("index").get<int>());
+    }
+    outs = takeTensors(present, rec.payload, &off);
+    for (const auto& i : rec.header.at("inputs")) in_index.push_back(i.at("index").get<int>());
+    ins = takeTensors(rec.header.at("inputs"), rec.payload, &off);
+    if (off != rec.payload.size()) throw Error("payload longer than described");
+  } catch (const std::exception& e) {
+    return set(Status::HackDetected,
+               std::string("the seed's record is malformed (") + e.what() + "): forged result channel");
+  }
+
+  // Aliasing: outputs against every other piece of memory the call saw.
+  std::vector<Range> others;
+  for (size_t k = 0; k < ins.size(); ++k)
+    others.push_back({"input " + std::to_string(in_index[k]), ins[k].data_ptr, ins[k].storage_bytes});
+  for (const auto& r : rec.header.value("ranges", Json::array()))
+    others.push_back({r.value("kind", std::string("memory")) + " " + r.value("name", std::string()),
+                      r.value("data_ptr", uint64_t{0}), r.value("storage_bytes", uint64_t{0})});
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Range o{"output " + std::to_string(out_index[k]), outs[k].data_ptr, outs[k].storage_bytes};
+    for (const auto& other : others)
+      if (overlaps(o, other)) return set(Status::HackDetected, o.what + " shares memory with " + other.what);
+    others.push_back(o);
+  }
+
+  // Inputs must come back as they went in (unless the reference itself
+  // writes into that input).
+  size_t tensor_inputs = 0;
+  for (const auto& v : pristine) tensor_inputs += v.isTensor() ? 1 : 0;
+  if (ins.size() != tensor_inputs)
+    return set(Status::HackDetected, "the seed's record lists " + std::to_string(ins.size()) +
+                                         " tensor inputs, the task has " + std::to_string(tensor_inputs));
+  for (size_t k = 0; k < ins.size(); ++k) {
+    int i = in_index[k];
+    if (i < 0 || i >= static_cast<int>(pristine.size()) || !pristine[i].isTensor())
+      return set(Status::HackDetected, "the seed's record names input " + std::to_string(i) + ", which is not a tensor");
+    if (ref_modified[i]) continue;
+    at::Tensor before = pristine[i].toTensor().to(at::kCPU);
+    if (!sameBytes(fromWire(ins[k]), before))
+      return set(Status::HackDetected, "input " + std::to_string(i) +
+                                           " was modified by the solution (inputs are read-only)");
+  }
+
+  // Count, dtypes, shapes, values.
+  if (missing >= 0 && missing < static_cast<int>(expected.size()))
+    return set(Status::Incorrect, "output " + std::to_string(missing) + " was never allocated");
+  if (outs.size() != expected.size())
+    return set(Status::Incorrect, "the solution returned " + std::to_string(outs.size()) +
+                                      " output(s), the reference returns " + std::to_string(expected.size()));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    OutputCheck oc;
+    oc.index = out_index[k];
+    const at::Tensor& ref = expected[k];
+    oc.dtype = dtypeName(outs[k].dtype);
+    oc.expected_dtype = dtypeName(toKbDtype(ref.scalar_type()));
+    oc.shape = outs[k].sizes;
+    oc.expected_shape.assign(ref.sizes().begin(), ref.sizes().end());
+    if (oc.index != static_cast<int>(k)) {
+      oc.problem = "outputs are not numbered 0.." + std::to_string(expected.size() - 1);
+      sc.outputs.push_back(oc);
+      return set(Status::Incorrect, oc.problem);
+    }
+    bool ok = compareOutput(fromWire(outs[k]), ref, atol, rtol, oc);
+    sc.outputs.push_back(oc);
+    if (!ok && sc.status == Status::Ok) set(Status::Incorrect, oc.problem);
+  }
+  return sc;
+}
+
+}  // namespace
+
+int referenceMain(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: kbcheck-worker reference REQUEST.json (started by kbcheck verify)\n");
+    return 2;
+  }
+  try {
+    auto t0 = Clock::now();
+    CompareRequest req = CompareRequest::fromJson(readJsonFile(argv[1]));
+    c10::InferenceMode inference;
+    Task task = Task::open(req.task_dir);
+    c10::Device device(req.device);
+    Json verdict;
+    verdict["type"] = "verdict";
+    verdict["torch_version"] = torchVersion();
+    verdict["gpu"] = nullptr;
+#if KB_WITH_CUDA
+    if (device.is_cuda()) verdict["gpu"] = std::string(at::cuda::getDeviceProperties(device.index())->name);
+#endif
+    Reference reference = task.reference(device);
+    std::string problem;
+    std::vector<WireRecord> records = readRecords(req.candidate_results, &problem);
+    Status status = Status::Ok;
+    std::string message;
+    Json seeds = Json::array();
+    for (uint64_t seed : req.seeds) {
+      const WireRecord* rec = nullptr;
+      for (const auto& r : records)
+        if (r.header["type"] == "seed" && r.header.value("seed", uint64_t{0}) == seed) rec = &r;
+      if (!rec) {
+        status = Status::HackDetected;
+        message = "no result for seed " + std::to_string(seed) + " although the worker finished";
+        break;
+      }
+      std::vector<c10::IValue> pristine = task.makeInputs(seed, device);
+      std::vector<c10::IValue> ref_inputs;
+      for (const auto& v : pristine)
+        ref_inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+      std::vector<at::Tensor> expected;
+      for (const auto& t : reference.run(ref_inputs)) expected.push_back(t.detach().to(at::kCPU));
+      std::vector<bool> ref_modified(pristine.size(), false);
+      for (size_t i = 0; i < pristine.size(); ++i)
+        if (pristine[i].isTensor())
+          ref_modified[i] = !sameBytes(ref_inputs[i].toTensor().to(at::kCPU),
+                                       pristine[i].toTensor().to(at::kCPU));
+      SeedCheck sc = checkSeed(*rec, pristine, ref_modified, expected, req.atol, req.rtol);
+      if (sc.status != Status::Ok &&
+          (status == Status::Ok ||
+           (sc.status == Status::HackDetected && status != Status::HackDetected))) {
+        status = sc.status;
+        message = "seed " + std::to_string(seed) + ": " + sc.message;
+      }
+      seeds.push_back(sc.toJson());
+    }
+    verdict["status"] = std::string(statusName(status));
+    verdict["message"] = message;
+    verdict["seeds"] = seeds;
+    verdict["seconds"] = since(t0);
+    if (!writeRecord(3, verdict, "")) {
+      std::fprintf(stderr, "kbcheck-worker reference: cannot write the verdict\n");
+      return 70;
+    }
+    return 0;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "kbcheck-worker reference: %s\n", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbcheck-worker reference: %s\n", e.what());
+  }
+  return 70;
+}
+
+}  // namespace kb

@@ -1,0 +1,76 @@
+// The reference side of verification, run in its own process
+// (`kbcheck-worker reference REQUEST.json`, started only after the
+// candidate's worker has ended): load the task's reference, make each
+// seed's inputs again, run the reference, and compare with what the
+// candidate's worker sent back. The verdict goes back on fd 3 as one
+// "verdict" record (harness/wire.h). Neither kbcheck nor the candidate's
+// process ever holds the reference's outputs.
+//
+// Checks per seed, in order (the first failure is the seed's status):
+//   the record is well-formed                          else hack_detected
+//   no output shares memory with an input, parameter,
+//   buffer, state, scratch or another output           else hack_detected
+//   every tensor input is byte-for-byte unchanged
+//   (unless the reference itself writes into it)       else hack_detected
+//   outputs 0..n-1 all allocated, n as the reference   else incorrect
+//   dtypes and shapes as the reference's               else incorrect
+//   no NaN/Inf where the reference is finite           else incorrect
+//   |c - r| <= atol + rtol * |r| everywhere (NaN
+//   matches NaN, equal infinities match)               else incorrect
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/report.h"
+
+namespace kb {
+
+// One output of one seed, compared.
+struct OutputCheck {
+  int index = 0;
+  std::string dtype, expected_dtype;
+  std::vector<int64_t> shape, expected_shape;
+  uint64_t elements = 0;
+  uint64_t mismatches = 0;            // elements outside the tolerance
+  uint64_t nonfinite_unexpected = 0;  // NaN/Inf where the reference is finite
+  double max_abs_error = 0.0;         // over elements finite in both
+  double max_rel_error = 0.0;         // |c - r| / |r| over the same
+  std::vector<int64_t> worst_index;   // where |c - r| - tol is largest (if any failed)
+  double worst_candidate = 0.0, worst_reference = 0.0;
+  std::string problem;                // empty when it passed
+
+  Json toJson() const;
+  static OutputCheck fromJson(const Json& j);
+};
+
+struct SeedCheck {
+  uint64_t seed = 0;
+  Status status = Status::Ok;
+  std::string message;
+  double forward_seconds = 0.0;  // the candidate's call in its worker, synchronised
+  std::vector<OutputCheck> outputs;
+
+  Json toJson() const;
+  static SeedCheck fromJson(const Json& j);
+};
+
+struct CompareRequest {
+  std::filesystem::path task_dir;
+  std::string device = "cpu";
+  std::vector<uint64_t> seeds;
+  double atol = 1e-2, rtol = 1e-2;
+  std::filesystem::path candidate_results;  // the candidate worker's result channel file
+
+  Json toJson() const;
+  static CompareRequest fromJson(const Json& j);
+};
+
+// `kbcheck-worker reference REQUEST.json`. Exit status 0 when the verdict
+// was written; anything else is an infra_error for the caller.
+int referenceMain(int argc, char** argv);
+
+}  // namespace kb
