@@ -78,7 +78,9 @@ CheckReport runCheck(const fs::path& task_dir, const fs::path& solution_dir,
   };
   auto failed = [&](const StageReport& s, const std::string& message) {
     report.status = s.status;
-    report.message = s.name + ": " + message;
+    std::string line = message.substr(0, message.find('\n'));
+    while (!line.empty() && (line.back() == ':' || line.back() == ' ')) line.pop_back();
+    report.message = s.name + ": " + line;
   };
 
   // static

@@ -273,7 +273,15 @@ StaticStage clangStaticStage(const CheckFlags& c) {
       for (const auto& f : result.findings)
         if (first.empty() && f.severity == analyze::Severity::Error)
           first = f.file + ":" + std::to_string(f.line) + ": [" + f.rule + "] " + f.message;
-      if (first.empty() && !result.parse_errors.empty()) first = result.parse_errors.front();
+      for (const auto& text : result.parse_errors) {  // Clang's own: the first error line
+        std::istringstream in(text);
+        std::string line;
+        while (first.empty() && std::getline(in, line))
+          if (line.find("error:") != std::string::npos) first = line;
+      }
+      std::string root = solution.root.string() + "/";
+      for (auto pos = first.find(root); pos != std::string::npos; pos = first.find(root))
+        first.erase(pos, root.size());
       s.detail["message"] = first;
     }
     return s;
