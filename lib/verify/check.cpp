@@ -41,6 +41,9 @@ Json CheckReport::toJson() const {
   h.tool = "kbcheck";
   h.task_id = task_id;
   h.solution_hash = solution_hash;
+  h.gpu = gpu;
+  h.driver = driver;
+  h.torch_version = torch_version;
   h.started_at = started_at;
   h.finished_at = finished_at;
   h.status = status;
@@ -113,6 +116,9 @@ CheckReport runCheck(const fs::path& task_dir, const fs::path& solution_dir,
   v.status = vr.status;
   v.seconds = since(tv);
   v.detail = vr.toJson();
+  report.gpu = vr.gpu;
+  report.driver = vr.driver;
+  report.torch_version = vr.torch_version;
   report.stages.push_back(v);
   if (v.status != Status::Ok) failed(v, vr.message);
   return finish();

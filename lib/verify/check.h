@@ -39,6 +39,7 @@ struct CheckReport {
   std::string message;         // that stage's one-line reason
   std::string task_id;
   std::string solution_hash;
+  std::string gpu, driver, torch_version;  // from the verify stage, when it ran
   std::string started_at, finished_at;
   double seconds = 0.0;
   std::vector<StageReport> stages;  // always static, build, verify
