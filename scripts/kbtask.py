@@ -189,8 +189,22 @@ def describe_input(i, x):
         p = t.double().mean().item()
         d.update(distribution="bernoulli", params={"p": _round(p, 3)}, observed={"true_fraction": _round(p)})
         return d
-    v = t.double()
-    mn, mx = v.min().item(), v.max().item()
+    # Range over every element; moments over at most ~1M evenly spaced ones.
+    flat = t.reshape(-1)
+    mn, mx = flat.min().double().item(), flat.max().double().item()
+    v = flat[:: max(1, n // (1 << 20))].double()
+    n = v.numel()
+    # A handful of integral values ({-1, 1} targets, class ids kept as
+    # floats, a sparse set of ints): draw from exactly those values.
+    if (math.isfinite(mn) and math.isfinite(mx) and bool((v == v.round()).all())
+            and torch.unique(v).numel() <= 16
+            and bool((flat == flat.round()).all() if x.dtype.is_floating_point else True)):
+        values = torch.unique(flat).double()
+        contiguous = values.numel() == int(mx - mn) + 1
+        if 1 < values.numel() <= 16 and (x.dtype.is_floating_point or not contiguous):
+            d.update(distribution="choice", params={"values": [float(u) for u in values.tolist()]},
+                     observed={"min": _round(mn), "max": _round(mx), "distinct": int(values.numel())})
+            return d
     if not x.dtype.is_floating_point:
         obs = {"min": int(mn), "max": int(mx)}
         if mn == mx:
@@ -256,6 +270,10 @@ def make_spec_inputs(specs, seed):
                 t.add_(p["low"])
         elif dist == "randint":
             t = torch.randint(int(p["low"]), int(p["high"]), shape, generator=gen, dtype=torch.int64)
+        elif dist == "choice":
+            values = torch.tensor(p["values"], dtype=torch.float64)
+            idx = torch.randint(0, values.numel(), shape, generator=gen, dtype=torch.int64)
+            t = values[idx]
         elif dist == "bernoulli":
             t = torch.rand(shape, generator=gen, dtype=torch.float32).lt(p["p"])
         elif dist == "constant":

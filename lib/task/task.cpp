@@ -68,6 +68,10 @@ at::Tensor specTensor(const InputSpec& s, at::Generator& gen) {
   } else if (s.distribution == "randint") {
     t = at::randint(static_cast<int64_t>(s.a), static_cast<int64_t>(s.b), shape, gen,
                     at::TensorOptions().dtype(at::kLong));
+  } else if (s.distribution == "choice") {
+    at::Tensor values = at::tensor(s.values, at::TensorOptions().dtype(at::kDouble));
+    at::Tensor idx = at::randint(values.numel(), shape, gen, at::TensorOptions().dtype(at::kLong));
+    t = values.index_select(0, idx.flatten()).view(shape);
   } else if (s.distribution == "bernoulli") {
     t = at::rand(shape, gen, at::TensorOptions().dtype(at::kFloat)).lt(s.a);
   } else if (s.distribution == "constant") {
