@@ -127,6 +127,7 @@ def capture(job, tmpdir):
         raise TaskError("nondeterministic", "two runs on the same inputs differ (max abs diff "
                         f"{kbtask.max_abs_diff(out0, again):.3g}): forward draws random numbers "
                         "(dropout in training mode, torch.randn, ...) or is otherwise not repeatable")
+    del again
 
     # The input generator: scripted get_inputs if it scripts and reproduces
     # get_inputs() exactly, else the recorded spec.
@@ -156,6 +157,7 @@ def capture(job, tmpdir):
         xs = kbtask.make_spec_inputs(specs, 0)
         try:
             outs = _eager(model, xs, "forward on spec inputs")
+            del xs
         except TaskError as e:
             raise TaskError("spec_error", "recorded input spec: " + e.message)
         if [(o.dtype, o.shape) for o in outs] != [(o.dtype, o.shape) for o in out0]:
@@ -163,6 +165,7 @@ def capture(job, tmpdir):
         generator = "spec"
 
     task = {"generator": generator, "inputs": specs or []}
+    del x0, out0
     x0 = kbtask.bundle_inputs(mod, task, 0)
     x1 = kbtask.bundle_inputs(mod, task, 1)
     out0 = _eager(model, x0)
