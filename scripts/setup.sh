@@ -3,7 +3,8 @@
 # Idempotent: packages already present are not fetched again.
 #   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json,
 #           OpenSSL, libseccomp, libcurl, PCRE2, jq, Chromium (report screenshots)
-#   PyPI:   meson, ninja and torch==2.11.0 (LibTorch headers and libraries) in
+#   PyPI:   meson, ninja, torch==2.11.0 (LibTorch headers and libraries) and
+#           pyarrow (Parquet rows for kbsynth import) in
 #           a virtual environment at $KB_VENV (default /opt/kb-venv)
 set -euo pipefail
 
@@ -37,11 +38,11 @@ if [ ! -x "$KB_VENV/bin/python" ]; then
   python3 -m venv "$KB_VENV"
 fi
 if ! "$KB_VENV/bin/python" - <<PY 2>/dev/null
-import sys, torch, mesonbuild, ninja
+import sys, torch, mesonbuild, ninja, pyarrow
 sys.exit(0 if torch.__version__.split('+')[0] == "$TORCH_VERSION" else 1)
 PY
 then
   echo "setup: installing meson, ninja, torch==$TORCH_VERSION from PyPI (large download)"
-  "$KB_VENV/bin/pip" install -q --disable-pip-version-check meson ninja "torch==$TORCH_VERSION" numpy
+  "$KB_VENV/bin/pip" install -q --disable-pip-version-check meson ninja "torch==$TORCH_VERSION" numpy pyarrow
 fi
 echo "setup: ready (venv $KB_VENV)"

@@ -1,0 +1,115 @@
+// A task bundle on disk (DESIGN.md §4 "Task bundle"), read without torch:
+// task.json parsed and checked, the files it names checked present and
+// unchanged. docs/task-format.md documents every file and field.
+//
+//   <bundle>/model.py            the PyTorch reference (source of truth)
+//   <bundle>/task.json           everything below is described here
+//   <bundle>/reference.pt        TorchScript module, weights from init seed
+//   <bundle>/inputs.pt           scripted get_inputs (only if "generator" is "scripted")
+//   <bundle>/compiled/<arch>.pt2 AOTInductor package (torch.compile baseline)
+//
+// The torch side (loading, running, input generation) is in task/task.h.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace kb {
+
+// task.json "format_version" this build reads and writes.
+inline constexpr int kTaskFormatVersion = 1;
+
+// One entry of task.json "inputs": how input i of get_inputs() is made.
+struct InputSpec {
+  std::string kind;  // "tensor", "int", "float", "bool"
+  // kind == "tensor":
+  std::string dtype;           // "float32", "float16", "bfloat16", "float64",
+                               // "int8", "uint8", "int16", "int32", "int64", "bool"
+  std::vector<int64_t> shape;
+  std::string distribution;    // "normal", "uniform", "randint", "choice", "bernoulli", "constant"
+  double a = 0.0;  // normal: mean   uniform: low   randint: low   bernoulli: p   constant: value
+  double b = 0.0;  // normal: std    uniform: high  randint: high (exclusive)
+  std::vector<double> values;  // choice: the values drawn from, uniformly
+  // kind == "int" / "float" / "bool": the value get_inputs() returned.
+  double value = 0.0;
+};
+
+// One output of the reference, in flattened order (a tuple output is spread).
+struct OutputSpec {
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+// One parameter or buffer of the reference, by state_dict name.
+struct StateSpec {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  bool buffer = false;  // false: nn.Parameter
+};
+
+// task.json, parsed. `json` keeps the whole document (provenance, baselines
+// and anything this struct does not name).
+struct TaskInfo {
+  std::string id;            // e.g. "kernelbench/level1/19_ReLU"
+  std::string model_sha256;  // of model.py, as captured
+  std::string torch_version; // torch that captured reference.pt
+  uint64_t init_seed = 42;   // torch.manual_seed before Model(*get_init_inputs())
+  std::string capture;       // "script" or "trace": how reference.pt was made
+  std::string generator;     // "scripted" (inputs.pt) or "spec" (inputs below)
+  // "all": reference.pt's forward takes every input; "tensors": only the
+  // tensor inputs (a trace with scalar inputs fixed to their recorded values).
+  std::string reference_args = "all";
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+  std::vector<StateSpec> state;  // parameters, then buffers
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  std::vector<uint64_t> correctness_seeds;  // default 0..4
+  Json json;
+};
+
+struct TaskBundle {
+  std::filesystem::path dir;  // absolute
+  TaskInfo info;
+
+  std::filesystem::path modelPy() const { return dir / "model.py"; }
+  std::filesystem::path taskJson() const { return dir / "task.json"; }
+  std::filesystem::path referencePt() const { return dir / "reference.pt"; }
+  std::filesystem::path inputsPt() const { return dir / "inputs.pt"; }
+  // compiled/<arch>.pt2, e.g. arch "cpu" or "sm_90".
+  std::filesystem::path compiledPath(const std::string& arch) const {
+    return dir / "compiled" / (arch + ".pt2");
+  }
+  // The architectures with a compiled package on disk (task.json "compiled").
+  std::vector<std::string> compiledArchs() const;
+};
+
+// Parses a task.json document; throws kb::UsageError naming `where` and the
+// field when a required field is missing or has the wrong type, or the
+// format_version is not kTaskFormatVersion.
+TaskInfo parseTaskInfo(const Json& doc, const std::string& where);
+
+// Opens and validates a bundle: task.json parses, its version matches, and
+// model.py, reference.pt (and inputs.pt for a scripted generator) exist and
+// match the sha256 that task.json records for them. Throws kb::UsageError
+// with the bundle path and the reason (missing file, corrupt file, version
+// mismatch).
+TaskBundle openBundle(const std::filesystem::path& dir);
+
+// Checks compiled/<arch>.pt2 against task.json "compiled"."<arch>" (present,
+// same sha256, same torch version). Returns the reason it is unusable, or
+// std::nullopt when it is usable.
+std::optional<std::string> checkCompiled(const TaskBundle& bundle, const std::string& arch);
+
+// The device architecture name used for compiled/<arch>.pt2: "cpu" for the
+// host, "sm_<major><minor>" for a CUDA device (read through the CUDA driver,
+// no toolkit needed). Throws kb::Error when CUDA is absent.
+std::string cudaArch(int device_index);
+
+}  // namespace kb

@@ -1,0 +1,40 @@
+// Finding the problems to import (kbsynth import): KernelBench checkouts and
+// level folders, datasets in the CUDA-Agent-Ops-6K layout (JSONL or
+// Parquet rows with a `code` column, plus `ops` and `data_source`), and
+// single model.py files. Each problem gets a task id and a provenance
+// record; docs/kbsynth.md lists the rules.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace kb {
+
+struct ImportItem {
+  std::string id;       // task id = bundle path under the output folder
+  Json provenance;      // task.json "provenance"
+  std::string code;     // the program (model.py)
+  std::string error;    // non-empty: the source itself is unusable (reason "bad_row")
+};
+
+struct ImportOptions {
+  std::string id;         // single .py file: its task id (default file/<name>)
+  std::string id_prefix;  // datasets and plain folders: the id prefix (default: file or folder name)
+  std::string python;     // interpreter for reading Parquet (see pythonPath)
+};
+
+// The problems under `source`. Throws kb::UsageError when `source` is
+// missing or of no known kind.
+std::vector<ImportItem> findProblems(const std::filesystem::path& source, const ImportOptions& options);
+
+// Replaces characters outside [A-Za-z0-9_.-] by '_' (a path component).
+std::string sanitizeIdPart(const std::string& part);
+
+// Whether `id` is a safe relative path: components of [A-Za-z0-9_.-], none
+// empty, "." or "..".
+bool validTaskId(const std::string& id);
+
+}  // namespace kb

@@ -1,0 +1,45 @@
+// Running the Python helpers in scripts/ (capture.py, baseline.py,
+// expected.py, read_rows.py) as subprocesses: the only places the toolchain
+// needs PyTorch's Python side. Each prints one JSON object per line on
+// stdout; its stderr goes straight to ours.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "task/bundle.h"
+
+namespace kb {
+
+// The interpreter: `flag` when not empty, else $KB_PYTHON, else
+// /opt/kb-venv/bin/python3 when it exists, else "python3" on the PATH.
+std::string pythonPath(const std::string& flag = "");
+
+// The folder of the scripts: $KB_SCRIPTS_DIR, else <source root>/scripts.
+std::filesystem::path scriptsDir();
+
+struct ScriptResult {
+  int exit_code = 0;            // of the interpreter; 128+N when killed by signal N
+  std::vector<Json> lines;      // stdout lines that parsed as JSON objects
+  std::vector<std::string> other;  // stdout lines that did not
+};
+
+// Runs `python scripts/<script> args...`, calling on_line for each JSON line
+// as it arrives (progress). Throws kb::Error when the interpreter cannot be
+// started.
+ScriptResult runScript(const std::string& python, const std::string& script,
+                       const std::vector<std::string>& args,
+                       const std::function<void(const Json&)>& on_line = {});
+
+// The compiled baseline for `arch` on first need: when checkCompiled() finds
+// compiled/<arch>.pt2 missing or stale, runs scripts/baseline.py for
+// `device` ("cpu", "cuda", "cuda:1") and re-opens the bundle. Returns the
+// bundle as it now is; throws kb::Error with baseline.py's reason when the
+// build fails.
+TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,
+                          const std::string& python = "");
+
+}  // namespace kb

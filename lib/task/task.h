@@ -1,0 +1,138 @@
+// A task bundle, loaded through LibTorch: inputs for a seed on a device, the
+// reference module (the eager baseline), the reference's parameters and
+// buffers by state_dict name (what a solution sees through kb/solution.h),
+// and the torch.compile baseline (an AOTInductor package).
+//
+// This header is kept light (ATen's IValue, about 3 s to parse); the heavy
+// torch/script.h and the AOTInductor loader live in task.cpp only.
+//
+// Typical use (kbcheck verify):
+//
+//   kb::Task task = kb::Task::open("tasks/kernelbench/level1/19_ReLU");
+//   c10::Device dev = c10::Device("cuda:0");
+//   kb::Reference ref = task.reference(dev);
+//   for (uint64_t seed : task.info().correctness_seeds) {
+//     std::vector<c10::IValue> x = task.makeInputs(seed, dev);
+//     std::vector<at::Tensor> want = ref.run(x);
+//     ... give x and ref.state() to the solution, compare ...
+//   }
+//
+// Threading: a Reference or CompiledBaseline may be used by one thread at a
+// time. makeInputs() for a scripted generator reseeds torch's default CPU
+// generator under a process-wide lock; spec generators use a private
+// generator and are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+
+#include "task/bundle.h"
+
+namespace kb {
+
+// A parameter or buffer of the reference module.
+struct NamedTensor {
+  std::string name;  // state_dict name, e.g. "conv.weight", "bn.running_mean"
+  at::Tensor tensor;
+  bool buffer = false;  // false: nn.Parameter
+};
+
+// The reference module (reference.pt) on one device: the eager baseline.
+class Reference {
+ public:
+  // Runs forward and returns the outputs flattened (a tensor output gives
+  // one element; tuples and lists are spread in order). Scalars in the
+  // output are an error (kb::Error). No autograd is recorded.
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) const;
+  // forward() as the module returns it.
+  c10::IValue forward(const std::vector<c10::IValue>& inputs) const;
+  // Parameters then buffers, with their state_dict names, on device(). These
+  // are the module's own tensors (not copies): do not write to them.
+  std::vector<NamedTensor> state() const;
+  c10::Device device() const;
+
+ private:
+  friend class Task;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// The torch.compile baseline: compiled/<arch>.pt2 loaded by
+// torch::inductor::AOTIModelPackageLoader. Only tensor inputs are passed
+// (scalars were specialised at export time); outputs come flattened.
+class CompiledBaseline {
+ public:
+  std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) const;
+  c10::Device device() const;
+  std::string arch() const;  // "cpu", "sm_90", ...
+
+ private:
+  friend class Task;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+class Task {
+ public:
+  // openBundle(dir) (validation, clear errors), nothing loaded yet.
+  static Task open(const std::filesystem::path& dir);
+  explicit Task(TaskBundle bundle);
+
+  const TaskBundle& bundle() const { return bundle_; }
+  const TaskInfo& info() const { return bundle_.info; }
+  const std::string& id() const { return bundle_.info.id; }
+
+  // The inputs of get_inputs() for `seed`, in order, tensors on `device`
+  // (made on the CPU, then copied, so the values do not depend on the
+  // device). Fresh tensors every call. Same seed, same values.
+  std::vector<c10::IValue> makeInputs(uint64_t seed, c10::Device device) const;
+
+  // Loads reference.pt onto `device` (a fresh module each call). Throws
+  // kb::Error with the bundle path when the file cannot be loaded.
+  Reference reference(c10::Device device) const;
+
+  // Loads compiled/<arch of device>.pt2. Throws kb::Error saying what to run
+  // (`kbsynth baseline`) when the package is missing, stale (other torch
+  // version) or built for another architecture.
+  CompiledBaseline compiled(c10::Device device) const;
+
+ private:
+  struct Cache;  // the loaded input generator, shared by copies
+  TaskBundle bundle_;
+  std::shared_ptr<Cache> cache_;
+};
+
+// The arch name of compiled/<arch>.pt2 for a device: "cpu" or "sm_XY".
+std::string archOf(c10::Device device);
+
+// Flattens a forward() result into tensors (see Reference::run).
+std::vector<at::Tensor> flattenOutputs(const c10::IValue& value);
+
+// Largest |a - b| over all elements of matching outputs (compared in
+// float64 on the CPU); +inf when the counts, shapes or dtypes differ, NaN
+// when a NaN appears in one and not the other at the same place.
+double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b);
+
+// The buffers of a TorchScript file by name (what scripts/expected.py
+// writes), on the CPU. Throws kb::Error naming the file.
+std::vector<NamedTensor> loadNamedTensors(const std::filesystem::path& path);
+
+// Waits for all work queued on `device` (no-op on the CPU).
+void synchronize(c10::Device device);
+
+// Times `fn` the way scripts/expected.py times Python: `warmup` calls, then
+// `repeats` rounds of `iters` back-to-back calls between synchronisations;
+// returns the median round's mean milliseconds per call.
+double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warmup, int iters,
+                   int repeats);
+
+// The torch version LibTorch was built as, e.g. "2.11.0".
+std::string torchVersion();
+
+}  // namespace kb

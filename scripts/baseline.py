@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Builds the torch.compile baseline of task bundles: an AOTInductor package
+compiled/<arch>.pt2 per device architecture ("cpu", "sm_90", ...), and
+records it in task.json "compiled". Run by `kbsynth baseline` (and by
+`kbsynth export --compiled`), not by hand:
+
+    baseline.py --device cpu|cuda[:N] [--force] [--weights external|in_package] BUNDLE...
+
+One result line per bundle on stdout:
+    {"dir": ..., "id": ..., "status": "ok"|"cached"|"failed", "arch": "cpu",
+     "weights": "external", "seconds": 41.2, "max_abs_diff": 1e-7}
+
+Weights: "external" (the default) keeps them out of the package
+(aot_inductor.package_constants_in_so = False, nothing on disk); the loader
+gets the reference's own parameters and buffers at load time
+(AOTIModelPackageLoader::load_constants). When that fails for a module (a
+constant that is not in its state_dict), the package is rebuilt with the
+weights inside ("in_package").
+"""
+
+import argparse
+import datetime
+import os
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kbtask  # noqa: E402
+from kbtask import TaskError, torch  # noqa: E402
+
+
+def arch_of(device):
+    if device.type == "cpu":
+        return "cpu"
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}"
+
+
+def _eager(model, xs):
+    with torch.no_grad():
+        return kbtask.flatten_outputs(model(*xs))
+
+
+def _build(ep, path, external):
+    configs = {"aot_inductor.package_constants_in_so": not external}
+    with kbtask.warnings.catch_warnings():
+        kbtask.warnings.simplefilter("ignore")
+        torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
+
+
+def _check(path, external, state, mod, task, model, device, tol):
+    runner = torch._inductor.aoti_load_package(path)
+    if external:
+        fqns = runner.get_constant_fqns()
+        missing = [n for n in fqns if n not in state]
+        if missing:
+            raise TaskError("compile_error", "constants not in the state_dict: " + ", ".join(missing[:5]))
+        runner.load_constants({n: state[n] for n in fqns}, check_full_update=True)
+    worst = 0.0
+    for seed in (0, 1):
+        xs = kbtask.bundle_inputs(mod, task, seed, device)
+        want = _eager(model, xs)
+        with torch.no_grad():
+            got = kbtask.flatten_outputs(runner(*[x for x in xs if isinstance(x, torch.Tensor)]))
+        d = kbtask.max_abs_diff(got, want)
+        if not kbtask.close(got, want, atol=tol["atol"], rtol=tol["rtol"]):
+            raise TaskError("mismatch", f"compiled output differs from eager for seed {seed} (max abs diff {d:.3g})")
+        worst = max(worst, d)
+    return worst
+
+
+def build(bundle, device, force, weights):
+    task = kbtask.read_task(bundle)
+    arch = arch_of(device)
+    out_dir = os.path.join(bundle, "compiled")
+    out = os.path.join(out_dir, arch + ".pt2")
+    entry = task.get("compiled", {}).get(arch)
+    if (not force and entry and os.path.exists(out) and entry.get("torch_version") == kbtask.torch_version()
+            and entry.get("sha256") == kbtask.sha256_file(out)):
+        return {"status": "cached", "arch": arch, "weights": entry.get("weights")}
+
+    start = time.time()
+    mod = kbtask.load_program(os.path.join(bundle, "model.py"))
+    args = kbtask.init_args(mod)
+    model = kbtask.build_model(mod, task["init"]["seed"], args)
+    # The weights must be those of reference.pt.
+    ref = torch.jit.load(os.path.join(bundle, "reference.pt"))
+    ref_state = dict(ref.state_dict())
+    for k, v in model.state_dict().items():
+        if k not in ref_state or not torch.equal(ref_state[k], v):
+            raise TaskError("mismatch", f"model.py and reference.pt disagree on {k} (re-export the bundle)")
+    model = model.to(device)
+    state = {k: v for k, v in model.state_dict().items()}
+    xs = kbtask.bundle_inputs(mod, task, 0, device)
+    try:
+        with kbtask.warnings.catch_warnings():
+            kbtask.warnings.simplefilter("ignore")
+            ep = torch.export.export(model, tuple(xs))
+    except Exception as e:  # noqa: BLE001
+        raise TaskError("export_error", "torch.export: " + kbtask.one_line(e))
+    # Export may run forward; put buffers (batch-norm statistics) back.
+    model = kbtask.build_model(mod, task["init"]["seed"], args).to(device)
+    state = {k: v for k, v in model.state_dict().items()}
+
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = out + ".tmp.pt2"
+    tol = task.get("tolerance", {"atol": 1e-2, "rtol": 1e-2})
+    notes = []
+    modes = [True, False] if weights == "external" else [False]
+    diff = None
+    for external in modes:
+        try:
+            _build(ep, tmp, external)
+        except Exception as e:  # noqa: BLE001
+            raise TaskError("compile_error", "AOTInductor: " + kbtask.one_line(e))
+        try:
+            diff = _check(tmp, external, state, mod, task, model, device, tol)
+            used = "external" if external else "in_package"
+            break
+        except Exception as e:  # noqa: BLE001
+            msg = e.message if isinstance(e, TaskError) else kbtask.one_line(e)
+            notes.append(("external weights: " if external else "") + msg)
+            if external:
+                model = kbtask.build_model(mod, task["init"]["seed"], args).to(device)
+                state = {k: v for k, v in model.state_dict().items()}
+                continue
+            raise TaskError(e.kind if isinstance(e, TaskError) else "compile_error", "; ".join(notes))
+    os.replace(tmp, out)
+    seconds = time.time() - start
+    task = kbtask.read_task(bundle)  # re-read: another arch may have been added meanwhile
+    task.setdefault("compiled", {})[arch] = {
+        "file": f"compiled/{arch}.pt2",
+        "arch": arch,
+        "sha256": kbtask.sha256_file(out),
+        "size_bytes": os.path.getsize(out),
+        "torch_version": kbtask.torch_version(),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "weights": used,
+        "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "build_seconds": round(seconds, 1),
+        "max_abs_diff_vs_eager": diff,
+        "notes": notes,
+    }
+    kbtask.write_json(os.path.join(bundle, "task.json"), task)
+    return {"status": "ok", "arch": arch, "weights": used, "max_abs_diff": diff, "notes": notes}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--weights", choices=["external", "in_package"], default="external")
+    ap.add_argument("bundles", nargs="+")
+    a = ap.parse_args()
+    device = torch.device(a.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        kbtask.log("baseline.py: no CUDA device")
+        return 3
+    for bundle in a.bundles:
+        start = time.time()
+        result = {"dir": bundle}
+        try:
+            result["id"] = kbtask.read_task(bundle)["id"]
+            result.update(build(bundle, device, a.force, a.weights))
+        except TaskError as e:
+            result.update(status="failed", reason=e.kind, message=e.message)
+        except Exception as e:  # noqa: BLE001
+            result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
+        finally:
+            tmp = os.path.join(bundle, "compiled", arch_of(device) + ".pt2.tmp.pt2")
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        result["seconds"] = round(time.time() - start, 3)
+        kbtask.emit(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

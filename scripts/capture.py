@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Captures task bundles: for each job, runs model.py under PyTorch and writes
+reference.pt, inputs.pt (when get_inputs scripts) and task.json.
+
+Run by `kbsynth export` / `kbsynth import` (tools/kbsynth), not by hand:
+
+    capture.py JOBS.jsonl
+
+Each line of JOBS.jsonl is one job:
+    {"dir": "...", "id": "...", "provenance": {...},
+     "init_seed": 42, "tolerance": {...}, "correctness_seeds": [...],
+     "keep": {...}}            # fields carried over from an older task.json
+and each job prints one result line on stdout:
+    {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "seconds": 1.2}
+    {"dir": ..., "id": ..., "status": "failed", "reason": "init_error", "message": "..."}
+"""
+
+import copy
+import datetime
+import json
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kbtask  # noqa: E402
+from kbtask import TaskError, torch  # noqa: E402
+
+TIMEOUT_S = int(os.environ.get("KB_CAPTURE_TIMEOUT", "300"))
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _eager(model, xs, where="forward"):
+    with torch.no_grad():
+        try:
+            out = model(*xs)
+        except TaskError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise TaskError("forward_error", where + ": " + kbtask.one_line(e))
+    return kbtask.flatten_outputs(out, where)
+
+
+def _bind_scalars(model, xs):
+    """Makes forward take only the tensor inputs, the scalars fixed to the
+    recorded values (torch.jit.trace takes tensors only). The class is
+    swapped in place so that state_dict names do not change."""
+    cls = type(model)
+    base_forward = cls.forward
+    pattern = [None if isinstance(x, torch.Tensor) else x for x in xs]
+
+    def forward(self, *tensors):
+        it = iter(tensors)
+        args = [next(it) if p is None else p for p in pattern]
+        return base_forward(self, *args)
+
+    bound = type(cls.__name__, (cls,), {"forward": forward})
+    model.__class__ = bound
+    return model
+
+
+def _capture_reference(mod, args, init_seed, x0, x1, out0, out1):
+    """(module, method, reference_args, notes): TorchScript by script, else by trace."""
+    notes = []
+    scalars = any(not isinstance(x, torch.Tensor) for x in x0)
+
+    def check(sm, xs, want, label):
+        got = _eager(sm, xs, label)
+        d = kbtask.max_abs_diff(got, want)
+        if not kbtask.close(got, want):
+            raise TaskError("mismatch", f"{label} differs from eager (max abs diff {d:.3g})")
+
+    model = kbtask.build_model(mod, init_seed, args)
+    try:
+        with torch.no_grad(), kbtask.warnings.catch_warnings():
+            kbtask.warnings.simplefilter("ignore")
+            sm = torch.jit.script(model)
+        check(sm, x0, out0, "scripted forward (seed 0)")
+        check(sm, x1, out1, "scripted forward (seed 1)")
+        return sm, model, "script", "all", notes
+    except Exception as e:  # noqa: BLE001
+        notes.append("torch.jit.script: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
+
+    model = kbtask.build_model(mod, init_seed, args)
+    tensors0 = [x for x in x0 if isinstance(x, torch.Tensor)]
+    tensors1 = [x for x in x1 if isinstance(x, torch.Tensor)]
+    if scalars:
+        _bind_scalars(model, x0)
+    try:
+        with torch.no_grad(), kbtask.warnings.catch_warnings():
+            kbtask.warnings.simplefilter("ignore")
+            sm = torch.jit.trace(model, tuple(tensors0), check_trace=False)
+        check(sm, tensors0, out0, "traced forward (seed 0)")
+        # A second input set catches data-dependent control flow frozen by the trace.
+        check(sm, tensors1, out1, "traced forward (seed 1)")
+        return sm, model, "trace", ("tensors" if scalars else "all"), notes
+    except Exception as e:  # noqa: BLE001
+        notes.append("torch.jit.trace: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
+    raise TaskError("capture_error", "; ".join(notes))
+
+
+def capture(job, tmpdir):
+    d = job["dir"]
+    model_py = os.path.join(d, "model.py")
+    if not os.path.exists(model_py):
+        raise TaskError("load_error", f"no model.py in {d}")
+    init_seed = int(job.get("init_seed", kbtask.DEFAULT_INIT_SEED))
+    mod = kbtask.load_program(model_py)
+    args = kbtask.init_args(mod)
+    model = kbtask.build_model(mod, init_seed, args)
+    init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    # Eager on get_inputs() itself, twice on the same inputs without
+    # reseeding: a forward that draws random numbers (dropout, randn) differs.
+    x0 = kbtask.python_inputs(mod, 0)
+    out0 = _eager(model, x0)
+    again = _eager(model, x0)
+    if not kbtask.close(out0, again, atol=0, rtol=0):
+        raise TaskError("nondeterministic", "two runs on the same inputs differ (max abs diff "
+                        f"{kbtask.max_abs_diff(out0, again):.3g}): forward draws random numbers "
+                        "(dropout in training mode, torch.randn, ...) or is otherwise not repeatable")
+    del again
+
+    # The input generator: scripted get_inputs if it scripts and reproduces
+    # get_inputs() exactly, else the recorded spec.
+    specs, spec_problem = None, None
+    try:
+        specs = [kbtask.describe_input(i, x) for i, x in enumerate(x0)]
+    except TaskError as e:
+        spec_problem = e.message
+    generator, gen_notes = None, []
+    fn, why = (None, "get_inputs returns a scalar") if any(not isinstance(x, torch.Tensor) for x in x0) \
+        else kbtask.script_get_inputs(mod, tmpdir)
+    if fn is not None:
+        try:
+            for s in (0, 1):
+                torch.manual_seed(s)
+                got = list(fn())
+                if not kbtask.close(got, kbtask.python_inputs(mod, s), atol=0, rtol=0):
+                    raise TaskError("spec_error", f"scripted get_inputs differs from get_inputs() for seed {s}")
+            generator = "scripted"
+        except Exception as e:  # noqa: BLE001
+            why = e.message if isinstance(e, TaskError) else kbtask.one_line(e)
+    if generator is None:
+        gen_notes.append("scripted get_inputs: " + why)
+        if specs is None:
+            raise TaskError("spec_error", spec_problem + "; " + why)
+        # The spec must make inputs the model accepts, with outputs of the same form.
+        xs = kbtask.make_spec_inputs(specs, 0)
+        try:
+            outs = _eager(model, xs, "forward on spec inputs")
+            del xs
+        except TaskError as e:
+            raise TaskError("spec_error", "recorded input spec: " + e.message)
+        if [(o.dtype, o.shape) for o in outs] != [(o.dtype, o.shape) for o in out0]:
+            raise TaskError("spec_error", "outputs on spec inputs differ in shape or dtype from get_inputs()")
+        generator = "spec"
+
+    task = {"generator": generator, "inputs": specs or []}
+    del x0, out0
+    x0 = kbtask.bundle_inputs(mod, task, 0)
+    x1 = kbtask.bundle_inputs(mod, task, 1)
+    out0 = _eager(model, x0)
+    out1 = _eager(model, x1)
+    sm, captured_model, method, ref_args, notes = _capture_reference(mod, args, init_seed, x0, x1, out0, out1)
+    if kbtask.close(out0, out1, atol=0, rtol=0):
+        notes.append("degenerate: the outputs for seeds 0 and 1 are identical (output does not depend on the input)")
+
+    # Weights as right after construction (forward may update buffers, e.g.
+    # batch-norm running statistics in training mode).
+    with torch.no_grad():
+        for k, v in sm.state_dict().items():
+            if k in init_state:
+                v.copy_(init_state[k])
+    ref_path = os.path.join(d, "reference.pt")
+    sm.save(ref_path)
+    inputs_path = os.path.join(d, "inputs.pt")
+    if generator == "scripted":
+        fn.save(inputs_path)
+    elif os.path.exists(inputs_path):
+        os.remove(inputs_path)
+
+    # Round trip: the saved file reproduces eager.
+    loaded = torch.jit.load(ref_path)
+    xs = x0 if ref_args == "all" else [x for x in x0 if isinstance(x, torch.Tensor)]
+    fresh = kbtask.build_model(mod, init_seed, args)
+    want = _eager(fresh, x0)
+    got = _eager(loaded, xs, "saved reference")
+    if not kbtask.close(got, want):
+        raise TaskError("mismatch", f"saved reference.pt differs from eager (max abs diff "
+                        f"{kbtask.max_abs_diff(got, want):.3g})")
+
+    state = [{"name": n, "kind": "parameter", "dtype": kbtask.DTYPE_NAMES.get(p.dtype, str(p.dtype)),
+              "shape": list(p.shape)} for n, p in loaded.named_parameters()]
+    state += [{"name": n, "kind": "buffer", "dtype": kbtask.DTYPE_NAMES.get(b.dtype, str(b.dtype)),
+               "shape": list(b.shape)} for n, b in loaded.named_buffers()]
+
+    keep = job.get("keep", {})
+    model_sha = kbtask.sha256_file(model_py)
+    files = {"model.py": model_sha, "reference.pt": kbtask.sha256_file(ref_path)}
+    if generator == "scripted":
+        files["inputs.pt"] = kbtask.sha256_file(inputs_path)
+    same_program = keep.get("model_sha256") == model_sha
+    doc = {
+        "format": "kb-task",
+        "format_version": kbtask.FORMAT_VERSION,
+        "id": job["id"],
+        "provenance": job.get("provenance", {"source": "file"}),
+        "files": files,
+        "torch_version": kbtask.torch_version(),
+        "captured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "init": {"seed": init_seed, "args": [kbtask.json_value(a) for a in args]},
+        "training": bool(model.training),
+        "capture": method,
+        "capture_notes": notes,
+        "reference_args": ref_args,
+        "generator": generator,
+        "generator_notes": gen_notes,
+        "inputs": specs or [],
+        "outputs": [{"dtype": kbtask.DTYPE_NAMES.get(o.dtype, str(o.dtype)), "shape": list(o.shape)}
+                    for o in out0],
+        "state": state,
+        "tolerance": job.get("tolerance", {"atol": 1e-2, "rtol": 1e-2}),
+        "correctness_seeds": job.get("correctness_seeds", kbtask.DEFAULT_SEEDS),
+        "compiled": keep.get("compiled", {}) if same_program else {},
+        "baselines": keep.get("baselines", {}) if same_program else {},
+    }
+    if specs is None:
+        doc["inputs"] = []
+        doc["generator_notes"].append("no spec: " + spec_problem)
+    kbtask.write_json(os.path.join(d, "task.json"), doc)
+    if not same_program:
+        cdir = os.path.join(d, "compiled")
+        if os.path.isdir(cdir):
+            for f in os.listdir(cdir):
+                os.remove(os.path.join(cdir, f))
+    return {"capture": method, "generator": generator, "reference_args": ref_args,
+            "outputs": len(out0), "notes": notes + gen_notes}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    src = sys.stdin if sys.argv[1] == "-" else open(sys.argv[1])
+    jobs = [json.loads(line) for line in src if line.strip()]
+    torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
+    tmpdir = kbtask.new_tmpdir()
+    signal.signal(signal.SIGALRM, _alarm)
+    for job in jobs:
+        start = time.time()
+        result = {"dir": job["dir"], "id": job["id"]}
+        signal.alarm(TIMEOUT_S)
+        try:
+            result.update(status="ok", **capture(job, tmpdir))
+        except TaskError as e:
+            result.update(status="failed", reason=e.kind, message=e.message)
+        except _Timeout:
+            result.update(status="failed", reason="timeout", message=f"capture took over {TIMEOUT_S} s")
+        except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
+            result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
+        finally:
+            signal.alarm(0)
+        result["seconds"] = round(time.time() - start, 3)
+        kbtask.emit(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,446 @@
+"""Shared helpers of the task-bundle scripts (capture.py, baseline.py,
+expected.py): loading a KernelBench-style program, describing and making its
+inputs, flattening outputs. Python is used here only because PyTorch itself
+is needed; everything else lives in lib/task (C++). docs/task-format.md is
+the reference for every file and field written here.
+
+The input generator of a "spec" bundle is mirrored exactly by
+lib/task/task.cpp (specTensor): same calls, same order, same generator, so
+C++ and Python make identical inputs for a seed.
+"""
+
+import ast
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+
+warnings.filterwarnings("ignore", message=".*NumPy.*")
+import torch  # noqa: E402
+
+FORMAT_VERSION = 1
+DEFAULT_INIT_SEED = 42
+DEFAULT_SEEDS = [0, 1, 2, 3, 4]
+
+DTYPE_NAMES = {
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float64: "float64",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.int16: "int16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.bool: "bool",
+}
+DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
+
+
+class TaskError(Exception):
+    """A problem with one task; `kind` is one of the reasons listed in
+    docs/kbsynth.md (syntax_error, missing_function, load_error, init_error,
+    inputs_error, forward_error, non_tensor_output, nondeterministic,
+    capture_error, spec_error, export_error, compile_error, mismatch)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def torch_version():
+    return torch.__version__.split("+")[0]
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def one_line(exc):
+    """`Type: first non-empty line of the message`, at most 300 characters."""
+    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+_counter = [0]
+
+
+def load_program(path):
+    """Executes model.py as a fresh module. Raises TaskError for syntax
+    errors, errors at import, and missing Model / get_inputs /
+    get_init_inputs."""
+    with open(path, "r", encoding="utf-8", errors="replace") as f:
+        src = f.read()
+    try:
+        ast.parse(src, filename=path)
+    except SyntaxError as e:
+        raise TaskError("syntax_error", f"line {e.lineno}: {e.msg}")
+    _counter[0] += 1
+    name = f"kb_task_program_{_counter[0]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # TorchScript resolves names through sys.modules
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - any error of the program is reported
+        raise TaskError("load_error", one_line(e))
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not callable(getattr(mod, n, None))]
+    if missing:
+        raise TaskError("missing_function", "model.py does not define " + ", ".join(missing))
+    if not (isinstance(mod.Model, type) and issubclass(mod.Model, torch.nn.Module)):
+        raise TaskError("missing_function", "Model is not a torch.nn.Module subclass")
+    mod.__kb_source__ = src
+    mod.__kb_path__ = path
+    return mod
+
+
+def init_args(mod):
+    try:
+        args = mod.get_init_inputs()
+    except Exception as e:  # noqa: BLE001
+        raise TaskError("init_error", "get_init_inputs: " + one_line(e))
+    try:
+        return list(args)
+    except TypeError:
+        raise TaskError("init_error", "get_init_inputs did not return a list")
+
+
+def build_model(mod, init_seed, args=None):
+    """Model(*get_init_inputs()) with torch seeded by init_seed."""
+    if args is None:
+        args = init_args(mod)
+    torch.manual_seed(init_seed)
+    try:
+        model = mod.Model(*args)
+    except Exception as e:  # noqa: BLE001
+        raise TaskError("init_error", "Model(*get_init_inputs()): " + one_line(e))
+    return model
+
+
+def json_value(v):
+    """An init argument or scalar as JSON (for the record only)."""
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else repr(v)
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    if isinstance(v, torch.Tensor):
+        return {"tensor": {"dtype": DTYPE_NAMES.get(v.dtype, str(v.dtype)), "shape": list(v.shape)}}
+    if isinstance(v, torch.dtype):
+        return str(v)
+    return repr(v)
+
+
+def python_inputs(mod, seed):
+    """get_inputs() with torch's default generator seeded, as C++ does for a
+    scripted generator."""
+    torch.manual_seed(seed)
+    try:
+        xs = mod.get_inputs()
+    except Exception as e:  # noqa: BLE001
+        raise TaskError("inputs_error", "get_inputs: " + one_line(e))
+    try:
+        return list(xs)
+    except TypeError:
+        raise TaskError("inputs_error", "get_inputs did not return a list")
+
+
+# ---- input specs -----------------------------------------------------------
+
+def _round(x, digits=6):
+    if x == 0 or not math.isfinite(x):
+        return float(x)
+    return float(f"{x:.{digits}g}")
+
+
+def describe_input(i, x):
+    """The recorded spec of one input (docs/task-format.md "inputs")."""
+    if isinstance(x, bool):
+        return {"kind": "bool", "value": x}
+    if isinstance(x, int):
+        return {"kind": "int", "value": x}
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise TaskError("spec_error", f"input {i} is the float {x!r}")
+        return {"kind": "float", "value": x}
+    if not isinstance(x, torch.Tensor):
+        raise TaskError("spec_error", f"input {i} is a {type(x).__name__}; only tensors and int/float/bool "
+                        "scalars can be described")
+    if x.dtype not in DTYPE_NAMES:
+        raise TaskError("spec_error", f"input {i} has dtype {x.dtype}, not supported")
+    t = x.detach().cpu()
+    d = {"kind": "tensor", "dtype": DTYPE_NAMES[x.dtype], "shape": list(x.shape)}
+    n = t.numel()
+    if n == 0:
+        d.update(distribution="constant", params={"value": 0.0}, observed={})
+        return d
+    if x.dtype == torch.bool:
+        p = t.double().mean().item()
+        d.update(distribution="bernoulli", params={"p": _round(p, 3)}, observed={"true_fraction": _round(p)})
+        return d
+    # Range over every element; moments over at most ~1M evenly spaced ones.
+    flat = t.reshape(-1)
+    mn, mx = flat.min().double().item(), flat.max().double().item()
+    v = flat[:: max(1, n // (1 << 20))].double()
+    n = v.numel()
+    # A handful of integral values ({-1, 1} targets, class ids kept as
+    # floats, a sparse set of ints): draw from exactly those values.
+    if (math.isfinite(mn) and math.isfinite(mx) and bool((v == v.round()).all())
+            and torch.unique(v).numel() <= 16
+            and bool((flat == flat.round()).all() if x.dtype.is_floating_point else True)):
+        values = torch.unique(flat).double()
+        contiguous = values.numel() == int(mx - mn) + 1
+        if 1 < values.numel() <= 16 and (x.dtype.is_floating_point or not contiguous):
+            d.update(distribution="choice", params={"values": [float(u) for u in values.tolist()]},
+                     observed={"min": _round(mn), "max": _round(mx), "distinct": int(values.numel())})
+            return d
+    if not x.dtype.is_floating_point:
+        obs = {"min": int(mn), "max": int(mx)}
+        if mn == mx:
+            d.update(distribution="constant", params={"value": float(mn)}, observed=obs)
+        else:
+            d.update(distribution="randint", params={"low": int(mn), "high": int(mx) + 1}, observed=obs)
+        return d
+    if not (math.isfinite(mn) and math.isfinite(mx)):
+        raise TaskError("spec_error", f"input {i} holds inf or NaN")
+    mean = v.mean().item()
+    std = v.std().item() if n > 1 else 0.0
+    obs = {"min": _round(mn), "max": _round(mx), "mean": _round(mean), "std": _round(std)}
+    if mn == mx:
+        d.update(distribution="constant", params={"value": mn}, observed=obs)
+        return d
+    kurt = (((v - mean) / std) ** 4).mean().item() - 3.0 if std > 0 and n >= 64 else 0.0
+    obs["excess_kurtosis"] = _round(kurt, 3)
+    if mn >= 0.0 and mx <= 1.0:
+        d.update(distribution="uniform", params={"low": 0.0, "high": 1.0})
+    elif mn >= 0.0 or kurt < -0.9:
+        # Non-negative (log, sqrt inputs) or flat (uniform): keep the range.
+        d.update(distribution="uniform", params={"low": _round(mn), "high": _round(mx)})
+    elif abs(mean) < 0.1 and abs(std - 1.0) < 0.1:
+        d.update(distribution="normal", params={"mean": 0.0, "std": 1.0})
+    else:
+        d.update(distribution="normal", params={"mean": _round(mean), "std": _round(std)})
+    d["observed"] = obs
+    return d
+
+
+def make_spec_inputs(specs, seed):
+    """The inputs a spec describes for `seed`. Keep in step with specTensor()
+    in lib/task/task.cpp."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for s in specs:
+        kind = s["kind"]
+        if kind == "int":
+            out.append(int(s["value"]))
+            continue
+        if kind == "float":
+            out.append(float(s["value"]))
+            continue
+        if kind == "bool":
+            out.append(bool(s["value"]))
+            continue
+        dtype = DTYPES[s["dtype"]]
+        draw = torch.float64 if dtype == torch.float64 else torch.float32
+        shape = s["shape"]
+        p = s["params"]
+        dist = s["distribution"]
+        if dist == "normal":
+            t = torch.randn(shape, generator=gen, dtype=draw)
+            if p["std"] != 1.0:
+                t.mul_(p["std"])
+            if p["mean"] != 0.0:
+                t.add_(p["mean"])
+        elif dist == "uniform":
+            t = torch.rand(shape, generator=gen, dtype=draw)
+            if p["high"] - p["low"] != 1.0:
+                t.mul_(p["high"] - p["low"])
+            if p["low"] != 0.0:
+                t.add_(p["low"])
+        elif dist == "randint":
+            t = torch.randint(int(p["low"]), int(p["high"]), shape, generator=gen, dtype=torch.int64)
+        elif dist == "choice":
+            values = torch.tensor(p["values"], dtype=torch.float64)
+            idx = torch.randint(0, values.numel(), shape, generator=gen, dtype=torch.int64)
+            t = values[idx]
+        elif dist == "bernoulli":
+            t = torch.rand(shape, generator=gen, dtype=torch.float32).lt(p["p"])
+        elif dist == "constant":
+            t = torch.full(shape, p["value"], dtype=draw if dtype.is_floating_point else torch.float64)
+        else:
+            raise ValueError("unknown distribution " + dist)
+        out.append(t.to(dtype))
+    return out
+
+
+# ---- scripted get_inputs ---------------------------------------------------
+
+def _literal(v):
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return not (isinstance(v, float) and not math.isfinite(v))
+    if isinstance(v, (tuple, list)):
+        return all(_literal(x) for x in v)
+    return False
+
+
+class _Inline(ast.NodeTransformer):
+    """Replaces module-level constants read by get_inputs with literals
+    (TorchScript does not take closed-over globals)."""
+
+    def __init__(self, values, local):
+        self.values = values
+        self.local = local
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id not in self.local and node.id in self.values:
+            return ast.copy_location(ast.parse(repr(self.values[node.id]), mode="eval").body, node)
+        return node
+
+
+def script_get_inputs(mod, tmpdir):
+    """get_inputs as TorchScript, or (None, reason)."""
+    tree = ast.parse(mod.__kb_source__)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_inputs"), None)
+    if fn is None:
+        return None, "get_inputs is not a plain function in model.py"
+    local = {a.arg for a in fn.args.args}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            local.add(n.id)
+    values = {k: v for k, v in vars(mod).items() if not k.startswith("__") and _literal(v)}
+    fn = _Inline(values, local).visit(fn)
+    fn.returns = ast.parse("List[torch.Tensor]", mode="eval").body
+    ast.fix_missing_locations(fn)
+    src = ast.unparse(fn)
+    path = os.path.join(tmpdir, f"kb_get_inputs_{_counter[0]}.py")
+    with open(path, "w") as f:
+        f.write(src + "\n")
+    ns = dict(vars(mod))
+    ns["List"] = __import__("typing").List
+    try:
+        exec(compile(src, path, "exec"), ns)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.jit.script(ns["get_inputs"]), None
+    except Exception as e:  # noqa: BLE001
+        return None, one_line(e)
+
+
+# ---- outputs and comparison ------------------------------------------------
+
+def flatten_outputs(out, where="forward"):
+    """Tensors of a forward() result in order; TaskError for anything else."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        flat = []
+        for o in out:
+            flat.extend(flatten_outputs(o, where))
+        if not flat:
+            raise TaskError("non_tensor_output", f"{where} returned an empty {type(out).__name__}")
+        return flat
+    raise TaskError("non_tensor_output", f"{where} returned a {type(out).__name__}, not a tensor or tuple of tensors")
+
+
+_CHUNK = 1 << 24  # elements compared at a time (bounded memory for GB-sized outputs)
+
+
+def _chunks(x, y):
+    x = x.detach().reshape(-1)
+    y = y.detach().reshape(-1)
+    for i in range(0, x.numel(), _CHUNK):
+        yield x[i:i + _CHUNK].cpu().double(), y[i:i + _CHUNK].cpu().double()
+
+
+def max_abs_diff(a, b):
+    """Largest |a-b| over matching outputs; inf on a shape/dtype/count
+    mismatch, nan when NaNs do not line up."""
+    if len(a) != len(b):
+        return math.inf
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return math.inf
+        for xc, yc in _chunks(x, y):
+            nx = xc.isnan()
+            if not torch.equal(nx, yc.isnan()):
+                return math.nan
+            d = (xc - yc).abs().masked_fill(nx, 0.0).masked_fill(xc == yc, 0.0)
+            if d.isnan().any():
+                return math.nan
+            if d.numel():
+                worst = max(worst, d.max().item())
+    return worst
+
+
+def close(a, b, atol=1e-5, rtol=1e-5):
+    """Same count, shapes and dtypes, and |a-b| <= atol + rtol*|b| (NaNs at
+    the same places count as equal); atol = rtol = 0 means bitwise equal."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if torch.equal(x, y):
+            continue
+        for xc, yc in _chunks(x, y):
+            if not torch.allclose(xc, yc, atol=atol, rtol=rtol, equal_nan=True):
+                return False
+    return True
+
+
+def to_device(xs, device):
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def bundle_inputs(mod, task, seed, device="cpu"):
+    """The inputs a bundle's generator makes for `seed`, made the Python way:
+    get_inputs() itself for a scripted generator, the spec otherwise."""
+    if task["generator"] == "scripted":
+        xs = python_inputs(mod, seed)
+    else:
+        xs = make_spec_inputs(task["inputs"], seed)
+    return to_device(xs, device)
+
+
+def read_task(bundle):
+    with open(os.path.join(bundle, "task.json")) as f:
+        return json.load(f)
+
+
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def emit(doc):
+    """One result line on stdout for the C++ driver."""
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def internal_error(e):
+    return TaskError("internal_error", one_line(e) + " | " + traceback.format_exc().splitlines()[-3].strip())
+
+
+def new_tmpdir():
+    return tempfile.mkdtemp(prefix="kbtask-")

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Tool-level test of kbsynth on the sample problems (CPU):
+#   import (KernelBench folders, bad programs, JSONL and Parquet rows, a
+#   single model.py), the CPU compiled baseline, check (C++ reference and
+#   compiled baseline vs Python outputs for three seeds), the lib/task unit
+#   tests on the exported bundles, export, and the error exits.
+# Usage: kbsynth_test.sh KBSYNTH TASK_TEST WORKDIR
+set -uo pipefail
+KBSYNTH="$1"; TASK_TEST="$2"; WORK="$3"
+SRC="${KB_SOURCE_ROOT:?}/testdata/tasks-src"
+PY="${KB_PYTHON:-/opt/kb-venv/bin/python3}"
+fails=0
+ok()   { echo "ok   - $*"; }
+bad()  { echo "FAIL - $*"; fails=$((fails + 1)); }
+expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
+  local what="$1"; shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+exit_code() { "$@" >/dev/null 2>&1; echo $?; }
+
+rm -rf "$WORK"; mkdir -p "$WORK"
+OUT="$WORK/tasks"
+
+# 1. Import the samples and the bad programs; build the CPU compiled baseline.
+"$KBSYNTH" import "$SRC/kernelbench" "$SRC/bad" -o "$OUT" --compiled cpu >"$WORK/import.jsonl" 2>"$WORK/import.err"
+rc=$?
+expect "import exits 0 (rc=$rc)" test $rc -eq 0
+R="$OUT/import-report.json"
+expect "import report: 12 tasks, 8 ok" test "$(jq '.summary.total' "$R"),$(jq '.summary.ok' "$R")" = "12,8"
+for reason in syntax_error missing_function init_error non_tensor_output; do
+  expect "import report counts $reason" test "$(jq ".summary.by_reason.$reason" "$R")" = 1
+done
+expect "every failure has a reason and a message" \
+  test "$(jq '[.tasks[] | select(.status != "ok") | select((.reason // "") == "" or (.message // "") == "")] | length' "$R")" = 0
+expect "failed bundles are removed" test ! -e "$OUT/bad/1_Syntax_Error"
+expect "8 compiled cpu baselines" test "$(jq '.summary.compiled.ok' "$R")" = 8
+expect "summary line on stderr" grep -q "imported 8 of 12 tasks; skipped 4" "$WORK/import.err"
+expect "one JSON line per task on stdout" test "$(wc -l <"$WORK/import.jsonl")" = 12
+expect "the float-bounds module fell back to trace" \
+  test "$(jq -r '.capture' "$OUT/kernelbench/level2/2_Matmul_Hardtanh_FloatBounds/task.json")" = trace
+expect "the scalar-input module uses a recorded spec" \
+  test "$(jq -r '.generator' "$OUT/kernelbench/level1/4_Sum_Scalar_Dim/task.json")" = spec
+expect "{-1, 1} float targets are recorded as a choice" \
+  test "$(jq -c '.inputs[1] | [.distribution, .params.values]' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = '["choice",[-1,1]]'
+expect "non-negative predictions stay non-negative (uniform)" \
+  test "$(jq -r '.inputs[0] | .distribution' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = uniform
+
+# 2. C++ reproduces Python for three seeds: inputs, reference, compiled baseline.
+"$KBSYNTH" check "$OUT"/kernelbench/level*/* --device cpu --seeds 0,1,2 >"$WORK/check.jsonl" 2>"$WORK/check.err"
+rc=$?
+expect "check exits 0 (rc=$rc)" test $rc -eq 0
+cat "$WORK/check.jsonl" | jq -c '{id, inputs_max_abs_diff, reference_max_abs_diff, compiled_max_abs_diff, status}'
+expect "check: 8 bundles ok" test "$(jq -s '[.[] | select(.status == "ok")] | length' "$WORK/check.jsonl")" = 8
+expect "check: all diffs under 1e-5" test "$(jq -s '[.[] | select(.reference_max_abs_diff > 1e-5 or .compiled_max_abs_diff > 1e-5 or .inputs_max_abs_diff > 0)] | length' "$WORK/check.jsonl")" = 0
+
+# 3. The library tests on these bundles.
+expect "task_test on the exported bundles" env KB_TASK_BUNDLES="$OUT" "$TASK_TEST"
+
+# 4. Dataset rows (JSONL, Parquet) and a single model.py.
+"$PY" - "$SRC" "$WORK/rows.jsonl" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+rows = [
+    {"code": open(f"{src}/kernelbench/level1/1_ReLU_Scale.py").read(), "ops": ["torch.relu"], "data_source": "sample"},
+    {"code": open(f"{src}/kernelbench/level1/5_MinMax_Tuple.py").read(), "ops": ["torch.amin", "torch.amax"], "data_source": "sample"},
+    {"code": "import torch\nclass Model(torch.nn.Module):\n    pass\n", "ops": [], "data_source": "sample"},
+    {"ops": ["no code"], "data_source": "sample"},
+]
+with open(out, "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+PY
+"$KBSYNTH" import "$WORK/rows.jsonl" -o "$WORK/rows" --id-prefix ops6k >"$WORK/rows.out" 2>"$WORK/rows.err"
+RR="$WORK/rows/import-report.json"
+expect "jsonl: 2 of 4 rows imported" test "$(jq '.summary.ok' "$RR"),$(jq '.summary.total' "$RR")" = "2,4"
+expect "jsonl: bad row reported" test "$(jq '.summary.by_reason.bad_row' "$RR")" = 1
+expect "jsonl: program without get_inputs reported" test "$(jq '.summary.by_reason.missing_function' "$RR")" = 1
+expect "jsonl: provenance keeps ops and data_source" \
+  test "$(jq -c '.provenance | [.source, .row, .ops, .data_source]' "$WORK/rows/ops6k/00001/task.json")" = '["dataset",1,["torch.amin","torch.amax"],"sample"]'
+if "$PY" -c "import pyarrow" 2>/dev/null; then
+  "$PY" -c "
+import json, sys, pyarrow as pa, pyarrow.parquet as pq
+rows = [json.loads(l) for l in open('$WORK/rows.jsonl')][:2]
+pq.write_table(pa.Table.from_pylist(rows), '$WORK/rows.parquet')"
+  "$KBSYNTH" import "$WORK/rows.parquet" -o "$WORK/pq" >/dev/null 2>"$WORK/pq.err"
+  expect "parquet: 2 rows imported as rows/00000, rows/00001" \
+    test -f "$WORK/pq/rows/00000/task.json" -a -f "$WORK/pq/rows/00001/reference.pt"
+else
+  echo "skip - parquet (pyarrow not installed)"
+fi
+"$KBSYNTH" import "$SRC/kernelbench/level1/2_Linear_GELU_Scale.py" --id mine/gelu -o "$WORK/single" >/dev/null 2>&1
+expect "single model.py imported under --id" test -f "$WORK/single/mine/gelu/task.json"
+
+# 5. export re-captures a bundle and keeps its id, provenance and compiled package.
+B="$OUT/kernelbench/level1/2_Linear_GELU_Scale"
+"$KBSYNTH" export "$B" >/dev/null 2>"$WORK/export.err"
+expect "export keeps the id" test "$(jq -r .id "$B/task.json")" = kernelbench/level1/2_Linear_GELU_Scale
+expect "export keeps the compiled package of an unchanged model.py" test "$(jq -r '.compiled.cpu.weights' "$B/task.json")" = external
+expect "info: bundle valid, cpu package usable" test "$("$KBSYNTH" info "$B" | jq -r '.compiled.cpu')" = ok
+expect "baseline: cached the second time" test "$("$KBSYNTH" baseline "$B" --device cpu 2>/dev/null | jq -r .status)" = cached
+
+# 6. Bad input: exit 2 with one line.
+C="$WORK/corrupt"; cp -r "$OUT/kernelbench/level1/1_ReLU_Scale" "$C"
+printf 'garbage' >>"$C/reference.pt"
+expect "corrupt reference.pt: exit 2" test "$(exit_code "$KBSYNTH" info "$C")" = 2
+msg=$("$KBSYNTH" info "$C" 2>&1 >/dev/null)
+expect "corrupt reference.pt: one line naming the file ($msg)" test "$(echo "$msg" | wc -l)" = 1 -a -n "$(echo "$msg" | grep 'reference.pt: corrupt')"
+V="$WORK/version"; cp -r "$OUT/kernelbench/level1/1_ReLU_Scale" "$V"
+jq '.format_version = 7' "$V/task.json" >"$V/t" && mv "$V/t" "$V/task.json"
+expect "version mismatch: exit 2" test "$(exit_code "$KBSYNTH" check "$V")" = 2
+expect "missing bundle: exit 2" test "$(exit_code "$KBSYNTH" info "$WORK/nope")" = 2
+expect "unknown flag: exit 2" test "$(exit_code "$KBSYNTH" import --frobnicate)" = 2
+expect "bad seeds: exit 2" test "$(exit_code "$KBSYNTH" check "$B" --seeds 1,x)" = 2
+expect "bad device: exit 2" test "$(exit_code "$KBSYNTH" baseline "$B" --device tpu)" = 2
+expect "import of nothing usable: exit 2" test "$(exit_code "$KBSYNTH" import "$WORK/import.err" -o "$WORK/x")" = 2
+expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
+expect "import --help" sh -c "'$KBSYNTH' import --help | grep -q 'CUDA-Agent-Ops-6K'"
+
+echo "kbsynth_test: $fails failure(s)"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,597 @@
+// kbsynth: task bundles. A thin CLI11 driver over lib/task; docs/kbsynth.md
+// is its manual. PyTorch's Python side is reached only through the scripts in
+// scripts/ (capture.py, baseline.py, expected.py, read_rows.py).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/report.h"
+#include "kb_config.h"
+#include "task/bundle.h"
+#include "task/import.h"
+#include "task/scripts.h"
+#include "task/task.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kIntro = R"(kbsynth: task bundles (DESIGN.md §4) for the kernelbench-rl toolchain.
+
+A task bundle is a folder: model.py (the PyTorch reference), task.json (id,
+provenance, inputs, outputs, tolerances), reference.pt (TorchScript, weights
+from a fixed init seed), inputs.pt (scripted get_inputs, when it scripts) and
+compiled/<arch>.pt2 (the torch.compile baseline as an AOTInductor package).
+
+  kbsynth import  KernelBench folders, dataset rows, model.py files -> bundles
+  kbsynth export  (re)capture bundles from their model.py
+  kbsynth baseline  build compiled/<arch>.pt2 for a device (cached)
+  kbsynth check   C++ reference/compiled vs Python outputs (and timings)
+  kbsynth info    validate bundles and summarise them
+
+Examples:
+  kbsynth import KernelBench/ -o tasks --compiled cpu
+  kbsynth import ops6k.parquet -o tasks --id-prefix ops6k
+  kbsynth check tasks/kernelbench/level1/* --device cpu --seeds 0,1,2
+
+Python (with torch) runs from --python, $KB_PYTHON or /opt/kb-venv/bin/python3.
+Exit status: 0 done, 1 some task failed (import/export with --strict, check,
+baseline), 2 bad input (one line on stderr), 3 infrastructure failure.
+See docs/kbsynth.md and docs/task-format.md.)";
+
+struct Counts {
+  std::map<std::string, int> by_reason;
+  int ok = 0, failed = 0;
+  void add(const kb::Json& r) {
+    if (r.value("status", "") == "ok") {
+      ++ok;
+    } else {
+      ++failed;
+      ++by_reason[r.value("reason", "unknown")];
+    }
+  }
+  std::string summary(const std::string& verb) const {
+    std::ostringstream s;
+    s << verb << " " << ok << " of " << ok + failed << " tasks";
+    if (failed) {
+      s << "; skipped " << failed << ":";
+      for (const auto& [reason, n] : by_reason) s << " " << reason << "=" << n;
+    }
+    return s.str();
+  }
+  kb::Json json() const {
+    kb::Json j = {{"total", ok + failed}, {"ok", ok}, {"failed", failed}, {"by_reason", kb::Json::object()}};
+    for (const auto& [reason, n] : by_reason) j["by_reason"][reason] = n;
+    return j;
+  }
+};
+
+void printLine(const kb::Json& j) {
+  std::cout << j.dump() << '\n';
+  std::cout.flush();
+}
+
+std::string deviceArg(const std::string& d) {
+  if (d == "none" || d == "cpu" || d == "cuda" || d.rfind("cuda:", 0) == 0) return d;
+  throw kb::UsageError("--device/--compiled must be none, cpu, cuda or cuda:N, not \"" + d + "\"");
+}
+
+fs::path tempPath(const std::string& stem) {
+  fs::path dir = fs::temp_directory_path() / ("kbsynth-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / stem;
+}
+
+struct TempDir {
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("kbsynth-" + std::to_string(::getpid())), ec);
+  }
+};
+
+// What an older task.json of a bundle carries over into a re-capture.
+kb::Json keepFrom(const fs::path& dir, kb::Json& job) {
+  kb::Json keep = kb::Json::object();
+  fs::path tj = dir / "task.json";
+  if (!fs::exists(tj)) return keep;
+  kb::Json old;
+  try {
+    old = kb::readJsonFile(tj);
+  } catch (const kb::Error&) {
+    return keep;  // corrupt: start afresh
+  }
+  if (!old.is_object()) return keep;
+  if (old.contains("files") && old["files"].contains("model.py")) keep["model_sha256"] = old["files"]["model.py"];
+  for (const char* k : {"compiled", "baselines"})
+    if (old.contains(k)) keep[k] = old[k];
+  for (const char* k : {"tolerance", "correctness_seeds"})
+    if (old.contains(k) && !job.contains(k)) job[k] = old[k];
+  if (old.contains("init") && old["init"].contains("seed") && !job.contains("init_seed"))
+    job["init_seed"] = old["init"]["seed"];
+  if (old.contains("provenance") && !job.contains("provenance")) job["provenance"] = old["provenance"];
+  if (old.contains("id") && !job.contains("id")) job["id"] = old["id"];
+  return keep;
+}
+
+// Runs capture.py over the jobs; returns one result per job, by dir.
+std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, const std::string& python) {
+  std::map<std::string, kb::Json> results;
+  if (jobs.empty()) return results;
+  fs::path jobs_file = tempPath("capture-jobs.jsonl");
+  {
+    std::ofstream out(jobs_file);
+    for (const auto& j : jobs) out << j.dump() << '\n';
+  }
+  size_t done = 0;
+  kb::ScriptResult r = kb::runScript(python, "capture.py", {jobs_file.string()}, [&](const kb::Json& line) {
+    ++done;
+    std::fprintf(stderr, "kbsynth: [%zu/%zu] %s: %s\n", done, jobs.size(), line.value("id", "?").c_str(),
+                 line.value("status", "") == "ok" ? "ok"
+                                                  : (line.value("reason", "") + ": " + line.value("message", "")).c_str());
+  });
+  for (const auto& line : r.lines) results[line.value("dir", "")] = line;
+  for (const auto& j : jobs) {
+    std::string dir = j["dir"].get<std::string>();
+    if (!results.count(dir))
+      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "failed"}, {"reason", "internal_error"},
+                      {"message", "capture.py stopped before this task (exit " + std::to_string(r.exit_code) + ")"}};
+  }
+  return results;
+}
+
+std::map<std::string, kb::Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
+                                            bool force, const std::string& weights, const std::string& python) {
+  std::map<std::string, kb::Json> results;
+  if (dirs.empty()) return results;
+  std::vector<std::string> args = {"--device", device, "--weights", weights};
+  if (force) args.push_back("--force");
+  args.insert(args.end(), dirs.begin(), dirs.end());
+  size_t done = 0;
+  kb::ScriptResult r = kb::runScript(python, "baseline.py", args, [&](const kb::Json& line) {
+    ++done;
+    std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s\n", done, dirs.size(), line.value("id", "?").c_str(),
+                 line.value("status", "") == "failed"
+                     ? (line.value("reason", "") + ": " + line.value("message", "")).c_str()
+                     : line.value("status", "").c_str());
+  });
+  if (r.exit_code == 3) throw kb::Error("baseline.py: no CUDA device for --device " + device);
+  for (const auto& line : r.lines) results[line.value("dir", "")] = line;
+  for (const auto& d : dirs)
+    if (!results.count(d))
+      results[d] = {{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
+                    {"message", "baseline.py stopped before this task (exit " + std::to_string(r.exit_code) + ")"}};
+  return results;
+}
+
+kb::Json reportHeader(const std::string& stage, const std::string& started) {
+  kb::ReportHeader h;
+  h.tool = "kbsynth";
+  h.stage = stage;
+  h.started_at = started;
+  h.finished_at = kb::nowIso8601();
+  h.torch_version = kb::torchVersion();
+  return kb::headerToJson(h);
+}
+
+// ---- import / export ------------------------------------------------------
+
+struct CaptureOptions {
+  std::string compiled = "none";
+  std::string weights = "external";
+  std::string python;
+  std::string report;
+  bool strict = false;
+  int init_seed = -1;
+};
+
+int finishCapture(const std::string& stage, const std::string& started, std::vector<kb::Json> entries,
+                  const std::map<std::string, kb::Json>& captured, const std::set<std::string>& created,
+                  const CaptureOptions& o, const fs::path& report_default) {
+  // Bundles that failed and were made by this run are removed again.
+  std::vector<std::string> ok_dirs;
+  for (auto& e : entries) {
+    if (e.value("status", "") == "failed" && !e.contains("dir")) continue;
+    auto it = captured.find(e.value("dir", ""));
+    if (it == captured.end()) continue;
+    kb::Json r = it->second;
+    for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "seconds"})
+      if (r.contains(k)) e[k] = r[k];
+    if (e["status"] == "ok") {
+      ok_dirs.push_back(e["dir"]);
+    } else if (created.count(e["dir"])) {
+      std::error_code ec;
+      fs::remove_all(e["dir"].get<std::string>(), ec);
+      e["removed"] = true;
+    }
+  }
+  if (o.compiled != "none") {
+    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, kb::pythonPath(o.python));
+    for (auto& e : entries) {
+      auto it = built.find(e.value("dir", ""));
+      if (it == built.end()) continue;
+      kb::Json c = {{"status", it->second.value("status", "failed")}};
+      for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds"})
+        if (it->second.contains(k)) c[k] = it->second[k];
+      e["compiled"] = c;
+    }
+  }
+  Counts counts;
+  for (const auto& e : entries) {
+    counts.add(e);
+    printLine(e);
+  }
+  kb::Json report = reportHeader(stage, started);
+  report["summary"] = counts.json();
+  if (o.compiled != "none") {
+    int built = 0, failed = 0;
+    for (const auto& e : entries)
+      if (e.contains("compiled")) (e["compiled"]["status"] == "failed" ? failed : built)++;
+    report["summary"]["compiled"] = {{"device", o.compiled}, {"ok", built}, {"failed", failed}};
+  }
+  report["tasks"] = entries;
+  fs::path report_path = o.report.empty() ? report_default : fs::path(o.report);
+  if (!report_path.empty()) {
+    if (report_path.has_parent_path()) fs::create_directories(report_path.parent_path());
+    kb::writeJsonFile(report_path, report);
+  }
+  std::fprintf(stderr, "kbsynth: %s%s\n", counts.summary(stage == "import" ? "imported" : "exported").c_str(),
+               report_path.empty() ? "" : (" (report: " + report_path.string() + ")").c_str());
+  if (o.compiled != "none")
+    std::fprintf(stderr, "kbsynth: compiled baselines (%s): %d built or cached, %d failed\n", o.compiled.c_str(),
+                 report["summary"]["compiled"]["ok"].get<int>(), report["summary"]["compiled"]["failed"].get<int>());
+  if (o.strict && counts.failed) return 1;
+  return 0;
+}
+
+int cmdImport(const std::vector<std::string>& sources, const std::string& out_dir, const kb::ImportOptions& io,
+              const CaptureOptions& o) {
+  std::string started = kb::nowIso8601();
+  if (out_dir.empty()) throw kb::UsageError("import needs -o OUT (the folder that receives the bundles)");
+  std::vector<kb::ImportItem> items;
+  for (const auto& s : sources) {
+    auto found = kb::findProblems(s, io);
+    items.insert(items.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+  }
+  if (items.empty()) throw kb::UsageError("no problems found in the given sources");
+  fs::path out = fs::absolute(out_dir).lexically_normal();
+  std::vector<kb::Json> entries, jobs;
+  std::set<std::string> ids, created;
+  for (auto& item : items) {
+    kb::Json e = {{"id", item.id}};
+    if (!item.error.empty()) {
+      e.update({{"status", "failed"}, {"reason", "bad_row"}, {"message", item.error}});
+      entries.push_back(e);
+      continue;
+    }
+    if (!ids.insert(item.id).second) {
+      e.update({{"status", "failed"}, {"reason", "duplicate_id"},
+                {"message", "another problem of this import has the id " + item.id}});
+      entries.push_back(e);
+      continue;
+    }
+    fs::path dir = out / item.id;
+    e["dir"] = dir.string();
+    if (!fs::exists(dir)) created.insert(dir.string());
+    fs::create_directories(dir);
+    {
+      std::ofstream f(dir / "model.py", std::ios::binary);
+      f << item.code;
+      if (!f) throw kb::Error("cannot write " + (dir / "model.py").string());
+    }
+    kb::Json job = {{"dir", dir.string()}, {"id", item.id}, {"provenance", item.provenance}};
+    if (o.init_seed >= 0) job["init_seed"] = o.init_seed;
+    kb::Json keep = keepFrom(dir, job);
+    job["id"] = item.id;
+    job["provenance"] = item.provenance;
+    job["keep"] = keep;
+    jobs.push_back(job);
+    entries.push_back(e);
+  }
+  std::fprintf(stderr, "kbsynth: importing %zu problems into %s\n", items.size(), out.string().c_str());
+  auto captured = runCapture(jobs, kb::pythonPath(o.python));
+  return finishCapture("import", started, entries, captured, created, o, out / "import-report.json");
+}
+
+int cmdExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o) {
+  std::string started = kb::nowIso8601();
+  if (!id.empty() && bundles.size() != 1) throw kb::UsageError("--id needs exactly one bundle");
+  std::vector<kb::Json> entries, jobs;
+  for (const auto& b : bundles) {
+    fs::path dir = fs::absolute(b).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();
+    if (!fs::is_directory(dir)) throw kb::UsageError(b + ": not a folder");
+    if (!fs::exists(dir / "model.py")) throw kb::UsageError(b + ": no model.py (a bundle starts from model.py)");
+    kb::Json job = {{"dir", dir.string()}};
+    if (!id.empty()) job["id"] = id;
+    if (o.init_seed >= 0) job["init_seed"] = o.init_seed;
+    kb::Json keep = keepFrom(dir, job);
+    if (!job.contains("id")) job["id"] = "file/" + kb::sanitizeIdPart(dir.filename().string());
+    if (!job.contains("provenance")) job["provenance"] = {{"source", "file"}, {"path", (dir / "model.py").string()}};
+    if (!kb::validTaskId(job["id"])) throw kb::UsageError("task id \"" + job["id"].get<std::string>() + "\" is not a safe relative path");
+    job["keep"] = keep;
+    jobs.push_back(job);
+    entries.push_back({{"id", job["id"]}, {"dir", dir.string()}});
+  }
+  auto captured = runCapture(jobs, kb::pythonPath(o.python));
+  return finishCapture("export", started, entries, captured, {}, o, "");
+}
+
+// ---- baseline -------------------------------------------------------------
+
+int cmdBaseline(const std::vector<std::string>& bundles, const std::string& device, bool force,
+                const std::string& weights, const std::string& python) {
+  std::vector<std::string> dirs;
+  for (const auto& b : bundles) dirs.push_back(kb::openBundle(b).dir.string());  // validates first
+  auto built = runBaseline(dirs, device, force, weights, kb::pythonPath(python));
+  int failed = 0;
+  for (const auto& d : dirs) {
+    printLine(built[d]);
+    if (built[d].value("status", "") == "failed") ++failed;
+  }
+  std::fprintf(stderr, "kbsynth: baseline for %s: %zu ok or cached, %d failed\n", device.c_str(),
+               dirs.size() - failed, failed);
+  return failed ? 1 : 0;
+}
+
+// ---- check ----------------------------------------------------------------
+
+struct CheckOptions {
+  std::string device = "cpu";
+  std::vector<uint64_t> seeds = {0, 1, 2};
+  bool compiled = true;
+  double max_diff = 1e-5;
+  int time_iters = 0, warmup = 10, repeats = 5;
+  std::string python;
+};
+
+double jnum(double v) { return std::isfinite(v) ? v : (std::isnan(v) ? -1.0 : 1e300); }
+
+int cmdCheck(const std::vector<std::string>& bundles, const CheckOptions& o) {
+  std::vector<kb::Task> tasks;
+  for (const auto& b : bundles) tasks.push_back(kb::Task::open(b));  // bad bundle: exit 2 before any work
+  c10::Device dev(o.device);
+  fs::path exp_dir = tempPath("expected");
+  std::string seed_list;
+  for (auto s : o.seeds) seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s);
+  std::vector<std::string> args = {"--device", o.device, "--out", exp_dir.string(), "--seeds", seed_list};
+  if (o.time_iters > 0)
+    args.insert(args.end(), {"--time", std::to_string(o.time_iters), "--warmup", std::to_string(o.warmup),
+                             "--repeats", std::to_string(o.repeats)});
+  for (const auto& t : tasks) args.push_back(t.bundle().dir.string());
+  std::fprintf(stderr, "kbsynth: Python outputs for %zu bundles on %s\n", tasks.size(), o.device.c_str());
+  kb::ScriptResult py = kb::runScript(kb::pythonPath(o.python), "expected.py", args);
+  if (py.lines.size() != tasks.size())
+    throw kb::Error("expected.py failed (exit " + std::to_string(py.exit_code) + ")");
+
+  int bad = 0;
+  for (size_t n = 0; n < tasks.size(); ++n) {
+    const kb::Task& task = tasks[n];
+    const kb::Json& pyline = py.lines[n];
+    kb::Json line = {{"id", task.id()}, {"device", o.device}, {"seeds", o.seeds}};
+    try {
+      if (pyline.value("status", "") != "ok")
+        throw kb::Error("Python side failed: " + pyline.value("reason", "") + ": " + pyline.value("message", ""));
+      std::map<std::string, at::Tensor> want;
+      for (auto& nt : kb::loadNamedTensors(pyline["file"].get<std::string>())) want[nt.name] = nt.tensor;
+      auto expected = [&](const std::string& prefix, uint64_t seed) {
+        std::vector<at::Tensor> v;
+        for (int i = 0;; ++i) {
+          auto it = want.find(prefix + "_s" + std::to_string(seed) + "_" + std::to_string(i));
+          if (it == want.end()) break;
+          v.push_back(it->second);
+        }
+        return v;
+      };
+      kb::Reference ref = task.reference(dev);
+      std::optional<kb::CompiledBaseline> comp;
+      if (o.compiled) comp = task.compiled(dev);
+      double d_in = 0, d_ref = 0, d_comp = 0;
+      for (uint64_t seed : o.seeds) {
+        auto x = task.makeInputs(seed, dev);
+        std::vector<at::Tensor> xt;
+        for (auto& v : x)
+          if (v.isTensor()) xt.push_back(v.toTensor());
+        d_in = std::max(d_in, kb::maxAbsDiff(xt, expected("in", seed)));
+        auto out = expected("out", seed);
+        d_ref = std::max(d_ref, kb::maxAbsDiff(ref.run(x), out));
+        if (comp) d_comp = std::max(d_comp, kb::maxAbsDiff(comp->run(x), out));
+      }
+      bool ok = d_in <= o.max_diff && d_ref <= o.max_diff && (!comp || d_comp <= o.max_diff);
+      line["inputs_max_abs_diff"] = jnum(d_in);
+      line["reference_max_abs_diff"] = jnum(d_ref);
+      line["compiled_max_abs_diff"] = comp ? kb::Json(jnum(d_comp)) : kb::Json(nullptr);
+      if (comp) line["compiled_arch"] = comp->arch();
+      if (o.time_iters > 0) {
+        auto x = task.makeInputs(o.seeds.front(), dev);
+        double e = kb::timeCallsMs([&] { ref.forward(x); }, dev, o.warmup, o.time_iters, o.repeats);
+        line["eager_ms"] = {{"cpp", e}, {"python", pyline.value("eager_ms", 0.0)},
+                            {"ratio", e / pyline.value("eager_ms", 1.0)}};
+        if (comp) {
+          double c = kb::timeCallsMs([&] { comp->run(x); }, dev, o.warmup, o.time_iters, o.repeats);
+          line["compile_ms"] = {{"cpp", c}, {"python", pyline.value("compile_ms", 0.0)},
+                                {"ratio", c / pyline.value("compile_ms", 1.0)}};
+        }
+      }
+      line["status"] = ok ? "ok" : "mismatch";
+      if (!ok) ++bad;
+    } catch (const kb::Error& e) {
+      line["status"] = "error";
+      line["message"] = e.what();
+      ++bad;
+    }
+    printLine(line);
+  }
+  std::fprintf(stderr, "kbsynth: check: %zu of %zu bundles reproduce Python within %g\n", tasks.size() - bad,
+               tasks.size(), o.max_diff);
+  return bad ? 1 : 0;
+}
+
+// ---- info -----------------------------------------------------------------
+
+int cmdInfo(const std::vector<std::string>& bundles) {
+  for (const auto& b : bundles) {
+    kb::TaskBundle bundle = kb::openBundle(b);
+    const kb::TaskInfo& i = bundle.info;
+    kb::Json line = {{"id", i.id},           {"dir", bundle.dir.string()},     {"capture", i.capture},
+                     {"generator", i.generator}, {"reference_args", i.reference_args},
+                     {"inputs", i.inputs.size()}, {"outputs", i.outputs.size()}, {"state", i.state.size()},
+                     {"torch_version", i.torch_version}, {"compiled", kb::Json::object()}};
+    for (const auto& arch : bundle.compiledArchs()) {
+      auto why = kb::checkCompiled(bundle, arch);
+      line["compiled"][arch] = why ? *why : "ok";
+    }
+    printLine(line);
+  }
+  return 0;
+}
+
+std::vector<uint64_t> parseSeeds(const std::string& s) {
+  std::vector<uint64_t> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    try {
+      size_t used = 0;
+      unsigned long long v = std::stoull(part, &used);
+      if (used != part.size()) throw std::invalid_argument(part);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw kb::UsageError("--seeds takes a comma-separated list of non-negative integers, not \"" + s + "\"");
+    }
+  }
+  if (out.empty()) throw kb::UsageError("--seeds is empty");
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kIntro, "kbsynth"};
+  app.set_version_flag("--version", std::string("kbsynth ") + KB_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // --python may follow the subcommand
+
+  std::string python;
+  app.add_option("--python", python, "Python interpreter with torch (default $KB_PYTHON, /opt/kb-venv/bin/python3)");
+
+  CaptureOptions co;
+  kb::ImportOptions io;
+  std::vector<std::string> sources;
+  std::string out_dir;
+  auto* imp = app.add_subcommand("import",
+      "Turn existing problems into task bundles OUT/<id>/: a KernelBench checkout or levelN/ folder "
+      "(ids kernelbench/levelN/<name>), JSONL or Parquet rows with a `code` column (CUDA-Agent-Ops-6K "
+      "layout; ids <prefix>/<row>), or single model.py files (id file/<name>). Each program is run under "
+      "PyTorch and captured; bad ones are reported with a reason and skipped. Prints one JSON line per task, "
+      "writes OUT/import-report.json.");
+  imp->add_option("sources", sources, "KernelBench folders, .jsonl/.parquet datasets, .py files")->required();
+  imp->add_option("-o,--out", out_dir, "Folder that receives the bundles")->required();
+  imp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N");
+  imp->add_option("--weights", co.weights, "Compiled baseline weights: external (default; supplied at load) or in_package")
+      ->check(CLI::IsMember({"external", "in_package"}));
+  imp->add_option("--id", io.id, "Task id for a single .py source");
+  imp->add_option("--id-prefix", io.id_prefix, "Id prefix for dataset rows and plain folders (default: the file or folder name)");
+  imp->add_option("--init-seed", co.init_seed, "torch.manual_seed before Model(*get_init_inputs()) (default 42)");
+  imp->add_option("--report", co.report, "Where to write the JSON report (default OUT/import-report.json)");
+  imp->add_flag("--strict", co.strict, "Exit 1 when any task failed");
+
+  std::vector<std::string> bundles;
+  std::string export_id;
+  auto* exp = app.add_subcommand("export",
+      "(Re)capture bundles from their model.py: reference.pt (torch.jit.script, else torch.jit.trace; weights "
+      "from the init seed), the input generator (inputs.pt or a recorded spec) and task.json. Id, provenance, "
+      "tolerances and seeds of an existing task.json are kept.");
+  exp->add_option("bundles", bundles, "Bundle folders holding model.py")->required();
+  exp->add_option("--id", export_id, "Task id (one bundle; default: from task.json, else file/<folder>)");
+  exp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N");
+  exp->add_option("--weights", co.weights, "Compiled baseline weights: external (default) or in_package")
+      ->check(CLI::IsMember({"external", "in_package"}));
+  exp->add_option("--init-seed", co.init_seed, "Init seed (default: task.json's, else 42)");
+  exp->add_option("--report", co.report, "Also write a JSON report here");
+  exp->add_flag("--strict", co.strict, "Exit 1 when any task failed");
+
+  std::string device = "cpu";
+  bool force = false;
+  std::string weights = "external";
+  auto* base = app.add_subcommand("baseline",
+      "Build the torch.compile baseline compiled/<arch>.pt2 (torch.export + AOTInductor) for a device, unless "
+      "a current one is cached. Run on the machine whose device it is for (cuda on the GPU machine).");
+  base->add_option("bundles", bundles, "Bundle folders")->required();
+  base->add_option("--device", device, "cpu (default), cuda or cuda:N");
+  base->add_flag("--force", force, "Rebuild even when a current package exists");
+  base->add_option("--weights", weights, "external (default; weights out of the package, supplied at load) or in_package")
+      ->check(CLI::IsMember({"external", "in_package"}));
+
+  CheckOptions ck;
+  std::string seeds = "0,1,2";
+  bool no_compiled = false;
+  auto* chk = app.add_subcommand("check",
+      "Check that C++ reproduces Python: for each seed, the inputs lib/task makes, the reference.pt outputs and "
+      "the compiled baseline outputs against the original model.py run by Python. Prints max abs diffs (and "
+      "with --time, C++ vs Python milliseconds per call) as one JSON line per bundle; exit 1 if any exceeds "
+      "--max-diff.");
+  chk->add_option("bundles", bundles, "Bundle folders")->required();
+  chk->add_option("--device", ck.device, "cpu (default), cuda or cuda:N");
+  chk->add_option("--seeds", seeds, "Comma-separated seeds (default 0,1,2)");
+  chk->add_flag("--no-compiled", no_compiled, "Skip the compiled baseline");
+  chk->add_option("--max-diff", ck.max_diff, "Largest max abs diff accepted (default 1e-5)");
+  chk->add_option("--time", ck.time_iters, "Also time eager and compiled with ITERS calls per round (0: off)");
+  chk->add_option("--warmup", ck.warmup, "Untimed calls before timing (default 10)");
+  chk->add_option("--repeats", ck.repeats, "Timed rounds; the median is reported (default 5)");
+
+  auto* info = app.add_subcommand("info", "Validate bundles (files present and unchanged, format version, compiled "
+                                          "packages) and print one JSON summary line each.");
+  info->add_option("bundles", bundles, "Bundle folders")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "kbsynth: %s (see kbsynth --help)\n", e.what());
+    return 2;
+  }
+
+  TempDir cleanup;
+  try {
+    co.python = python;
+    io.python = python;
+    ck.python = python;
+    if (*imp) return cmdImport(sources, out_dir, io, (co.compiled = deviceArg(co.compiled), co));
+    if (*exp) return cmdExport(bundles, export_id, (co.compiled = deviceArg(co.compiled), co));
+    if (*base) return cmdBaseline(bundles, deviceArg(device), force, weights, python);
+    if (*chk) {
+      ck.seeds = parseSeeds(seeds);
+      ck.compiled = !no_compiled;
+      deviceArg(ck.device);
+      if (ck.device == "none") throw kb::UsageError("check needs a device: cpu, cuda or cuda:N");
+      return cmdCheck(bundles, ck);
+    }
+    if (*info) return cmdInfo(bundles);
+  } catch (const kb::UsageError& e) {
+    std::fprintf(stderr, "kbsynth: %s\n", e.what());
+    return 2;
+  } catch (const kb::Error& e) {
+    std::fprintf(stderr, "kbsynth: %s\n", e.what());
+    return 3;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "kbsynth: torch: %s\n", e.what_without_backtrace());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbsynth: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
