@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 
 namespace kb::agent {
@@ -100,7 +101,19 @@ ShellResult runJailedBash(const fs::path& jail, const fs::path& workspace, const
     r.output.append(buf, std::min(room, static_cast<size_t>(got)));
     if (static_cast<size_t>(got) > room) r.output_truncated = true;
   }
-  // The output is closed (or the time is up): whatever is left of the group goes.
+  // The output is closed: let bash finish exiting (within the deadline), then
+  // whatever is left of its group goes.
+  while (!reaped && !r.timed_out) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      reaped = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      r.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   ::kill(-pid, SIGKILL);
   if (!reaped) ::waitpid(pid, &status, 0);
   ::close(fds[0]);

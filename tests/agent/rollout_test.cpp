@@ -138,7 +138,7 @@ TEST(Rollout, CorrectSolutionAfterACompileError) {
   EXPECT_EQ(t["solution_hash"].get<std::string>().rfind("sha256:", 0), 0u);
   EXPECT_TRUE(t["reward"]["value"].is_null());
   EXPECT_EQ(t["reward"]["excluded"], "verify_not_available");
-  EXPECT_EQ(t["reward"]["scheme"]["kind"], "milestone");
+  EXPECT_EQ(t["reward"]["scheme"]["name"], "milestone");
   // The workspace holds the fixed solution.
   EXPECT_EQ(slurp(fs::path(t["workspace"].get<std::string>()) / "solution/forward.cpp"), kGood);
 }
