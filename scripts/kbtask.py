@@ -189,8 +189,22 @@ def describe_input(i, x):
         p = t.double().mean().item()
         d.update(distribution="bernoulli", params={"p": _round(p, 3)}, observed={"true_fraction": _round(p)})
         return d
-    v = t.double()
-    mn, mx = v.min().item(), v.max().item()
+    # Range over every element; moments over at most ~1M evenly spaced ones.
+    flat = t.reshape(-1)
+    mn, mx = flat.min().double().item(), flat.max().double().item()
+    v = flat[:: max(1, n // (1 << 20))].double()
+    n = v.numel()
+    # A handful of integral values ({-1, 1} targets, class ids kept as
+    # floats, a sparse set of ints): draw from exactly those values.
+    if (math.isfinite(mn) and math.isfinite(mx) and bool((v == v.round()).all())
+            and torch.unique(v).numel() <= 16
+            and bool((flat == flat.round()).all() if x.dtype.is_floating_point else True)):
+        values = torch.unique(flat).double()
+        contiguous = values.numel() == int(mx - mn) + 1
+        if 1 < values.numel() <= 16 and (x.dtype.is_floating_point or not contiguous):
+            d.update(distribution="choice", params={"values": [float(u) for u in values.tolist()]},
+                     observed={"min": _round(mn), "max": _round(mx), "distinct": int(values.numel())})
+            return d
     if not x.dtype.is_floating_point:
         obs = {"min": int(mn), "max": int(mx)}
         if mn == mx:
@@ -256,6 +270,10 @@ def make_spec_inputs(specs, seed):
                 t.add_(p["low"])
         elif dist == "randint":
             t = torch.randint(int(p["low"]), int(p["high"]), shape, generator=gen, dtype=torch.int64)
+        elif dist == "choice":
+            values = torch.tensor(p["values"], dtype=torch.float64)
+            idx = torch.randint(0, values.numel(), shape, generator=gen, dtype=torch.int64)
+            t = values[idx]
         elif dist == "bernoulli":
             t = torch.rand(shape, generator=gen, dtype=torch.float32).lt(p["p"])
         elif dist == "constant":
@@ -335,6 +353,16 @@ def flatten_outputs(out, where="forward"):
     raise TaskError("non_tensor_output", f"{where} returned a {type(out).__name__}, not a tensor or tuple of tensors")
 
 
+_CHUNK = 1 << 24  # elements compared at a time (bounded memory for GB-sized outputs)
+
+
+def _chunks(x, y):
+    x = x.detach().reshape(-1)
+    y = y.detach().reshape(-1)
+    for i in range(0, x.numel(), _CHUNK):
+        yield x[i:i + _CHUNK].cpu().double(), y[i:i + _CHUNK].cpu().double()
+
+
 def max_abs_diff(a, b):
     """Largest |a-b| over matching outputs; inf on a shape/dtype/count
     mismatch, nan when NaNs do not line up."""
@@ -344,28 +372,31 @@ def max_abs_diff(a, b):
     for x, y in zip(a, b):
         if x.shape != y.shape or x.dtype != y.dtype:
             return math.inf
-        if x.numel() == 0:
-            continue
-        x = x.detach().cpu().double()
-        y = y.detach().cpu().double()
-        if not torch.equal(x.isnan(), y.isnan()):
-            return math.nan
-        d = (x - y).abs().masked_fill(x.isnan(), 0.0).masked_fill(x == y, 0.0)
-        if d.isnan().any():
-            return math.nan
-        worst = max(worst, d.max().item())
+        for xc, yc in _chunks(x, y):
+            nx = xc.isnan()
+            if not torch.equal(nx, yc.isnan()):
+                return math.nan
+            d = (xc - yc).abs().masked_fill(nx, 0.0).masked_fill(xc == yc, 0.0)
+            if d.isnan().any():
+                return math.nan
+            if d.numel():
+                worst = max(worst, d.max().item())
     return worst
 
 
 def close(a, b, atol=1e-5, rtol=1e-5):
+    """Same count, shapes and dtypes, and |a-b| <= atol + rtol*|b| (NaNs at
+    the same places count as equal); atol = rtol = 0 means bitwise equal."""
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
-        if not torch.allclose(x.detach().cpu().double(), y.detach().cpu().double(), atol=atol, rtol=rtol,
-                              equal_nan=True):
-            return False
+        if torch.equal(x, y):
+            continue
+        for xc, yc in _chunks(x, y):
+            if not torch.allclose(xc, yc, atol=atol, rtol=rtol, equal_nan=True):
+                return False
     return True
 
 

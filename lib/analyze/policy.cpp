@@ -1,5 +1,7 @@
 #include "analyze/policy.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -21,6 +23,11 @@ std::vector<std::string> strings(const Json& j, const std::string& key, const st
     out.push_back(v.get<std::string>());
   }
   return out;
+}
+
+bool knownRule(const std::string& id) {
+  const auto& rules = allRules();
+  return std::any_of(rules.begin(), rules.end(), [&](const RuleInfo& r) { return id == r.id; });
 }
 
 }  // namespace
@@ -54,6 +61,7 @@ Policy loadPolicy(const std::filesystem::path& path) {
   try {
     if (j.contains("rules")) {
       for (const auto& [id, sev] : j["rules"].items()) {
+        if (!knownRule(id)) throw UsageError(where + ": rules." + id + ": no such rule (see docs/rules/)");
         std::string s = sev.get<std::string>();
         if (s != "error" && s != "warning" && s != "off")
           throw UsageError(where + ": rules." + id + ": severity must be error, warning or off");
@@ -62,6 +70,7 @@ Policy loadPolicy(const std::filesystem::path& path) {
     }
     if (j.contains("banned")) {
       for (const auto& [id, b] : j["banned"].items()) {
+        if (!knownRule(id)) throw UsageError(where + ": banned." + id + ": no such rule (see docs/rules/)");
         BannedApi api;
         const std::string w = where + ".banned." + id;
         api.functions = strings(b, "functions", w);
@@ -85,6 +94,7 @@ Policy loadPolicy(const std::filesystem::path& path) {
     p.forbidden_namespaces = strings(j, "forbidden_namespaces", where);
     p.device_library_deny = strings(j, "device_library_deny", where);
     p.include_deny = strings(j, "include_deny", where);
+    p.compiler_macros = strings(j, "compiler_macros", where);
     p.default_stream_functions = strings(j, "default_stream_functions", where);
     p.interpose_prefixes = strings(j, "interpose_prefixes", where);
     p.interpose_names = strings(j, "interpose_names", where);

@@ -34,6 +34,7 @@ struct Policy {
   std::vector<std::string> forbidden_namespaces;   // torch-api
   std::vector<std::string> device_library_deny;    // regexes over qualified names
   std::vector<std::string> include_deny;           // regexes over the spelled name
+  std::vector<std::string> compiler_macros;          // compiler-conditional (regexes)
   std::vector<std::string> default_stream_functions;  // launch-stream
   std::vector<std::string> interpose_prefixes;        // interpose
   std::vector<std::string> interpose_names;
@@ -42,6 +43,13 @@ struct Policy {
   // "error", "warning" or "off" for a rule; rules missing from the file are on.
   std::string severityOf(const std::string& rule) const;
 };
+
+// The ids of all rules, with their one-line rationale (docs/rules/ has more).
+struct RuleInfo {
+  const char* id;
+  const char* summary;
+};
+const std::vector<RuleInfo>& allRules();
 
 // Loads a policy file; throws kb::UsageError naming the file and key on error.
 Policy loadPolicy(const std::filesystem::path& path);

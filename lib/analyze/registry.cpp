@@ -1,7 +1,8 @@
 // The list of rules: adding one touches this file, rules/<id>.cpp,
-// docs/rules/<id>.md and tests/analyze/rules/<id>*.
+// docs/rules/<id>.md and tests/analyze/cases/<id>/.
 #include "analyze/rule.h"
 #include "analyze/rules/banned_api.h"
+#include "analyze/rules/compiler_conditional.h"
 #include "analyze/rules/device_library.h"
 #include "analyze/rules/extern_symbol.h"
 #include "analyze/rules/include.h"
@@ -34,6 +35,7 @@ const std::vector<RuleInfo>& allRules() {
       {"device-library", "No device-wide library algorithms (thrust, cub::Device*)."},
       {"include", "Only the solution's, the interface's, CUDA's and the standard library's headers."},
       {"symlink", "No symbolic links that leave the solution directory."},
+      {"compiler-conditional", "No #if on the compiler's identity: the code nvcc builds is the code that was checked."},
   };
   return rules;
 }
@@ -61,6 +63,8 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   if (on("library-api")) rules.push_back(std::make_unique<LibraryApiRule>("library-api", ctx));
   if (on("device-library")) rules.push_back(std::make_unique<DeviceLibraryRule>("device-library", ctx));
   if (on("include")) rules.push_back(std::make_unique<IncludeRule>("include", ctx));
+  if (on("compiler-conditional"))
+    rules.push_back(std::make_unique<CompilerConditionalRule>("compiler-conditional", ctx));
   return rules;
 }
 

@@ -1,7 +1,7 @@
 // What a rule is: clang-tidy's shape. A rule registers AST matchers (and, if
 // it needs them, preprocessor callbacks) and reports findings from check().
 // One rule = one class in rules/, registered in registry.cpp, documented in
-// docs/rules/<id>.md, tested by tests/analyze/rules/<id>*.
+// docs/rules/<id>.md, tested by tests/analyze/cases/<id>/ (ids with '_').
 #pragma once
 
 #include <map>
@@ -92,13 +92,6 @@ class Rule : public clang::ast_matchers::MatchFinder::MatchCallback {
 
 // Every rule that the policy turns on, in a fixed order.
 std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx);
-
-// The ids of all rules, with their one-line rationale (docs/rules/ has more).
-struct RuleInfo {
-  const char* id;
-  const char* summary;
-};
-const std::vector<RuleInfo>& allRules();
 
 // Qualified name with inline namespaces (std::__cxx11, cub::CUB_200_NS) left out.
 std::string plainQualifiedName(const clang::NamedDecl* decl);

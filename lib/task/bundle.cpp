@@ -124,6 +124,13 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
         s.b = r.num(p, "high", path + ".params.high");
         if (s.distribution == "randint" && !(s.b > s.a))
           r.fail(path + ".params", "needs high > low for randint");
+      } else if (s.distribution == "choice") {
+        const Json& v = r.get(p, "values", path + ".params.values");
+        if (!v.is_array() || v.empty()) r.fail(path + ".params.values", "must be a non-empty array of numbers");
+        for (const Json& e : v) {
+          if (!e.is_number()) r.fail(path + ".params.values", "must be a non-empty array of numbers");
+          s.values.push_back(e.get<double>());
+        }
       } else if (s.distribution == "bernoulli") {
         s.a = r.num(p, "p", path + ".params.p");
       } else if (s.distribution == "constant") {

@@ -31,9 +31,10 @@ struct InputSpec {
   std::string dtype;           // "float32", "float16", "bfloat16", "float64",
                                // "int8", "uint8", "int16", "int32", "int64", "bool"
   std::vector<int64_t> shape;
-  std::string distribution;    // "normal", "uniform", "randint", "bernoulli", "constant"
+  std::string distribution;    // "normal", "uniform", "randint", "choice", "bernoulli", "constant"
   double a = 0.0;  // normal: mean   uniform: low   randint: low   bernoulli: p   constant: value
   double b = 0.0;  // normal: std    uniform: high  randint: high (exclusive)
+  std::vector<double> values;  // choice: the values drawn from, uniformly
   // kind == "int" / "float" / "bool": the value get_inputs() returned.
   double value = 0.0;
 };

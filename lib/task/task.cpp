@@ -68,6 +68,10 @@ at::Tensor specTensor(const InputSpec& s, at::Generator& gen) {
   } else if (s.distribution == "randint") {
     t = at::randint(static_cast<int64_t>(s.a), static_cast<int64_t>(s.b), shape, gen,
                     at::TensorOptions().dtype(at::kLong));
+  } else if (s.distribution == "choice") {
+    at::Tensor values = at::tensor(s.values, at::TensorOptions().dtype(at::kDouble));
+    at::Tensor idx = at::randint(values.numel(), shape, gen, at::TensorOptions().dtype(at::kLong));
+    t = values.index_select(0, idx.flatten()).view(shape);
   } else if (s.distribution == "bernoulli") {
     t = at::rand(shape, gen, at::TensorOptions().dtype(at::kFloat)).lt(s.a);
   } else if (s.distribution == "constant") {
@@ -306,16 +310,21 @@ double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
   double worst = 0.0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].sizes() != b[i].sizes() || a[i].scalar_type() != b[i].scalar_type()) return inf;
-    if (a[i].numel() == 0) continue;
-    at::Tensor x = a[i].detach().to(at::kCPU, at::kDouble);
-    at::Tensor y = b[i].detach().to(at::kCPU, at::kDouble);
-    at::Tensor nan_x = x.isnan(), nan_y = y.isnan();
-    if (!nan_x.equal(nan_y)) return std::numeric_limits<double>::quiet_NaN();
-    at::Tensor d = (x - y).abs().masked_fill(nan_x, 0.0);
-    // Equal infinities differ by NaN: count them as equal.
-    d = d.masked_fill(x.eq(y), 0.0);
-    if (d.isnan().any().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
-    worst = std::max(worst, d.max().item<double>());
+    // In chunks, so that GB-sized outputs need no GB-sized float64 copies.
+    constexpr int64_t kChunk = int64_t(1) << 24;
+    at::Tensor fa = a[i].detach().reshape(-1), fb = b[i].detach().reshape(-1);
+    for (int64_t start = 0; start < fa.numel(); start += kChunk) {
+      int64_t len = std::min(kChunk, fa.numel() - start);
+      at::Tensor x = fa.narrow(0, start, len).to(at::kCPU, at::kDouble);
+      at::Tensor y = fb.narrow(0, start, len).to(at::kCPU, at::kDouble);
+      at::Tensor nan_x = x.isnan(), nan_y = y.isnan();
+      if (!nan_x.equal(nan_y)) return std::numeric_limits<double>::quiet_NaN();
+      at::Tensor d = (x - y).abs().masked_fill(nan_x, 0.0);
+      // Equal infinities differ by NaN: count them as equal.
+      d = d.masked_fill(x.eq(y), 0.0);
+      if (d.isnan().any().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+      worst = std::max(worst, d.max().item<double>());
+    }
   }
   return worst;
 }

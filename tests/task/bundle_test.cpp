@@ -26,6 +26,8 @@ kb::Json minimalTask() {
        "params": {"mean": 0.0, "std": 1.0}},
       {"kind": "tensor", "dtype": "int64", "shape": [2], "distribution": "randint",
        "params": {"low": 0, "high": 10}},
+      {"kind": "tensor", "dtype": "float32", "shape": [4], "distribution": "choice",
+       "params": {"values": [-1.0, 1.0]}},
       {"kind": "int", "value": 1},
       {"kind": "bool", "value": true}
     ],
@@ -73,12 +75,13 @@ TEST(TaskInfo, ParsesEveryField) {
   EXPECT_EQ(info.id, "t/one");
   EXPECT_EQ(info.generator, "spec");
   EXPECT_EQ(info.reference_args, "all");
-  ASSERT_EQ(info.inputs.size(), 4u);
+  ASSERT_EQ(info.inputs.size(), 5u);
   EXPECT_EQ(info.inputs[0].shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(info.inputs[1].distribution, "randint");
   EXPECT_EQ(info.inputs[1].b, 10.0);
-  EXPECT_EQ(info.inputs[2].kind, "int");
-  EXPECT_EQ(info.inputs[3].value, 1.0);
+  EXPECT_EQ(info.inputs[2].values, (std::vector<double>{-1.0, 1.0}));
+  EXPECT_EQ(info.inputs[3].kind, "int");
+  EXPECT_EQ(info.inputs[4].value, 1.0);
   ASSERT_EQ(info.state.size(), 2u);
   EXPECT_FALSE(info.state[0].buffer);
   EXPECT_TRUE(info.state[1].buffer);

@@ -26,27 +26,31 @@ OUT="$WORK/tasks"
 rc=$?
 expect "import exits 0 (rc=$rc)" test $rc -eq 0
 R="$OUT/import-report.json"
-expect "import report: 11 tasks, 7 ok" test "$(jq '.summary.total' "$R"),$(jq '.summary.ok' "$R")" = "11,7"
+expect "import report: 12 tasks, 8 ok" test "$(jq '.summary.total' "$R"),$(jq '.summary.ok' "$R")" = "12,8"
 for reason in syntax_error missing_function init_error non_tensor_output; do
   expect "import report counts $reason" test "$(jq ".summary.by_reason.$reason" "$R")" = 1
 done
 expect "every failure has a reason and a message" \
   test "$(jq '[.tasks[] | select(.status != "ok") | select((.reason // "") == "" or (.message // "") == "")] | length' "$R")" = 0
 expect "failed bundles are removed" test ! -e "$OUT/bad/1_Syntax_Error"
-expect "7 compiled cpu baselines" test "$(jq '.summary.compiled.ok' "$R")" = 7
-expect "summary line on stderr" grep -q "imported 7 of 11 tasks; skipped 4" "$WORK/import.err"
-expect "one JSON line per task on stdout" test "$(wc -l <"$WORK/import.jsonl")" = 11
+expect "8 compiled cpu baselines" test "$(jq '.summary.compiled.ok' "$R")" = 8
+expect "summary line on stderr" grep -q "imported 8 of 12 tasks; skipped 4" "$WORK/import.err"
+expect "one JSON line per task on stdout" test "$(wc -l <"$WORK/import.jsonl")" = 12
 expect "the float-bounds module fell back to trace" \
   test "$(jq -r '.capture' "$OUT/kernelbench/level2/2_Matmul_Hardtanh_FloatBounds/task.json")" = trace
 expect "the scalar-input module uses a recorded spec" \
   test "$(jq -r '.generator' "$OUT/kernelbench/level1/4_Sum_Scalar_Dim/task.json")" = spec
+expect "{-1, 1} float targets are recorded as a choice" \
+  test "$(jq -c '.inputs[1] | [.distribution, .params.values]' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = '["choice",[-1,1]]'
+expect "non-negative predictions stay non-negative (uniform)" \
+  test "$(jq -r '.inputs[0] | .distribution' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = uniform
 
 # 2. C++ reproduces Python for three seeds: inputs, reference, compiled baseline.
 "$KBSYNTH" check "$OUT"/kernelbench/level*/* --device cpu --seeds 0,1,2 >"$WORK/check.jsonl" 2>"$WORK/check.err"
 rc=$?
 expect "check exits 0 (rc=$rc)" test $rc -eq 0
 cat "$WORK/check.jsonl" | jq -c '{id, inputs_max_abs_diff, reference_max_abs_diff, compiled_max_abs_diff, status}'
-expect "check: 7 bundles ok" test "$(jq -s '[.[] | select(.status == "ok")] | length' "$WORK/check.jsonl")" = 7
+expect "check: 8 bundles ok" test "$(jq -s '[.[] | select(.status == "ok")] | length' "$WORK/check.jsonl")" = 8
 expect "check: all diffs under 1e-5" test "$(jq -s '[.[] | select(.reference_max_abs_diff > 1e-5 or .compiled_max_abs_diff > 1e-5 or .inputs_max_abs_diff > 0)] | length' "$WORK/check.jsonl")" = 0
 
 # 3. The library tests on these bundles.

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <unistd.h>
 #include <fstream>
 
 #include "core/error.h"
+#include "task/scripts.h"
 
 namespace fs = std::filesystem;
 
@@ -136,6 +138,22 @@ TEST(Task, MissingCompiledSaysWhatToRun) {
   } catch (const kb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("built by torch 2.0.0"), std::string::npos) << e.what();
   }
+}
+
+TEST(Task, EnsureCompiledBuildsOnFirstNeed) {
+  NEED_BUNDLES();
+  fs::path copy = fs::temp_directory_path() / ("kb_ensure_" + std::to_string(::getpid()));
+  fs::remove_all(copy);
+  fs::copy(bundles() / "kernelbench/level1/1_ReLU_Scale", copy, fs::copy_options::recursive);
+  fs::remove_all(copy / "compiled");
+  kb::TaskBundle b = kb::openBundle(copy);
+  ASSERT_TRUE(kb::checkCompiled(b, "cpu").has_value());
+  b = kb::ensureCompiled(b, "cpu", "cpu");
+  EXPECT_FALSE(kb::checkCompiled(b, "cpu").has_value());
+  kb::Task t(b);
+  auto x = t.makeInputs(0, kCpu);
+  EXPECT_EQ(kb::maxAbsDiff(t.compiled(kCpu).run(x), t.reference(kCpu).run(x)), 0.0);
+  fs::remove_all(copy);
 }
 
 TEST(Task, MaxAbsDiff) {

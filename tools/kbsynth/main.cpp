@@ -477,6 +477,7 @@ int main(int argc, char** argv) {
   CLI::App app{kIntro, "kbsynth"};
   app.set_version_flag("--version", std::string("kbsynth ") + KB_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // --python may follow the subcommand
 
   std::string python;
   app.add_option("--python", python, "Python interpreter with torch (default $KB_PYTHON, /opt/kb-venv/bin/python3)");

@@ -75,18 +75,27 @@ void HostThreadRule::check(const MatchFinder::MatchResult& r) {
 
 void RawSyscallRule::registerMatchers(MatchFinder& finder) {
   BannedApiRule::registerMatchers(finder);
-  finder.addMatcher(asmStmt(hasAncestor(functionDecl().bind("fn_of_asm"))).bind("asm"), this);
+  // Inline PTX inside __global__ or __device__-only code (lambdas in it
+  // included) is allowed; any other asm on the host side is host assembly.
+  auto device_code = functionDecl(anyOf(hasAttr(attr::CUDAGlobal),
+                                        allOf(hasAttr(attr::CUDADevice), unless(hasAttr(attr::CUDAHost)))));
+  finder.addMatcher(asmStmt(unless(hasAncestor(device_code))).bind("asm"), this);
+  finder.addMatcher(decl(hasParent(translationUnitDecl())).bind("top_decl"), this);
 }
 
 void RawSyscallRule::check(const MatchFinder::MatchResult& r) {
   if (const auto* a = r.Nodes.getNodeAs<AsmStmt>("asm")) {
-    const auto* fn = r.Nodes.getNodeAs<FunctionDecl>("fn_of_asm");
-    // Inline PTX in __device__/__global__ code is allowed. On the host-side
-    // parse, code under __CUDA_ARCH__ is gone, so asm left in a host (or
-    // __host__ __device__) function is host assembly.
-    if (ctx().deviceSide() || fn->hasAttr<CUDAGlobalAttr>()) return;
-    if (fn->hasAttr<CUDADeviceAttr>() && !fn->hasAttr<CUDAHostAttr>()) return;
+    // On the host-side parse, code under __CUDA_ARCH__ is gone, so asm left
+    // in a host (or __host__ __device__) function is host assembly.
+    if (ctx().deviceSide()) return;
     report(a->getAsmLoc(), *r.SourceManager, "inline assembly in host code can make system calls");
+    return;
+  }
+  if (const auto* top = r.Nodes.getNodeAs<Decl>("top_decl")) {
+    const auto* a = llvm::dyn_cast<FileScopeAsmDecl>(top);
+    if (!a) return;
+    report(a->getAsmLoc(), *r.SourceManager,
+           "file-scope asm can define symbols, make system calls or embed files");
     return;
   }
   BannedApiRule::check(r);

@@ -27,8 +27,8 @@ class HostThreadRule : public BannedApiRule {
   void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
 };
 
-// raw-syscall: the banned list plus inline assembly in host code (device
-// code may use inline PTX).
+// raw-syscall: the banned list plus inline assembly in host code and
+// file-scope asm (device code may use inline PTX).
 class RawSyscallRule : public BannedApiRule {
  public:
   using BannedApiRule::BannedApiRule;

@@ -18,6 +18,10 @@ class IncludeCallbacks : public PPCallbacks {
                           const Module*, bool, SrcMgr::CharacteristicKind) override {
     rule_.onInclude(hash_loc, file_name, angled, file, sm_);
   }
+  void EmbedDirective(SourceLocation hash_loc, StringRef file_name, bool angled,
+                      OptionalFileEntryRef, const LexEmbedParametersResult&) override {
+    rule_.onEmbed(hash_loc, file_name, angled, sm_);
+  }
 
  private:
   IncludeRule& rule_;
@@ -47,6 +51,18 @@ void IncludeRule::registerPPCallbacks(Preprocessor& pp) {
   pp.addPPCallbacks(std::make_unique<IncludeCallbacks>(*this, pp.getSourceManager()));
 }
 
+bool IncludeRule::deniedName(llvm::StringRef name) const {
+  for (const auto& pattern : ctx().policy().include_deny)
+    if (llvm::Regex(pattern).match(name)) return true;
+  return false;
+}
+
+void IncludeRule::onEmbed(SourceLocation hash_loc, StringRef spelled, bool angled, const SourceManager& sm) {
+  if (!ctx().inSolution(hash_loc, sm)) return;
+  report(hash_loc, sm, "#embed " + std::string(angled ? "<" : "\"") + spelled.str() +
+                           (angled ? ">" : "\"") + " reads a file into the code");
+}
+
 bool IncludeRule::allowedLocation(const std::string& path) const {
   namespace fs = std::filesystem;
   const fs::path p = canon(path);
@@ -73,15 +89,28 @@ void IncludeRule::onInclude(SourceLocation hash_loc, StringRef spelled, bool ang
                             OptionalFileEntryRef file, const SourceManager& sm) {
   if (!ctx().inSolution(hash_loc, sm)) return;
   const std::string shown = angled ? "<" + spelled.str() + ">" : "\"" + spelled.str() + "\"";
-  for (const auto& pattern : ctx().policy().include_deny) {
-    if (llvm::Regex(pattern).match(spelled)) {
-      report(hash_loc, sm, "#include " + shown + " is refused by the policy");
-      return;
-    }
+  if (deniedName(spelled)) {
+    report(hash_loc, sm, "#include " + shown + " is refused by the policy");
+    return;
   }
   if (!file) return;  // Clang reports the missing file itself
   std::string path = file->getFileEntry().tryGetRealPathName().str();
   if (path.empty()) path = file->getName().str();
+  // The same header reached by another spelling (<c++/12/thread>,
+  // <x86_64-linux-gnu/sys/socket.h>, an absolute path): test every tail of
+  // the resolved path of a file outside the solution.
+  if (!ctx().pathInSolution(path)) {
+    llvm::StringRef rest(path);
+    while (!rest.empty()) {
+      if (deniedName(rest)) {
+        report(hash_loc, sm, "#include " + shown + " resolves to " + path + ", refused by the policy");
+        return;
+      }
+      size_t slash = rest.find('/');
+      if (slash == llvm::StringRef::npos) break;
+      rest = rest.drop_front(slash + 1);
+    }
+  }
   if (!allowedLocation(path))
     report(hash_loc, sm, "#include " + shown + " resolves to " + path +
                              ", outside the solution and the allowed include directories");

@@ -25,6 +25,7 @@ bool InterposeRule::apiLikeName(llvm::StringRef name) const {
 void InterposeRule::registerMatchers(MatchFinder& finder) {
   finder.addMatcher(functionDecl().bind("fn"), this);
   finder.addMatcher(varDecl(hasAttr(attr::AsmLabel)).bind("var"), this);
+  finder.addMatcher(varDecl(hasGlobalStorage(), unless(isStaticLocal()), hasInitializer(expr())).bind("dyn"), this);
 }
 
 void InterposeRule::check(const MatchFinder::MatchResult& r) {
@@ -33,6 +34,15 @@ void InterposeRule::check(const MatchFinder::MatchResult& r) {
     if (!ctx().inSolution(var->getLocation(), sm)) return;
     report(var->getLocation(), sm, "asm label '" + var->getAttr<AsmLabelAttr>()->getLabel().str() +
                                        "' renames a symbol");
+    return;
+  }
+  if (const auto* v = r.Nodes.getNodeAs<VarDecl>("dyn")) {
+    // A global whose initialiser is not a constant runs code when the
+    // library is loaded, before any check of a call.
+    if (!ctx().inSolution(v->getLocation(), sm) || v->getDeclContext()->isDependentContext()) return;
+    if (v->isThisDeclarationADefinition() == VarDecl::DeclarationOnly || v->hasConstantInitialization()) return;
+    report(v->getLocation(), sm, "'" + v->getNameAsString() +
+                                     "' is initialised by code that runs when the library is loaded");
     return;
   }
   const auto* fn = r.Nodes.getNodeAs<FunctionDecl>("fn");
@@ -62,13 +72,19 @@ void InterposeRule::check(const MatchFinder::MatchResult& r) {
       return;
     }
   }
+  // Defining a function that a header outside the solution declares (in any
+  // namespace: cudaEventRecord, std::chrono::steady_clock::now) defines that
+  // very symbol.
+  for (const FunctionDecl* d : fn->redecls()) {
+    if (!ctx().inSolution(d->getLocation(), sm)) {
+      report(loc, sm, "defines '" + plainQualifiedName(fn) +
+                          "', declared by a library header: it would interpose that symbol");
+      return;
+    }
+  }
   if (!fn->getIdentifier() || !(global || fn->isExternC())) return;
-  // Redefining a function that a library header declares is the same
-  // symbol; an unmangled (extern "C") API-like name is as good.
-  bool redefines_header_decl = false;
-  for (const FunctionDecl* d : fn->redecls())
-    if (!ctx().inSolution(d->getLocation(), sm)) redefines_header_decl = true;
-  if (redefines_header_decl || (fn->isExternC() && apiLikeName(fn->getName())) ||
+  // An unmangled (extern "C") API-like name is as good as a redefinition.
+  if ((fn->isExternC() && apiLikeName(fn->getName())) ||
       (global && apiLikeName(fn->getName()) &&
        std::find(ctx().policy().interpose_names.begin(), ctx().policy().interpose_names.end(),
                  fn->getName().str()) != ctx().policy().interpose_names.end())) {

@@ -2,7 +2,8 @@
 // runtime or driver, CUDA libraries or libc (cudaEventRecord,
 // cudaEventElapsedTime, malloc, clock_gettime, ...), replace global operator
 // new/delete, rename symbols with asm labels or aliases, or run code when the
-// library is loaded (constructor/destructor attributes). Any of these would
+// library is loaded (constructor/destructor attributes, globals initialised by
+// non-constant expressions). Any of these would
 // let it rewrite the timer or the harness's view of memory.
 #pragma once
 

@@ -32,6 +32,11 @@ std::string badStream(const Expr* arg, ASTContext& ctx) {
 void LaunchStreamRule::registerMatchers(MatchFinder& finder) {
   finder.addMatcher(cudaKernelCallExpr().bind("launch"), this);
   finder.addMatcher(callExpr(callee(functionDecl().bind("callee"))).bind("call"), this);
+  // A stream variable or field that is given a constant: `cudaStream_t s = 0;`,
+  // `cfg.stream = 0;`, `cudaLaunchConfig_t cfg = {g, b, 0, 0};`.
+  finder.addMatcher(varDecl(hasInitializer(expr().bind("init"))).bind("var"), this);
+  finder.addMatcher(binaryOperator(isAssignmentOperator()).bind("assign"), this);
+  finder.addMatcher(initListExpr().bind("list"), this);
 }
 
 void LaunchStreamRule::check(const MatchFinder::MatchResult& r) {
@@ -43,6 +48,32 @@ void LaunchStreamRule::check(const MatchFinder::MatchResult& r) {
     std::string why = badStream(stream, *r.Context);
     if (!why.empty())
       report(k->getBeginLoc(), sm, "kernel launched with " + why + "; pass ctx.stream()");
+    return;
+  }
+  if (const auto* v = r.Nodes.getNodeAs<VarDecl>("var")) {
+    const auto* init = r.Nodes.getNodeAs<Expr>("init");
+    if (!isStreamType(v->getType()) || !ctx().inSolution(v->getLocation(), sm) || llvm::isa<ParmVarDecl>(v))
+      return;
+    std::string why = badStream(init, *r.Context);
+    if (!why.empty())
+      report(v->getLocation(), sm, "stream variable '" + v->getNameAsString() + "' holds " + why +
+                                       "; use ctx.stream()");
+    return;
+  }
+  if (const auto* a = r.Nodes.getNodeAs<BinaryOperator>("assign")) {
+    if (!isStreamType(a->getLHS()->getType()) || !ctx().inSolution(a->getOperatorLoc(), sm)) return;
+    std::string why = badStream(a->getRHS(), *r.Context);
+    if (!why.empty()) report(a->getOperatorLoc(), sm, "assigns " + why + " to a stream; use ctx.stream()");
+    return;
+  }
+  if (const auto* list = r.Nodes.getNodeAs<InitListExpr>("list")) {
+    if (!ctx().inSolution(list->getBeginLoc(), sm)) return;
+    for (unsigned i = 0; i < list->getNumInits(); ++i) {
+      const Expr* e = list->getInit(i);
+      if (!e || llvm::isa<ImplicitValueInitExpr>(e) || !isStreamType(e->getType())) continue;
+      std::string why = badStream(e, *r.Context);
+      if (!why.empty()) report(e->getBeginLoc(), sm, "initialises a stream with " + why + "; use ctx.stream()");
+    }
     return;
   }
   const auto* call = r.Nodes.getNodeAs<CallExpr>("call");
@@ -61,7 +92,6 @@ void LaunchStreamRule::check(const MatchFinder::MatchResult& r) {
       return;
     }
   }
-  if (ctx().inSolution(fn->getLocation(), sm)) return;  // the solution's own helpers take a stream from their callers
   for (unsigned i = 0; i < fn->getNumParams() && i < call->getNumArgs(); ++i) {
     if (!isStreamType(fn->getParamDecl(i)->getType())) continue;
     std::string why = badStream(call->getArg(i), *r.Context);

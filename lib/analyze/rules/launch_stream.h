@@ -1,8 +1,10 @@
 // launch-stream: all device work goes on the stream the harness gives, so
 // the timer sees it and nothing escapes the call. Flags kernel launches and
-// stream-taking API calls whose stream is missing or a constant (0, the
-// legacy or per-thread default stream), and APIs that always run on the
-// default stream (cudaMemcpy, cudaMemset, ...).
+// calls (the CUDA API's and the solution's own helpers) whose stream argument
+// is missing or a constant (0, the legacy or per-thread default stream), stream
+// variables, fields and initialiser lists given such a constant, and APIs that
+// always run on the default stream (cudaMemcpy, cudaMemset, ...). A stream
+// that reaches a launch through run-time arithmetic is not tracked.
 #pragma once
 
 #include "analyze/rule.h"

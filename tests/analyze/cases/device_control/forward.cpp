@@ -9,4 +9,6 @@ KB_FORWARD(ctx) {
   cudaEventRecord(e, stream);  // expect: [device-control]
   cudaDeviceSetLimit(cudaLimitStackSize, 1 << 20);  // expect: [device-control]
   cudaDeviceReset();  // expect: [device-control]
+  CUevent ev;
+  cuEventRecord(ev, nullptr);  // expect: [device-control] [launch-stream]
 }

@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>  // expect: [include]
+#include <link.h>
 
 #include <kb/solution.h>
 
@@ -9,5 +10,6 @@ KB_FORWARD(ctx) {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult q;
   cudaGetDriverEntryPoint("cuMemcpy", &entry, cudaEnableDefault, &q);  // expect: [dynamic-loading]
+  dl_iterate_phdr(nullptr, nullptr);  // expect: [dynamic-loading]
   (void)fn;
 }

@@ -27,4 +27,11 @@ __attribute__((constructor)) static void at_load() {}  // expect: [interpose]
 
 int my_timer_name_is_fine() { return 0; }
 
+struct Loader {
+  Loader() { my_timer_name_is_fine(); }
+};
+const Loader g_loader;  // expect: [interpose]
+static int* const g_table = new int[16];  // expect: [interpose]
+static const int g_constant = 3;  // fine: constant initialisation
+
 KB_FORWARD(ctx) {}

@@ -1,0 +1,64 @@
+// What the agent's environment tools stand on: a shell inside the sandbox,
+// and the compile / verify / profile stages of the libraries, each returning
+// a short text for the model and the full report for the trajectory.
+// LibraryEnvironment (below) is the real one; tests may substitute their own.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "agent/pool.h"
+#include "core/json.h"
+#include "core/report.h"
+
+namespace kb::agent {
+
+struct StageResult {
+  std::string stage;             // "compile", "verify", "profile"
+  bool available = true;         // false: this stage does not exist yet
+  Status status = Status::InfraError;
+  std::string text;              // for the model, short
+  Json report = Json::object();  // for the trajectory
+  double seconds = 0.0;
+  Json resources = Json::object();  // the pool slot it ran on, and when
+};
+
+struct ShellResult {
+  bool started = false;       // false: the sandbox could not start (message says why)
+  int exit_code = -1;
+  int signal = 0;
+  bool timed_out = false;
+  std::string output;         // merged stdout and stderr, capped
+  uint64_t output_bytes = 0;  // printed in all
+  bool output_truncated = false;
+  double seconds = 0.0;
+  std::string message;
+  std::string sandbox;        // the confinement applied, e.g. "netns landlock seccomp"
+};
+
+class Environment {
+ public:
+  virtual ~Environment() = default;
+  virtual ShellResult bash(const std::filesystem::path& workspace, const std::string& command,
+                           double timeout_seconds) = 0;
+  virtual StageResult compile(const std::filesystem::path& solution_dir) = 0;
+  virtual StageResult verify(const std::filesystem::path& solution_dir) = 0;
+  virtual StageResult profile(const std::filesystem::path& solution_dir) = 0;
+};
+
+struct EnvironmentOptions {
+  std::filesystem::path task_dir;
+  std::string task_id;
+  bool cuda = false;                    // the task runs on CUDA (else CPU)
+  std::string arch = "sm_90";
+  std::filesystem::path jail;           // the kb-agent-jail helper; empty: find it
+  size_t shell_output_limit = 64 * 1024;
+  std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
+  std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
+};
+
+// The environment backed by the libraries, in-process (DESIGN.md §2).
+std::unique_ptr<Environment> makeLibraryEnvironment(const EnvironmentOptions& options);
+
+}  // namespace kb::agent

@@ -1,0 +1,364 @@
+#include "agent/rollout.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "agent/trajectory.h"
+#include "kb_config.h"
+#include "reward/reward.h"
+#include "solution/solution.h"
+
+namespace kb::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t messageChars(const Json& m) {
+  size_t n = 16;  // role and framing
+  if (auto c = m.find("content"); c != m.end() && c->is_string()) n += c->get_ref<const std::string&>().size();
+  if (auto t = m.find("tool_calls"); t != m.end()) n += t->dump().size();
+  return n;
+}
+
+Json nullIfNegative(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
+
+std::string taskMessage(const RolloutSpec& spec, const std::string& model_py) {
+  std::string s = "Task: " + spec.task_id +
+                  "\n\nThe reference program (model.py in your workspace):\n\n```python\n" + model_py;
+  if (!model_py.empty() && model_py.back() != '\n') s += '\n';
+  s += "```\n\nWrite a solution in solution/ (forward.cpp and kernels/) that computes the same "
+       "outputs as Model.forward and is faster than torch.compile by at least 5%. AGENT.md in "
+       "your workspace repeats the rules. Work with the tools; call finish when you are done.";
+  return s;
+}
+
+Json stageJson(const StageResult& r) {
+  return {{"available", r.available},
+          {"status", r.available ? Json(std::string(statusName(r.status))) : Json(nullptr)},
+          {"seconds", r.seconds},
+          {"summary", r.text},
+          {"resources", r.resources},
+          {"report", r.report}};
+}
+
+// The final check: compile, then verify, then profile, each only if the one
+// before passed. Fills record["final"], the top-level status/timings and
+// record["reward"].
+void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
+                const RolloutOptions& options) {
+  auto start = Clock::now();
+  Json fin;
+  std::string hash;
+  try {
+    hash = loadSolution(solution_dir).hash;
+  } catch (const std::exception& e) {
+    fin["error"] = e.what();
+  }
+  fin["solution_hash"] = hash.empty() ? Json(nullptr) : Json(hash);
+  std::optional<Status> status;
+  Json stages = Json::object();
+  Json timings = nullptr;
+  if (hash.empty()) {
+    status = Status::CompileError;  // no loadable solution (e.g. forward.cpp deleted)
+  } else {
+    StageResult c = env.compile(solution_dir);
+    stages["compile"] = stageJson(c);
+    if (c.status != Status::Ok) {
+      status = c.status;
+    } else {
+      StageResult v = env.verify(solution_dir);
+      stages["verify"] = stageJson(v);
+      if (v.available) {
+        status = v.status;
+        if (v.status == Status::Ok) {
+          StageResult p = env.profile(solution_dir);
+          stages["profile"] = stageJson(p);
+          if (p.available && p.status != Status::Ok) status = p.status;
+          if (p.available && p.report.contains("timings")) timings = p.report["timings"];
+        }
+      }
+    }
+  }
+  fin["status"] = status ? Json(std::string(statusName(*status))) : Json(nullptr);
+  fin["stages"] = stages;
+  fin["seconds"] = since(start);
+
+  // The reward, by lib/reward (the paper's milestone scheme by default).
+  Json reward;
+  reward::Scheme scheme;
+  if (auto k = reward::parseSchemeName(options.reward_scheme)) scheme.kind = *k;
+  reward["scheme"] = reward::schemeToJson(scheme);
+  if (!status) {
+    reward["value"] = nullptr;
+    reward["excluded"] = "verify_not_available";
+  } else {
+    reward::Candidate cand;
+    cand.task_id = record.value("task_id", "");
+    cand.solution_hash = hash;
+    cand.status = status;
+    cand.input_status = std::string(statusName(*status));
+    if (timings.is_object()) {
+      auto timing = [&](const char* k) -> std::optional<reward::Timing> {
+        if (!timings.contains(k) || !timings[k].is_object()) return std::nullopt;
+        reward::Timing t;
+        const Json& j = timings[k];
+        t.median_ms = j.value("median_ms", reward::kNaN);
+        t.mean_ms = j.value("mean_ms", reward::kNaN);
+        t.min_ms = j.value("min_ms", reward::kNaN);
+        t.ci95_low_ms = j.value("ci95_low_ms", reward::kNaN);
+        t.ci95_high_ms = j.value("ci95_high_ms", reward::kNaN);
+        return t;
+      };
+      cand.timings.eager = timing("eager");
+      cand.timings.compile = timing("compile");
+      cand.timings.candidate = timing("candidate");
+    }
+    reward::Score s = reward::score(cand, scheme);
+    reward["value"] = s.reward ? Json(*s.reward) : Json(nullptr);
+    reward["excluded"] = s.excluded.empty() ? Json(nullptr) : Json(s.excluded);
+    if (!s.missing.empty()) reward["missing"] = s.missing;
+    reward["correct"] = s.correct;
+    if (s.correct && timings.is_object()) {
+      reward["speedup_eager"] = std::isnan(s.speedup_eager) ? Json(nullptr) : Json(s.speedup_eager);
+      reward["speedup_compile"] = std::isnan(s.speedup_compile) ? Json(nullptr) : Json(s.speedup_compile);
+    }
+  }
+  record["solution_hash"] = fin["solution_hash"];
+  record["status"] = fin["status"];
+  record["timings"] = timings;
+  record["final"] = fin;
+  record["reward"] = reward;
+}
+
+}  // namespace
+
+std::string rolloutId(const std::string& task_id, int sample) {
+  return task_id + "#" + std::to_string(sample);
+}
+
+int64_t estimateTokens(size_t chars, double tokens_per_char) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(chars) * tokens_per_char));
+}
+
+Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
+                const RolloutOptions& options) {
+  const auto start = Clock::now();
+  const std::string started_at = nowIso8601();
+  WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};
+  Workspace ws = Workspace::create(spec.workspace_dir, setup);
+  ToolBox tools(ws, env, options.tools);
+  const std::vector<ToolSpec> specs = tools.specs();
+  const RolloutLimits& lim = options.limits;
+
+  std::string guide = options.guide_text.empty() ? readText(spec.guide) : options.guide_text;
+  std::vector<Json> messages;
+  messages.push_back({{"role", "system"}, {"content", guide}});
+  messages.push_back({{"role", "user"}, {"content", taskMessage(spec, readText(spec.task_dir / "model.py"))}});
+  std::vector<bool> elided(messages.size(), false);
+  std::vector<int> turn_of(messages.size(), -1);  // which turn a message belongs to
+
+  size_t tools_chars = 0;
+  for (const ToolSpec& t : specs) tools_chars += t.name.size() + t.description.size() + t.parameters.dump().size();
+
+  Json turns = Json::array();
+  std::string end_reason, end_message;
+  double tokens_per_char = 0.25;  // refined from the server's usage
+  int idle = 0;
+  int turn = 0;
+
+  for (;; ++turn) {
+    if (stopRequested()) throw Interrupted("stopped");
+    if (turn >= lim.max_turns) {
+      end_reason = "max_turns";
+      end_message = "reached " + std::to_string(lim.max_turns) + " turns";
+      break;
+    }
+    if (since(start) >= lim.wall_seconds) {
+      end_reason = "wall_clock";
+      end_message = "wall-clock budget of " + std::to_string(lim.wall_seconds) + " s spent";
+      break;
+    }
+
+    // Context budget: elide the oldest tool observations until the prompt and
+    // the response fit; never the system or task message, the model's own
+    // messages, or the observations of the last keep_recent_turns turns.
+    auto promptChars = [&] {
+      size_t n = tools_chars;
+      for (size_t i = 0; i < messages.size(); ++i)
+        n += elided[i] ? 120 : messageChars(messages[i]);
+      return n;
+    };
+    Json newly = Json::array();
+    int64_t estimate = estimateTokens(promptChars(), tokens_per_char);
+    for (size_t i = 2; i < messages.size() && estimate + options.sampling.max_tokens > lim.context_tokens; ++i) {
+      if (elided[i] || messages[i]["role"] != "tool") continue;
+      if (turn_of[i] >= turn - lim.keep_recent_turns) break;
+      elided[i] = true;
+      newly.push_back(i);
+      estimate = estimateTokens(promptChars(), tokens_per_char);
+    }
+    if (estimate + options.sampling.max_tokens > lim.context_tokens) {
+      end_reason = "context_budget";
+      end_message = "the prompt (about " + std::to_string(estimate) + " tokens) and max_tokens " +
+                    std::to_string(options.sampling.max_tokens) + " no longer fit in " +
+                    std::to_string(lim.context_tokens) + " tokens";
+      break;
+    }
+    std::vector<Json> prompt;
+    Json elided_list = Json::array();
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (!elided[i]) {
+        prompt.push_back(messages[i]);
+        continue;
+      }
+      elided_list.push_back(i);
+      Json m = messages[i];
+      size_t n = m["content"].get_ref<const std::string&>().size();
+      m["content"] = "[elided to fit the context: " + std::to_string(n) +
+                     " characters of tool output; run the tool again to see it]";
+      prompt.push_back(std::move(m));
+    }
+
+    Json t;
+    t["turn"] = turn;
+    t["started_at"] = nowIso8601();
+    t["prompt_messages"] = prompt.size();
+    t["elided"] = elided_list;
+    t["prompt_tokens_estimate"] = estimate;
+    PolicyResponse r;
+    try {
+      r = policy.complete(prompt, specs, options.sampling);
+    } catch (const PolicyError& e) {
+      if (stopRequested()) throw Interrupted("stopped");
+      t["policy_error"] = e.what();
+      turns.push_back(t);
+      end_reason = "policy_error";
+      end_message = e.what();
+      break;
+    }
+    if (r.prompt_tokens > 0) {
+      size_t chars = promptChars();
+      if (chars > 0) tokens_per_char = static_cast<double>(r.prompt_tokens) / static_cast<double>(chars);
+    }
+    t["policy_seconds"] = r.seconds;
+    t["attempts"] = r.attempts;
+    t["retry_errors"] = r.retry_errors;
+    Json resp;
+    resp["content"] = r.content;
+    if (!r.reasoning.empty()) resp["reasoning"] = r.reasoning;
+    Json calls = Json::array();
+    for (const ToolCall& c : r.tool_calls)
+      calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    resp["tool_calls"] = calls;
+    resp["finish_reason"] = r.finish_reason;
+    resp["token_ids"] = r.token_ids.empty() ? Json(nullptr) : Json(r.token_ids);
+    resp["logprobs"] = r.logprobs.empty() ? Json(nullptr) : Json(r.logprobs);
+    resp["prompt_token_ids"] = r.prompt_token_ids.empty() ? Json(nullptr) : Json(r.prompt_token_ids);
+    resp["usage"] = {{"prompt_tokens", nullIfNegative(r.prompt_tokens)},
+                     {"completion_tokens", nullIfNegative(r.completion_tokens)}};
+    resp["model"] = r.model;
+    t["response"] = resp;
+
+    messages.push_back(r.assistantMessage());
+    elided.push_back(false);
+    turn_of.push_back(turn);
+
+    Json observations = Json::array();
+    bool finished = false;
+    if (r.tool_calls.empty()) {
+      ++idle;
+      std::string nudge = "No tool was called. Use the tools to work on solution/; call finish when you are done.";
+      messages.push_back({{"role", "user"}, {"content", nudge}});
+      elided.push_back(false);
+      turn_of.push_back(turn);
+      t["nudge"] = nudge;
+    } else {
+      idle = 0;
+      for (const ToolCall& c : r.tool_calls) {
+        Observation obs;
+        if (finished) {
+          obs.ok = false;
+          obs.error_kind = "after_finish";
+          obs.text = "error: not run: finish was called earlier in this turn";
+        } else {
+          obs = tools.call(c);
+        }
+        if (obs.finish) finished = true;
+        observations.push_back({{"tool_call_id", c.id},
+                                {"name", c.name},
+                                {"ok", obs.ok},
+                                {"error_kind", obs.error_kind.empty() ? Json(nullptr) : Json(obs.error_kind)},
+                                {"text", obs.text},
+                                {"truncated", obs.truncated},
+                                {"seconds", obs.seconds},
+                                {"detail", obs.detail}});
+        messages.push_back({{"role", "tool"}, {"tool_call_id", c.id}, {"content", obs.text}});
+        elided.push_back(false);
+        turn_of.push_back(turn);
+      }
+    }
+    t["observations"] = observations;
+    t["newly_elided"] = newly;
+    t["seconds"] = since(start);
+    turns.push_back(t);
+    if (finished) {
+      end_reason = "finish";
+      break;
+    }
+    if (idle >= lim.max_idle_turns) {
+      end_reason = "no_tool_call";
+      end_message = std::to_string(idle) + " replies in a row without a tool call";
+      break;
+    }
+  }
+
+  Json rec;
+  rec["format"] = "kb-trajectory";
+  rec["format_version"] = kTrajectoryFormatVersion;
+  rec["tool"] = "kbrollout";
+  rec["version"] = KB_VERSION;
+  rec["rollout_id"] = rolloutId(spec.task_id, spec.sample);
+  rec["task_id"] = spec.task_id;
+  rec["sample"] = spec.sample;
+  rec["mode"] = options.mode;
+  rec["policy"] = policy.describe();
+  rec["sampling"] = {{"temperature", options.sampling.temperature},
+                     {"top_p", options.sampling.top_p},
+                     {"max_tokens", options.sampling.max_tokens},
+                     {"seed", options.sampling.seed ? Json(*options.sampling.seed) : Json(nullptr)},
+                     {"logprobs", options.sampling.logprobs}};
+  rec["limits"] = {{"max_turns", lim.max_turns},
+                   {"context_tokens", lim.context_tokens},
+                   {"wall_seconds", lim.wall_seconds},
+                   {"keep_recent_turns", lim.keep_recent_turns},
+                   {"max_idle_turns", lim.max_idle_turns}};
+  rec["workspace"] = ws.root().string();
+  rec["started_at"] = started_at;
+  rec["end"] = {{"reason", end_reason}, {"message", end_message}, {"turns", turns.size()},
+                {"seconds", since(start)}};
+  Json tool_list = Json::array();
+  for (const ToolSpec& s : specs)
+    tool_list.push_back({{"name", s.name}, {"description", s.description}, {"parameters", s.parameters}});
+  rec["tools"] = tool_list;
+  rec["messages"] = messages;
+  rec["turns"] = turns;
+  finalCheck(rec, env, ws.solutionDir(), options);
+  rec["finished_at"] = nowIso8601();
+  rec["duration_s"] = since(start);
+  return rec;
+}
+
+}  // namespace kb::agent

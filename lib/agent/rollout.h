@@ -1,0 +1,64 @@
+// One rollout: a policy in a workspace, turn after turn, until it calls
+// finish or a budget runs out; then the final solution is checked, verified
+// and timed, and the reward attached. The result is one trajectory record
+// (docs/trajectory-format.md). docs/kbrollout.md ("Budgets and truncation")
+// describes the limits and the truncation policy.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "agent/environment.h"
+#include "agent/policy.h"
+#include "agent/tools.h"
+#include "core/json.h"
+
+namespace kb::agent {
+
+struct RolloutLimits {
+  int max_turns = 150;              // policy calls; 200 in eval mode (the paper)
+  int64_t context_tokens = 131072;  // prompt + max_tokens must fit in this
+  double wall_seconds = 7200.0;     // per rollout, final check excluded
+  int keep_recent_turns = 4;        // the last N turns' observations are never elided
+  int max_idle_turns = 3;           // consecutive replies without a tool call, then end
+};
+
+struct RolloutOptions {
+  RolloutLimits limits;
+  SamplingParams sampling;
+  ToolLimits tools;
+  std::string mode = "train";  // "train" or "eval"
+  std::string reward_scheme = "milestone";
+  std::string guide_text;      // the system prompt: docs/agent-guide.md
+};
+
+struct RolloutSpec {
+  std::string task_id;
+  std::filesystem::path task_dir;
+  int sample = 0;
+  std::filesystem::path workspace_dir;  // created afresh
+  std::filesystem::path guide;          // docs/agent-guide.md
+  std::filesystem::path interface_header;
+};
+
+// "<task_id>#<sample>": what resume matches on.
+std::string rolloutId(const std::string& task_id, int sample);
+
+// Runs the rollout to its end. Throws kb::Error only for what is nobody's
+// fault in the episode (the workspace cannot be created); everything the
+// policy or the tools do ends up in the record. Throws Interrupted when a
+// stop was requested (the partial record is dropped, resume redoes it).
+Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
+                const RolloutOptions& options);
+
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
+// Rough prompt size in tokens: characters / 4, or, after the server reported
+// usage once, characters times the ratio it showed.
+int64_t estimateTokens(size_t chars, double tokens_per_char);
+
+}  // namespace kb::agent

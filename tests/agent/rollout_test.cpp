@@ -1,0 +1,369 @@
+// End-to-end rollouts: a real HTTP server (scripted_server.h) replays model
+// turns; the rollout runs with the real environment (Clang static check as
+// compile, the jailed bash) on a CPU task, and the trajectory is checked
+// field by field.
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "agent/client.h"
+#include "agent/rollout.h"
+#include "agent/runner.h"
+#include "agent/trajectory.h"
+#include "scripted_server.h"
+
+namespace fs = std::filesystem;
+using namespace kb;
+using namespace kb::agent;
+using kb::test::ScriptedServer;
+
+namespace {
+
+const fs::path kSource = KB_SOURCE_ROOT_FOR_TESTS;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+fs::path tempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kb-agent-e2e-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Json call(const std::string& name, Json args) {
+  return {{"content", "next: " + name}, {"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
+}
+
+const std::string kGood = slurp(kSource / "testdata/agent/solutions/cpu_relu/forward.cpp");
+
+struct Fixture {
+  explicit Fixture(Json script) : server(std::move(script)) {
+    ClientConfig c;
+    c.base_url = server.baseUrl();
+    c.model = "scripted";
+    c.timeout_seconds = 2.0;
+    c.max_attempts = 5;
+    c.backoff_initial_seconds = 0.01;
+    c.backoff_max_seconds = 0.05;
+    client = std::make_unique<OpenAIClient>(c);
+    EnvironmentOptions eo;
+    eo.task_dir = kSource / "testdata/agent/tasks/cpu_relu";
+    eo.task_id = "agent-test/cpu_relu";
+    env = makeLibraryEnvironment(eo);
+    options.limits.max_turns = 20;
+    options.sampling.max_tokens = 1024;
+  }
+  Json run(const std::string& name) {
+    RolloutSpec spec{"agent-test/cpu_relu", kSource / "testdata/agent/tasks/cpu_relu", 0,
+                     tempDir(name) / "ws", kSource / "docs/agent-guide.md",
+                     kSource / "include/kb/solution.h"};
+    return runRollout(spec, *client, *env, options);
+  }
+  ScriptedServer server;
+  std::unique_ptr<OpenAIClient> client;
+  std::unique_ptr<Environment> env;
+  RolloutOptions options;
+};
+
+const Json& obs(const Json& t, int turn, int i = 0) { return t["turns"][turn]["observations"][i]; }
+
+}  // namespace
+
+TEST(Rollout, CorrectSolutionAfterACompileError) {
+  std::string broken = kGood;
+  broken.replace(broken.find("out[i] = "), 9, "out[i] = = ");
+  Fixture f(Json::array({call("read_file", {{"path", "model.py"}}),
+                         call("write_file", {{"path", "solution/forward.cpp"}, {"content", broken}}),
+                         call("compile", Json::object()),
+                         call("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", "= = "}, {"new_string", "= "}}),
+                         call("compile", Json::object()),
+                         call("verify", Json::object()),
+                         call("profile", Json::object()),
+                         call("finish", {{"summary", "host ReLU"}})}));
+  Json t = f.run("good");
+  // Identity and end.
+  EXPECT_EQ(t["format"], "kb-trajectory");
+  EXPECT_EQ(t["format_version"], 1);
+  EXPECT_EQ(t["tool"], "kbrollout");
+  EXPECT_EQ(t["rollout_id"], "agent-test/cpu_relu#0");
+  EXPECT_EQ(t["task_id"], "agent-test/cpu_relu");
+  EXPECT_EQ(t["mode"], "train");
+  EXPECT_EQ(t["policy"]["kind"], "openai");
+  EXPECT_EQ(t["policy"]["model"], "scripted");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  EXPECT_EQ(t["end"]["turns"], 8);
+  ASSERT_EQ(t["turns"].size(), 8u);
+  // Messages: system (the guide), task, then assistant + tool per turn.
+  ASSERT_EQ(t["messages"].size(), 2u + 8 * 2);
+  EXPECT_EQ(t["messages"][0]["role"], "system");
+  EXPECT_EQ(t["messages"][0]["content"], slurp(kSource / "docs/agent-guide.md"));
+  EXPECT_NE(t["messages"][1]["content"].get<std::string>().find("torch.relu(x)"), std::string::npos);
+  EXPECT_EQ(t["messages"][2]["role"], "assistant");
+  EXPECT_EQ(t["messages"][3]["role"], "tool");
+  EXPECT_EQ(t["messages"][3]["tool_call_id"], "call_0_0");
+  // Turn 0: read_file, with token ids and log-probs from the server.
+  const Json& t0 = t["turns"][0];
+  EXPECT_EQ(t0["turn"], 0);
+  EXPECT_EQ(t0["attempts"], 1);
+  EXPECT_EQ(t0["prompt_messages"], 2);
+  EXPECT_EQ(t0["response"]["tool_calls"][0]["name"], "read_file");
+  std::vector<int64_t> ids = ScriptedServer::tokenIds(call("read_file", {{"path", "model.py"}}));
+  EXPECT_EQ(t0["response"]["token_ids"].get<std::vector<int64_t>>(), ids);
+  EXPECT_EQ(t0["response"]["logprobs"].size(), ids.size());
+  EXPECT_TRUE(t0["response"]["usage"]["prompt_tokens"].is_number());
+  EXPECT_TRUE(obs(t, 0)["ok"]);
+  EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("torch.relu"), std::string::npos);
+  // The compile error, then ok.
+  EXPECT_EQ(obs(t, 2)["name"], "compile");
+  EXPECT_EQ(obs(t, 2)["detail"]["status"], "compile_error");
+  EXPECT_NE(obs(t, 2)["text"].get<std::string>().find("compile_error"), std::string::npos);
+  EXPECT_EQ(obs(t, 3)["detail"]["replacements"], 1);
+  EXPECT_EQ(obs(t, 4)["detail"]["status"], "ok") << obs(t, 4)["text"];
+  // verify and profile say honestly that they are not there yet.
+  EXPECT_EQ(obs(t, 5)["error_kind"], "not_available");
+  EXPECT_EQ(obs(t, 6)["error_kind"], "not_available");
+  EXPECT_NE(obs(t, 6)["text"].get<std::string>().find("kbprof"), std::string::npos);
+  EXPECT_TRUE(obs(t, 7)["detail"]["summary"] == "host ReLU");
+  // Final check: compile ok; verify not available, so no status and no reward yet.
+  EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");
+  EXPECT_EQ(t["final"]["stages"]["verify"]["available"], false);
+  EXPECT_FALSE(t["final"]["stages"].contains("profile"));
+  EXPECT_TRUE(t["final"]["status"].is_null());
+  EXPECT_TRUE(t["status"].is_null());
+  EXPECT_EQ(t["solution_hash"].get<std::string>().rfind("sha256:", 0), 0u);
+  EXPECT_TRUE(t["reward"]["value"].is_null());
+  EXPECT_EQ(t["reward"]["excluded"], "verify_not_available");
+  EXPECT_EQ(t["reward"]["scheme"]["name"], "milestone");
+  // The workspace holds the fixed solution.
+  EXPECT_EQ(slurp(fs::path(t["workspace"].get<std::string>()) / "solution/forward.cpp"), kGood);
+}
+
+TEST(Rollout, StaticViolationScoresMinusOne) {
+  std::string bad = "#include <kb/solution.h>\n#include <cstdlib>\nKB_FORWARD(ctx) { std::system(\"true\"); }\n";
+  Fixture f(Json::array({call("write_file", {{"path", "solution/forward.cpp"}, {"content", bad}}),
+                         call("finish", Json::object())}));
+  Json t = f.run("violation");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  EXPECT_EQ(t["final"]["status"], "static_violation");
+  EXPECT_EQ(t["status"], "static_violation");
+  EXPECT_EQ(t["reward"]["value"], -1);
+  EXPECT_TRUE(t["reward"]["excluded"].is_null());
+  EXPECT_EQ(t["reward"]["correct"], false);
+  EXPECT_FALSE(t["final"]["stages"].contains("verify"));
+}
+
+TEST(Rollout, BadArgumentsMalformedResponsesAndServerErrorsDoNotEndIt) {
+  Fixture f(Json::array({
+      {{"content", ""}, {"tool_calls", Json::array({{{"name", "read_file"}, {"arguments", "{\"path\": "}}})}},
+      {{"raw", "<html>502 Bad Gateway</html>"}},
+      {{"status", 500}},
+      {{"delay_s", 4}, {"content", "too late"}},
+      call("read_file", {{"path", "model.py"}, {"offset", "two"}}),
+      call("no_such_tool", Json::object()),
+      call("finish", Json::object())}));
+  Json t = f.run("errors");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  ASSERT_EQ(t["turns"].size(), 4u);
+  EXPECT_EQ(obs(t, 0)["ok"], false);
+  EXPECT_EQ(obs(t, 0)["error_kind"], "bad_arguments");
+  EXPECT_EQ(t["turns"][0]["response"]["tool_calls"][0]["arguments"], "{\"path\": ");
+  // Turn 1 needed 4 requests: malformed body, 500, timeout, then the answer.
+  EXPECT_EQ(t["turns"][1]["attempts"], 4);
+  ASSERT_EQ(t["turns"][1]["retry_errors"].size(), 3u);
+  EXPECT_NE(t["turns"][1]["retry_errors"][0].get<std::string>().find("not JSON"), std::string::npos);
+  EXPECT_NE(t["turns"][1]["retry_errors"][1].get<std::string>().find("HTTP 500"), std::string::npos);
+  EXPECT_NE(t["turns"][1]["retry_errors"][2].get<std::string>().find("transport"), std::string::npos);
+  EXPECT_EQ(obs(t, 1)["error_kind"], "bad_arguments");
+  EXPECT_NE(obs(t, 1)["text"].get<std::string>().find("'offset' must be a number"), std::string::npos);
+  EXPECT_EQ(obs(t, 2)["error_kind"], "unknown_tool");
+  // The model saw the error text as the tool result.
+  EXPECT_EQ(t["messages"][3]["content"], obs(t, 0)["text"]);
+}
+
+TEST(Rollout, WorkspaceCannotBeEscaped) {
+  fs::path marker = tempDir("escape-target") / "marker.txt";
+  std::ofstream(marker) << "outside\n";
+  Fixture f(Json::array({
+      call("write_file", {{"path", "../x.txt"}, {"content", "pwned"}}),
+      call("write_file", {{"path", marker.string()}, {"content", "pwned"}}),
+      call("bash", {{"command", "ln -s / rootlink && ln -s " + marker.parent_path().string() + " out && echo linked"}}),
+      call("read_file", {{"path", "rootlink/etc/passwd"}}),
+      call("write_file", {{"path", "out/marker.txt"}, {"content", "pwned"}}),
+      call("bash", {{"command", "curl -sS -m 5 https://example.com/"}}),
+      call("bash", {{"command", "echo pwned > " + marker.string()}}),
+      call("bash", {{"command", "cat " + marker.string()}}),
+      call("bash", {{"command", "echo inside > solution/note.txt && cat solution/note.txt"}}),
+      call("finish", Json::object())}));
+  Json t = f.run("escape");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  EXPECT_EQ(obs(t, 0)["error_kind"], "path_refused");
+  EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("'..' refused"), std::string::npos);
+  EXPECT_EQ(obs(t, 1)["error_kind"], "path_refused");
+  EXPECT_NE(obs(t, 1)["text"].get<std::string>().find("absolute path refused"), std::string::npos);
+  EXPECT_TRUE(obs(t, 2)["ok"]) << obs(t, 2)["text"];  // making links inside is allowed ...
+  EXPECT_EQ(obs(t, 3)["error_kind"], "path_refused");  // ... following them is not
+  EXPECT_NE(obs(t, 3)["text"].get<std::string>().find("symbolic link"), std::string::npos);
+  EXPECT_EQ(obs(t, 4)["error_kind"], "path_refused");
+  // No network in bash: both curls fail.
+  EXPECT_EQ(obs(t, 5)["ok"], false);
+  EXPECT_NE(obs(t, 5)["detail"]["exit_code"], 0);
+  EXPECT_NE(obs(t, 5)["detail"]["sandbox"].get<std::string>().find("netns"), std::string::npos);
+  // bash cannot write or read outside the workspace.
+  EXPECT_EQ(obs(t, 6)["ok"], false) << obs(t, 6)["text"];
+  EXPECT_EQ(obs(t, 7)["ok"], false) << obs(t, 7)["text"];
+  EXPECT_EQ(obs(t, 8)["ok"], true) << obs(t, 8)["text"];
+  EXPECT_EQ(slurp(marker), "outside\n");
+  EXPECT_FALSE(fs::exists(fs::path(t["workspace"].get<std::string>()).parent_path() / "x.txt"));
+}
+
+TEST(Rollout, CurlToTheLoopbackServerIsRefused) {
+  Fixture f(Json::array({call("finish", Json::object())}));
+  Json script = Json::array({call("bash", {{"command", "curl -sS -m 5 http://127.0.0.1:" +
+                                                           std::to_string(f.server.port()) + "/v1/chat/completions"}}),
+                             call("finish", Json::object())});
+  ScriptedServer server2(script);
+  ClientConfig c;
+  c.base_url = server2.baseUrl();
+  c.model = "scripted";
+  c.backoff_initial_seconds = 0.01;
+  f.client = std::make_unique<OpenAIClient>(c);
+  Json t = f.run("curl");
+  EXPECT_EQ(obs(t, 0)["ok"], false);
+  EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("curl: ("), std::string::npos) << obs(t, 0)["text"];
+  EXPECT_EQ(f.server.requests().size(), 0u);  // the first server never heard from bash
+}
+
+TEST(Rollout, BudgetsEndIt) {
+  {
+    Fixture f(Json::array({call("glob", {{"pattern", "*"}}), call("glob", {{"pattern", "*"}}),
+                           call("glob", {{"pattern", "*"}})}));
+    f.options.limits.max_turns = 2;
+    Json t = f.run("turns");
+    EXPECT_EQ(t["end"]["reason"], "max_turns");
+    EXPECT_EQ(t["turns"].size(), 2u);
+    EXPECT_EQ(t["limits"]["max_turns"], 2);
+    EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");  // the skeleton compiles
+  }
+  {
+    Fixture f(Json::array({{{"content", "thinking"}}, {{"content", "still"}}, {{"content", "more"}}}));
+    Json t = f.run("idle");
+    EXPECT_EQ(t["end"]["reason"], "no_tool_call");
+    EXPECT_EQ(t["turns"].size(), 3u);
+    EXPECT_EQ(t["messages"][3]["role"], "user");  // the nudge
+  }
+  {
+    Fixture f(Json::array({call("glob", {{"pattern", "*"}})}));
+    f.options.limits.wall_seconds = 0;
+    Json t = f.run("wall");
+    EXPECT_EQ(t["end"]["reason"], "wall_clock");
+    EXPECT_EQ(t["turns"].size(), 0u);
+  }
+  {
+    Fixture f(Json::array({call("finish", Json::object())}));
+    f.options.limits.context_tokens = 500;
+    Json t = f.run("context");
+    EXPECT_EQ(t["end"]["reason"], "context_budget");
+  }
+}
+
+TEST(Rollout, OldObservationsAreElidedToFitTheContext) {
+  Json script = Json::array();
+  for (int i = 0; i < 6; ++i) script.push_back(call("read_file", {{"path", "AGENT.md"}}));
+  script.push_back(call("finish", Json::object()));
+  Fixture f(script);
+  size_t guide = slurp(kSource / "docs/agent-guide.md").size();
+  // Room for the prompt plus about three guide-sized observations.
+  f.options.limits.context_tokens = static_cast<int64_t>((guide * 6) / 4) + 1024 + 2000;
+  f.options.limits.keep_recent_turns = 1;
+  Json t = f.run("elide");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  bool any = false;
+  for (const Json& turn : t["turns"]) {
+    for (const Json& i : turn["elided"]) {
+      any = true;
+      EXPECT_EQ(t["messages"][i.get<size_t>()]["role"], "tool");
+    }
+  }
+  EXPECT_TRUE(any);
+  // What the server saw for an elided message is the placeholder.
+  auto reqs = f.server.requests();
+  const Json& last = t["turns"].back();
+  size_t first_elided = last["elided"][0];
+  EXPECT_NE(reqs.back()["messages"][first_elided]["content"].get<std::string>().find("[elided to fit"),
+            std::string::npos);
+  EXPECT_EQ(reqs.back()["messages"].size(), last["prompt_messages"].get<size_t>());
+}
+
+TEST(Rollout, PolicyFailureEndsItAndTheSolutionIsStillChecked) {
+  Fixture f(Json::array({call("write_file", {{"path", "solution/forward.cpp"}, {"content", "int x = ;\n"}})}));
+  Json t = f.run("policy-error");
+  EXPECT_EQ(t["end"]["reason"], "policy_error");
+  EXPECT_NE(t["end"]["message"].get<std::string>().find("script exhausted"), std::string::npos);
+  EXPECT_EQ(t["turns"].size(), 2u);
+  EXPECT_TRUE(t["turns"][1].contains("policy_error"));
+  EXPECT_EQ(t["final"]["status"], "compile_error");
+  EXPECT_EQ(t["reward"]["value"], -1);
+}
+
+TEST(Runner, ParallelRolloutsAndResume) {
+  fs::path dir = tempDir("runner");
+  // Two tasks (the same model.py under two ids), two samples each.
+  for (const char* name : {"t1", "t2"}) {
+    fs::create_directories(dir / "tasks" / name);
+    fs::copy_file(kSource / "testdata/agent/tasks/cpu_relu/model.py", dir / "tasks" / name / "model.py");
+  }
+  Json script = Json::array();
+  for (int i = 0; i < 8; ++i) script.push_back(call("finish", Json::object()));
+  ScriptedServer server(script);
+  ClientConfig c;
+  c.base_url = server.baseUrl();
+  c.model = "scripted";
+  OpenAIClient client(c);
+  RunOptions o;
+  o.tasks = findTasks(dir / "tasks");
+  ASSERT_EQ(o.tasks.size(), 2u);
+  EXPECT_EQ(o.tasks[0].id, "t1");
+  o.samples = 2;
+  o.parallel = 3;
+  o.output = dir / "out.jsonl";
+  o.work_dir = dir / "work";
+  o.guide = kSource / "docs/agent-guide.md";
+  o.interface_header = kSource / "include/kb/solution.h";
+  o.progress = false;
+  o.cpu_pool = std::make_shared<ResourcePool>("cpu", std::vector<std::string>{"0", "1"});
+  RunSummary s = runRollouts(o, client);
+  EXPECT_EQ(s.total, 4);
+  EXPECT_EQ(s.done, 4);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_EQ(s.failed, 0);
+  auto recs = readTrajectories(o.output);
+  ASSERT_EQ(recs.size(), 4u);
+  std::set<std::string> ids;
+  for (const Json& r : recs) ids.insert(r["rollout_id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{"t1#0", "t1#1", "t2#0", "t2#1"}));
+  EXPECT_LE(o.cpu_pool->maxConcurrent(), 2u);
+  EXPECT_GE(o.cpu_pool->timeline().size(), 4u);  // each final compile took a CPU slot
+
+  // Resume: nothing is redone.
+  s = runRollouts(o, client);
+  EXPECT_EQ(s.skipped, 4);
+  EXPECT_EQ(s.done, 0);
+  EXPECT_EQ(server.requests().size(), 4u);
+
+  // Drop one finished line and leave a partial one: exactly that rollout is redone.
+  std::string text = slurp(o.output);
+  size_t cut = text.rfind('\n', text.size() - 2);
+  std::string dropped = Json::parse(text.substr(cut + 1))["rollout_id"];
+  std::ofstream(o.output, std::ios::trunc) << text.substr(0, cut + 1) << "{\"rollout_id\": \"partial";
+  s = runRollouts(o, client);
+  EXPECT_EQ(s.skipped, 3);
+  EXPECT_EQ(s.done, 1);
+  recs = readTrajectories(o.output);
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs.back()["rollout_id"], dropped);
+}

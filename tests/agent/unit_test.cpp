@@ -1,0 +1,441 @@
+// lib/agent unit tests: the client against a real scripted HTTP server
+// (retries, timeouts, malformed bodies, token ids), workspace confinement,
+// the file tools, the pool, trajectory files.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "agent/client.h"
+#include "agent/pool.h"
+#include "agent/tools.h"
+#include "agent/trajectory.h"
+#include "agent/workspace.h"
+#include "scripted_server.h"
+
+namespace fs = std::filesystem;
+using namespace kb;
+using namespace kb::agent;
+using kb::test::ScriptedServer;
+
+namespace {
+
+fs::path tempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kb-agent-unit-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+ClientConfig fastConfig(const ScriptedServer& s) {
+  ClientConfig c;
+  c.base_url = s.baseUrl();
+  c.model = "scripted";
+  c.api_key = "sk-test";
+  c.timeout_seconds = 1.0;
+  c.max_attempts = 4;
+  c.backoff_initial_seconds = 0.01;
+  c.backoff_max_seconds = 0.05;
+  return c;
+}
+
+std::vector<Json> hello() { return {{{"role", "user"}, {"content", "hi"}}}; }
+
+Json toolStep(const std::string& name, Json args) {
+  return {{"content", "calling " + name}, {"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class NullEnv : public Environment {
+ public:
+  ShellResult bash(const fs::path&, const std::string&, double) override { return {}; }
+  StageResult compile(const fs::path&) override { return {}; }
+  StageResult verify(const fs::path&) override { return {}; }
+  StageResult profile(const fs::path&) override { return {}; }
+};
+
+}  // namespace
+
+// ---- client --------------------------------------------------------------
+
+TEST(Client, SendsToolsSamplingAndKeyAndParsesToolCalls) {
+  ScriptedServer server(Json::array({toolStep("read_file", {{"path", "model.py"}})}));
+  OpenAIClient client(fastConfig(server));
+  SamplingParams sp;
+  sp.temperature = 0.7;
+  sp.top_p = 0.9;
+  sp.max_tokens = 123;
+  sp.seed = 5;
+  std::vector<ToolSpec> tools = {{"read_file", "read", {{"type", "object"}}}};
+  PolicyResponse r = client.complete(hello(), tools, sp);
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].name, "read_file");
+  EXPECT_EQ(Json::parse(r.tool_calls[0].arguments)["path"], "model.py");
+  EXPECT_EQ(r.tool_calls[0].id, "call_0_0");
+  EXPECT_EQ(r.finish_reason, "tool_calls");
+  EXPECT_EQ(r.attempts, 1);
+  // logprobs asked for: one per token, ids from "token_id:N".
+  std::vector<int64_t> ids = ScriptedServer::tokenIds(toolStep("read_file", {{"path", "model.py"}}));
+  EXPECT_EQ(r.token_ids, ids);
+  ASSERT_EQ(r.logprobs.size(), ids.size());
+  EXPECT_DOUBLE_EQ(r.logprobs[3], ScriptedServer::logprobOf(3));
+  EXPECT_GT(r.prompt_tokens, 0);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0]["_path"], "POST /v1/chat/completions HTTP/1.1");
+  EXPECT_EQ(reqs[0]["_authorization"], "Bearer sk-test");
+  EXPECT_EQ(reqs[0]["model"], "scripted");
+  EXPECT_DOUBLE_EQ(reqs[0]["temperature"].get<double>(), 0.7);
+  EXPECT_DOUBLE_EQ(reqs[0]["top_p"].get<double>(), 0.9);
+  EXPECT_EQ(reqs[0]["max_tokens"], 123);
+  EXPECT_EQ(reqs[0]["seed"], 5);
+  EXPECT_EQ(reqs[0]["logprobs"], true);
+  EXPECT_EQ(reqs[0]["tools"][0]["function"]["name"], "read_file");
+}
+
+TEST(Client, ExtraBodyAsksForTokenIds) {
+  ScriptedServer server(Json::array({{{"content", "ok"}}}));
+  ClientConfig c = fastConfig(server);
+  c.extra_body = {{"return_token_ids", true}};
+  OpenAIClient client(c);
+  SamplingParams sp;
+  sp.logprobs = false;
+  PolicyResponse r = client.complete(hello(), {}, sp);
+  EXPECT_EQ(r.content, "ok");
+  EXPECT_EQ(r.token_ids, (std::vector<int64_t>{'o', 'k'}));
+  EXPECT_TRUE(r.logprobs.empty());
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(server.requests()[0]["return_token_ids"], true);
+  EXPECT_FALSE(server.requests()[0].contains("logprobs"));
+}
+
+TEST(Client, RetriesOn500And429ThenRecovers) {
+  ScriptedServer server(Json::array({{{"status", 500}}, {{"status", 429}, {"retry_after", 0}},
+                                     {{"status", 503}}, {{"content", "fine"}}}));
+  OpenAIClient client(fastConfig(server));
+  PolicyResponse r = client.complete(hello(), {}, {});
+  EXPECT_EQ(r.content, "fine");
+  EXPECT_EQ(r.attempts, 4);
+  ASSERT_EQ(r.retry_errors.size(), 3u);
+  EXPECT_NE(r.retry_errors[0].find("HTTP 500"), std::string::npos);
+  EXPECT_NE(r.retry_errors[1].find("HTTP 429"), std::string::npos);
+}
+
+TEST(Client, TimeoutThenRecovers) {
+  ScriptedServer server(Json::array({{{"delay_s", 3}, {"content", "late"}}, {{"content", "on time"}}}));
+  ClientConfig c = fastConfig(server);
+  c.timeout_seconds = 0.5;
+  OpenAIClient client(c);
+  PolicyResponse r = client.complete(hello(), {}, {});
+  EXPECT_EQ(r.content, "on time");
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_NE(r.retry_errors[0].find("transport"), std::string::npos) << r.retry_errors[0];
+}
+
+TEST(Client, MalformedBodyIsRetried) {
+  ScriptedServer server(Json::array({{{"raw", "{\"choices\": [ not json"}},
+                                     {{"raw", "{\"choices\": []}"}},
+                                     {{"close", true}},
+                                     {{"content", "good"}}}));
+  OpenAIClient client(fastConfig(server));
+  PolicyResponse r = client.complete(hello(), {}, {});
+  EXPECT_EQ(r.content, "good");
+  EXPECT_EQ(r.attempts, 4);
+  EXPECT_NE(r.retry_errors[0].find("not JSON"), std::string::npos);
+  EXPECT_NE(r.retry_errors[1].find("no choices"), std::string::npos);
+}
+
+TEST(Client, GivesUpAfterMaxAttemptsAndDoesNotRetry400) {
+  ScriptedServer server(Json::array({{{"status", 500}}, {{"status", 500}}, {{"status", 500}},
+                                     {{"status", 500}}, {{"status", 400}, {"body", "{\"error\":\"too long\"}"}}}));
+  OpenAIClient client(fastConfig(server));
+  try {
+    client.complete(hello(), {}, {});
+    FAIL() << "expected PolicyError";
+  } catch (const PolicyError& e) {
+    EXPECT_TRUE(e.retryable());
+    EXPECT_NE(std::string(e.what()).find("after 4 attempts"), std::string::npos) << e.what();
+  }
+  try {
+    client.complete(hello(), {}, {});
+    FAIL() << "expected PolicyError";
+  } catch (const PolicyError& e) {
+    EXPECT_FALSE(e.retryable());
+    EXPECT_EQ(e.httpStatus(), 400);
+    EXPECT_NE(std::string(e.what()).find("after 1 attempt:"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server.requests().size(), 5u);
+}
+
+TEST(Client, ConnectionRefusedIsATransportError) {
+  int port;
+  {
+    ScriptedServer s(Json::array());
+    port = s.port();
+  }
+  ClientConfig c;
+  c.base_url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  c.model = "m";
+  c.max_attempts = 2;
+  c.backoff_initial_seconds = 0.01;
+  OpenAIClient client(c);
+  EXPECT_THROW(client.complete(hello(), {}, {}), PolicyError);
+}
+
+TEST(Client, ParsesArgumentsObjectAndReasoning) {
+  PolicyResponse r = parseChatCompletion(R"({"choices":[{"message":{"role":"assistant","content":null,
+    "reasoning_content":"think","tool_calls":[{"function":{"name":"glob","arguments":{"pattern":"*"}}}]},
+    "finish_reason":"tool_calls"}]})");
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].id, "call_1");
+  EXPECT_EQ(Json::parse(r.tool_calls[0].arguments)["pattern"], "*");
+  EXPECT_EQ(r.reasoning, "think");
+  EXPECT_EQ(r.content, "");
+  Json m = r.assistantMessage();
+  EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "glob");
+  EXPECT_THROW(parseChatCompletion(R"({"error":{"message":"overloaded"}})"), PolicyError);
+}
+
+TEST(Client, ConfigFromEnvironment) {
+  ::setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/", 1);
+  ::setenv("KB_MODEL", "env-model", 1);
+  ClientConfig c = configFromEnvironment({});
+  EXPECT_EQ(c.base_url, "http://127.0.0.1:9/v1");
+  EXPECT_EQ(c.model, "env-model");
+  ClientConfig flags;
+  flags.model = "flag-model";
+  EXPECT_EQ(configFromEnvironment(flags).model, "flag-model");
+  ::unsetenv("OPENAI_BASE_URL");
+  ::unsetenv("KB_POLICY_URL");
+  EXPECT_THROW(configFromEnvironment({}), UsageError);
+  ::unsetenv("KB_MODEL");
+}
+
+// ---- workspace -----------------------------------------------------------
+
+class WorkspaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::path root = tempDir("ws");
+    fs::create_directories(root / "solution" / "kernels");
+    std::ofstream(root / "model.py") << "import torch\n";
+    std::ofstream(root / "solution" / "forward.cpp") << "a\nb\na\n";
+    fs::create_directories(tempDir("outside"));
+    std::ofstream(tempDir("outside").parent_path() / "outside" / "secret.txt") << "secret\n";
+    ws = Workspace(root);
+  }
+  Workspace ws;
+};
+
+TEST_F(WorkspaceTest, ResolvesInside) {
+  EXPECT_EQ(ws.resolve("solution/forward.cpp"), ws.root() / "solution" / "forward.cpp");
+  EXPECT_EQ(ws.resolve("./solution//kernels/new.cu"), ws.root() / "solution" / "kernels" / "new.cu");
+  EXPECT_EQ(ws.resolve("a/b/c.txt"), ws.root() / "a" / "b" / "c.txt");
+  EXPECT_EQ(ws.display(ws.root() / "solution" / "x.cu"), "solution/x.cu");
+}
+
+TEST_F(WorkspaceTest, RefusesEscapes) {
+  EXPECT_THROW(ws.resolve("../x"), PathRefused);
+  EXPECT_THROW(ws.resolve("solution/../../x"), PathRefused);
+  EXPECT_THROW(ws.resolve("solution/.."), PathRefused);
+  EXPECT_THROW(ws.resolve("/etc/passwd"), PathRefused);
+  EXPECT_THROW(ws.resolve(ws.root().string() + "/model.py"), PathRefused);
+  EXPECT_THROW(ws.resolve("~/x"), PathRefused);
+  EXPECT_THROW(ws.resolve(""), PathRefused);
+  EXPECT_THROW(ws.resolve(std::string("a\0b", 3)), PathRefused);
+  EXPECT_THROW(ws.resolve("newdir/../../x"), PathRefused);
+}
+
+TEST_F(WorkspaceTest, RefusesSymlinksAnywhereOnThePath) {
+  fs::path outside = ws.root().parent_path() / "outside";
+  fs::create_directory_symlink(outside, ws.root() / "out");
+  fs::create_symlink(outside / "secret.txt", ws.root() / "secret");
+  fs::create_symlink("model.py", ws.root() / "inside-link");  // even in-tree links
+  EXPECT_THROW(ws.resolve("out/secret.txt"), PathRefused);
+  EXPECT_THROW(ws.resolve("out"), PathRefused);
+  EXPECT_THROW(ws.resolve("secret"), PathRefused);
+  EXPECT_THROW(ws.resolve("inside-link"), PathRefused);
+  try {
+    ws.resolve("out/secret.txt");
+  } catch (const PathRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos);
+  }
+}
+
+TEST_F(WorkspaceTest, CreateLaysOutTheWorkspace) {
+  fs::path task = tempDir("task");
+  std::ofstream(task / "model.py") << "class Model: pass\n";
+  fs::path guide = tempDir("g") / "guide.md";
+  std::ofstream(guide) << "# guide\n";
+  fs::path header = fs::path(KB_SOURCE_ROOT_FOR_TESTS) / "include" / "kb" / "solution.h";
+  Workspace w = Workspace::create(tempDir("created"), {task, guide, header});
+  EXPECT_EQ(slurp(w.root() / "model.py"), "class Model: pass\n");
+  EXPECT_EQ(slurp(w.root() / "AGENT.md"), "# guide\n");
+  EXPECT_TRUE(fs::exists(w.root() / "include" / "kb" / "solution.h"));
+  EXPECT_EQ(slurp(w.solutionDir() / "forward.cpp"), solutionSkeleton());
+  EXPECT_TRUE(fs::is_directory(w.solutionDir() / "kernels"));
+  EXPECT_THROW(Workspace::create(tempDir("c2"), {tempDir("empty-task"), guide, header}), UsageError);
+}
+
+// ---- file tools ----------------------------------------------------------
+
+class FileTools : public WorkspaceTest {
+ protected:
+  Observation run(const std::string& name, Json args) {
+    ToolBox box(ws, env);
+    return box.call({"id1", name, args.dump()});
+  }
+  NullEnv env;
+};
+
+TEST_F(FileTools, ReadWithLineNumbersAndRange) {
+  Observation o = run("read_file", {{"path", "solution/forward.cpp"}, {"offset", 2}, {"limit", 1}});
+  EXPECT_TRUE(o.ok);
+  EXPECT_EQ(o.text, "     2\tb\n[lines 2-2 of 3; use offset to read on]\n");
+  o = run("read_file", {{"path", "nope.txt"}});
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.error_kind, "not_found");
+}
+
+TEST_F(FileTools, WriteCreatesParentsAndRefusesEscapes) {
+  Observation o = run("write_file", {{"path", "solution/kernels/k.cu"}, {"content", "x\n"}});
+  EXPECT_TRUE(o.ok) << o.text;
+  EXPECT_EQ(slurp(ws.root() / "solution" / "kernels" / "k.cu"), "x\n");
+  for (const char* bad : {"../x", "/tmp/kb-agent-escape", "solution/../../x"}) {
+    o = run("write_file", {{"path", bad}, {"content", "pwned"}});
+    EXPECT_FALSE(o.ok) << bad;
+    EXPECT_EQ(o.error_kind, "path_refused") << bad;
+    EXPECT_EQ(o.text.rfind("error: path refused:", 0), 0u) << o.text;
+  }
+  EXPECT_FALSE(fs::exists(ws.root().parent_path() / "x"));
+  EXPECT_FALSE(fs::exists("/tmp/kb-agent-escape"));
+  fs::path outside = ws.root().parent_path() / "outside";
+  fs::create_directory_symlink(outside, ws.root() / "out");
+  o = run("write_file", {{"path", "out/secret.txt"}, {"content", "pwned"}});
+  EXPECT_EQ(o.error_kind, "path_refused");
+  EXPECT_EQ(slurp(outside / "secret.txt"), "secret\n");
+}
+
+TEST_F(FileTools, EditExactOnceWithClearErrors) {
+  Observation o = run("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", "b\n"}, {"new_string", "B\n"}});
+  EXPECT_TRUE(o.ok) << o.text;
+  EXPECT_EQ(slurp(ws.root() / "solution" / "forward.cpp"), "a\nB\na\n");
+  o = run("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", "zzz"}, {"new_string", "y"}});
+  EXPECT_EQ(o.error_kind, "edit_not_found");
+  EXPECT_NE(o.text.find("was not found"), std::string::npos);
+  o = run("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", "a\n"}, {"new_string", "c\n"}});
+  EXPECT_EQ(o.error_kind, "edit_ambiguous");
+  EXPECT_NE(o.text.find("occurs 2 times"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("lines 1, 3"), std::string::npos) << o.text;
+  o = run("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", "a\n"}, {"new_string", "c\n"},
+                        {"replace_all", true}});
+  EXPECT_TRUE(o.ok);
+  EXPECT_EQ(slurp(ws.root() / "solution" / "forward.cpp"), "c\nB\nc\n");
+  o = run("edit_file", {{"path", "solution/forward.cpp"}, {"old_string", ""}, {"new_string", "c"}});
+  EXPECT_EQ(o.error_kind, "bad_arguments");
+}
+
+TEST_F(FileTools, GlobAndGrep) {
+  run("write_file", {{"path", "solution/kernels/a.cu"}, {"content", "__global__ void k() {}\n"}});
+  run("write_file", {{"path", "solution/kernels/b.cuh"}, {"content", "// header\n"}});
+  Observation o = run("glob", {{"pattern", "solution/**/*.cu"}});
+  EXPECT_EQ(o.text, "solution/kernels/a.cu\n");
+  o = run("glob", {{"pattern", "**/*.cu*"}});
+  EXPECT_EQ(o.text, "solution/kernels/a.cu\nsolution/kernels/b.cuh\n");
+  EXPECT_EQ(run("glob", {{"pattern", "../*"}}).error_kind, "path_refused");
+  o = run("grep", {{"pattern", "__global__\\s+void"}});
+  EXPECT_EQ(o.text, "solution/kernels/a.cu:1: __global__ void k() {}\n");
+  o = run("grep", {{"pattern", "IMPORT"}, {"ignore_case", true}, {"glob", "*.py"}});
+  EXPECT_EQ(o.text, "model.py:1: import torch\n");
+  EXPECT_EQ(run("grep", {{"pattern", "("}}).error_kind, "bad_arguments");
+  EXPECT_EQ(run("grep", {{"pattern", "x"}, {"path", "../"}}).error_kind, "path_refused");
+}
+
+TEST_F(FileTools, BadArgumentsAndUnknownToolsAreObservations) {
+  ToolBox box(ws, env);
+  Observation o = box.call({"c", "read_file", "{not json"});
+  EXPECT_EQ(o.error_kind, "bad_arguments");
+  EXPECT_NE(o.text.find("not valid JSON"), std::string::npos);
+  o = box.call({"c", "read_file", "[1,2]"});
+  EXPECT_EQ(o.error_kind, "bad_arguments");
+  o = box.call({"c", "read_file", R"({"path": 3})"});
+  EXPECT_NE(o.text.find("'path' must be a string"), std::string::npos);
+  o = box.call({"c", "write_file", R"({"path": "x"})"});
+  EXPECT_NE(o.text.find("missing required argument 'content'"), std::string::npos);
+  o = box.call({"c", "rm_rf", "{}"});
+  EXPECT_EQ(o.error_kind, "unknown_tool");
+  EXPECT_NE(o.text.find("the tools are: bash, read_file"), std::string::npos);
+  o = box.call({"c", "finish", ""});
+  EXPECT_TRUE(o.finish);
+}
+
+TEST(Text, CapAndGlob) {
+  bool cut = false;
+  std::string s(1000, 'x');
+  std::string c = capText(s, 100, &cut);
+  EXPECT_TRUE(cut);
+  EXPECT_NE(c.find("characters left out"), std::string::npos);
+  EXPECT_EQ(capText("short", 100, &cut), "short");
+  EXPECT_FALSE(cut);
+  EXPECT_TRUE(globMatch("**", "a/b/c"));
+  EXPECT_TRUE(globMatch("a/**/c", "a/c"));
+  EXPECT_TRUE(globMatch("*.cu", "k.cu"));
+  EXPECT_FALSE(globMatch("*.cu", "kernels/k.cu"));
+  EXPECT_TRUE(globMatch("kernels/[ab].cu", "kernels/b.cu"));
+}
+
+// ---- pool and trajectory files -------------------------------------------
+
+TEST(Pool, EachSlotExclusive) {
+  ResourcePool pool("gpu", {"0", "1"});
+  std::atomic<int> holders[2] = {0, 0};
+  std::atomic<bool> overlap{false};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 8; ++i)
+    ts.emplace_back([&, i] {
+      auto lease = pool.acquire("job" + std::to_string(i));
+      int slot = std::stoi(lease.slot());
+      if (holders[slot].fetch_add(1) != 0) overlap = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      holders[slot].fetch_sub(1);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_FALSE(overlap);
+  EXPECT_EQ(pool.maxConcurrent(), 2u);
+  Json tl = pool.timeline();
+  ASSERT_EQ(tl.size(), 8u);
+  // No two leases of one slot overlap in time.
+  for (size_t a = 0; a < tl.size(); ++a)
+    for (size_t b = a + 1; b < tl.size(); ++b)
+      if (tl[a]["slot"] == tl[b]["slot"])
+        EXPECT_TRUE(tl[a]["end_s"].get<double>() <= tl[b]["start_s"].get<double>() ||
+                    tl[b]["end_s"].get<double>() <= tl[a]["start_s"].get<double>());
+}
+
+TEST(Trajectory, AppendRepairAndResumeSet) {
+  fs::path f = tempDir("traj") / "t.jsonl";
+  {
+    TrajectoryWriter w(f);
+    w.append({{"rollout_id", "a#0"}, {"x", "caf\xc3\xa9"}});
+    w.append({{"rollout_id", "a#1"}, {"bad_utf8", std::string("\xff\xfe")}});
+  }
+  std::ofstream(f, std::ios::app) << R"({"rollout_id": "a#2", "trunc)";  // interrupted write
+  size_t skipped = 0;
+  EXPECT_EQ(readTrajectories(f, &skipped).size(), 2u);
+  EXPECT_EQ(skipped, 1u);
+  EXPECT_EQ(finishedRollouts(f), (std::set<std::string>{"a#0", "a#1"}));
+  {
+    TrajectoryWriter w(f);  // cuts the partial line
+    w.append({{"rollout_id", "a#2"}});
+  }
+  EXPECT_EQ(readTrajectories(f, &skipped).size(), 3u);
+  EXPECT_EQ(skipped, 0u);
+}

@@ -1,0 +1,222 @@
+// kbrollout: multi-turn agent rollouts (docs/kbrollout.md). A thin driver over
+// lib/agent: flags in, runRollouts(), trajectories out.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "agent/client.h"
+#include "agent/runner.h"
+#include "agent/trajectory.h"
+#include "core/error.h"
+#include "kb_config.h"
+
+namespace fs = std::filesystem;
+using namespace kb;
+using namespace kb::agent;
+
+namespace {
+
+void onSignal(int) { requestStop(); }
+
+struct Flags {
+  std::string tasks, out, work_dir, policy_url, model, api_key_env = "OPENAI_API_KEY", extra_body;
+  std::string guide, gpus, reward_scheme = "milestone";
+  int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
+  int64_t context_tokens = 131072, seed = -1;
+  double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
+  bool vllm_token_ids = false, no_progress = false, no_logprobs = false, remove_workspaces = false;
+};
+
+void addCommon(CLI::App* app, Flags& f, bool eval) {
+  app->add_option("--tasks", f.tasks, "a task directory (holding model.py) or a directory of them")
+      ->required();
+  app->add_option("--policy", f.policy_url,
+                  "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)");
+  app->add_option("--model", f.model, "model name the server serves (default $KB_MODEL)");
+  app->add_option("--api-key-env", f.api_key_env, "environment variable holding the API key")
+      ->capture_default_str();
+  app->add_option("--samples", f.samples, "rollouts per task")->capture_default_str();
+  app->add_option("-j,--parallel", f.parallel, "rollouts at once")->capture_default_str();
+  app->add_option("--work-dir", f.work_dir, "where workspaces go (default: <output>.work)");
+  app->add_option("--max-turns", f.max_turns,
+                  eval ? "policy calls per rollout (default 200, the paper's evaluation)"
+                       : "policy calls per rollout (default 150, the paper's training)");
+  app->add_option("--context-tokens", f.context_tokens, "context budget: prompt + max-tokens")
+      ->capture_default_str();
+  app->add_option("--wall-s", f.wall_s, "wall-clock budget per rollout, seconds")->capture_default_str();
+  app->add_option("--temperature", f.temperature)->capture_default_str();
+  app->add_option("--top-p", f.top_p)->capture_default_str();
+  app->add_option("--max-tokens", f.max_tokens, "per response")->capture_default_str();
+  app->add_option("--seed", f.seed, "sampling seed sent to the server (default: none)");
+  app->add_option("--timeout-s", f.timeout_s, "per policy request")->capture_default_str();
+  app->add_option("--retries", f.retries, "attempts per policy request (429, 5xx, transport, bad body)")
+      ->capture_default_str();
+  app->add_option("--backoff-s", f.backoff_s, "first back-off, doubled per retry")->capture_default_str();
+  app->add_option("--extra-body", f.extra_body, "JSON object merged into every request body");
+  app->add_flag("--vllm-token-ids", f.vllm_token_ids,
+                "ask vLLM for token ids (return_token_ids, return_tokens_as_token_ids)");
+  app->add_flag("--no-logprobs", f.no_logprobs, "do not ask for log-probabilities");
+  app->add_option("--gpus", f.gpus, "GPU ordinals for verify/profile jobs, e.g. 0,1,2,3 (default $KB_GPUS or 0)");
+  app->add_option("--cpu-workers", f.cpu_workers, "concurrent compile jobs (default: cores)");
+  app->add_option("--guide", f.guide, "the instruction document (default docs/agent-guide.md)");
+  app->add_option("--reward", f.reward_scheme, "reward scheme: milestone, speedup, log_speedup")
+      ->capture_default_str();
+  app->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
+  app->add_flag("--remove-workspaces", f.remove_workspaces, "delete each workspace once written");
+}
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+// One combined record per trajectory (docs/kbreward.md "combined record").
+Json resultOf(const Json& t) {
+  Json r;
+  r["tool"] = "kbrollout";
+  r["version"] = t.value("version", "");
+  r["task_id"] = t.value("task_id", "");
+  r["solution_hash"] = t.contains("solution_hash") ? t["solution_hash"] : Json(nullptr);
+  r["status"] = t.contains("status") ? t["status"] : Json(nullptr);
+  r["timings"] = t.contains("timings") ? t["timings"] : Json(nullptr);
+  r["rollout_id"] = t.value("rollout_id", "");
+  r["reward"] = t.contains("reward") ? t["reward"]["value"] : Json(nullptr);
+  r["end_reason"] = t.contains("end") ? t["end"]["reason"] : Json(nullptr);
+  r["turns"] = t.contains("end") ? t["end"]["turns"] : Json(nullptr);
+  return r;
+}
+
+int run(Flags& f, bool eval) {
+  RunOptions o;
+  o.tasks = findTasks(f.tasks);
+  o.samples = eval && f.samples < 1 ? 1 : f.samples;
+  o.parallel = f.parallel;
+  fs::path out_dir;
+  if (eval) {
+    out_dir = f.out.empty() ? fs::path("eval-out") : fs::path(f.out);
+    fs::create_directories(out_dir);
+    o.output = out_dir / "trajectories.jsonl";
+  } else {
+    if (f.out.empty()) throw UsageError("--out FILE is required");
+    o.output = f.out;
+  }
+  o.work_dir = f.work_dir.empty() ? fs::path(o.output.string() + ".work") : fs::path(f.work_dir);
+  o.guide = f.guide.empty() ? fs::path(KB_SOURCE_ROOT) / "docs" / "agent-guide.md" : fs::path(f.guide);
+  o.interface_header = fs::path(KB_INTERFACE_INCLUDE_DIR) / "kb" / "solution.h";
+  if (!fs::is_regular_file(o.guide)) throw UsageError("agent guide not found: " + o.guide.string());
+  {
+    std::ifstream in(o.guide);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    o.rollout.guide_text = ss.str();
+  }
+  o.rollout.mode = eval ? "eval" : "train";
+  o.rollout.limits.max_turns = f.max_turns > 0 ? f.max_turns : (eval ? 200 : 150);
+  o.rollout.limits.context_tokens = f.context_tokens;
+  o.rollout.limits.wall_seconds = f.wall_s;
+  o.rollout.sampling.temperature = f.temperature;
+  o.rollout.sampling.top_p = f.top_p;
+  o.rollout.sampling.max_tokens = f.max_tokens;
+  o.rollout.sampling.logprobs = !f.no_logprobs;
+  if (f.seed >= 0) o.rollout.sampling.seed = f.seed;
+  o.rollout.reward_scheme = f.reward_scheme;
+  o.progress = !f.no_progress;
+  o.keep_workspaces = !f.remove_workspaces;
+
+  ClientConfig cc;
+  cc.base_url = f.policy_url;
+  cc.model = f.model;
+  if (const char* k = std::getenv(f.api_key_env.c_str())) cc.api_key = k;
+  cc.timeout_seconds = f.timeout_s;
+  cc.max_attempts = f.retries;
+  cc.backoff_initial_seconds = f.backoff_s;
+  if (!f.extra_body.empty()) {
+    try {
+      cc.extra_body = Json::parse(f.extra_body);
+    } catch (const Json::parse_error& e) {
+      throw UsageError(std::string("--extra-body is not JSON: ") + e.what());
+    }
+    if (!cc.extra_body.is_object()) throw UsageError("--extra-body must be a JSON object");
+  }
+  if (f.vllm_token_ids) {
+    cc.extra_body["return_token_ids"] = true;
+    cc.extra_body["return_tokens_as_token_ids"] = true;
+  }
+  OpenAIClient client(configFromEnvironment(cc));
+
+  std::string gpus = f.gpus;
+  if (gpus.empty()) gpus = std::getenv("KB_GPUS") ? std::getenv("KB_GPUS") : "0";
+  o.gpu_pool = std::make_shared<ResourcePool>("gpu", splitList(gpus));
+  int cpus = f.cpu_workers > 0 ? f.cpu_workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> cpu_slots;
+  for (int i = 0; i < cpus; ++i) cpu_slots.push_back(std::to_string(i));
+  o.cpu_pool = std::make_shared<ResourcePool>("cpu", cpu_slots);
+
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  RunSummary s = runRollouts(o, client);
+
+  if (eval) {
+    std::ofstream res(out_dir / "results.jsonl");
+    for (const Json& t : readTrajectories(o.output)) res << resultOf(t).dump() << '\n';
+    Json timeline = {{"gpu", o.gpu_pool->timeline()}, {"cpu", o.cpu_pool->timeline()}};
+    writeJsonFile(out_dir / "timeline.json", timeline);
+    std::fprintf(stderr, "kbrollout eval: wrote %s and %s (kbreward report %s)\n", o.output.c_str(),
+                 (out_dir / "results.jsonl").c_str(), (out_dir / "results.jsonl").c_str());
+  }
+  for (const std::string& e : s.errors) std::fprintf(stderr, "kbrollout: %s\n", e.c_str());
+  if (s.interrupted > 0 || stopRequested()) {
+    std::fprintf(stderr, "kbrollout: interrupted; %d rollout(s) not finished; run again to resume\n",
+                 s.interrupted);
+    return 130;
+  }
+  return s.errors.empty() ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kbrollout: run an LLM agent in a CUDA workspace (compile, verify, profile tools) and write "
+      "its trajectories as JSONL.\n\n"
+      "  kbrollout run  --tasks DIR --out traj.jsonl --policy URL --model NAME [-j N] [--samples K]\n"
+      "  kbrollout eval --tasks DIR --policy URL --model NAME [--out DIR]\n\n"
+      "Each rollout gets its own workspace (model.py, AGENT.md, solution/ skeleton); the model works "
+      "with the tools until it calls finish or a budget runs out; then its solution is checked and "
+      "the reward attached. Re-running the same command resumes: finished rollouts are not redone. "
+      "See docs/kbrollout.md and docs/trajectory-format.md."};
+  app.require_subcommand(1);
+  Flags f;
+  CLI::App* run_cmd = app.add_subcommand("run", "rollouts for training (150 turns by default)");
+  addCommon(run_cmd, f, false);
+  run_cmd->add_option("--out", f.out, "trajectory JSONL file (appended; resume skips what it holds)");
+  CLI::App* eval_cmd = app.add_subcommand(
+      "eval", "the paper's evaluation protocol over a task set (200 turns, one sample per task); writes "
+              "DIR/trajectories.jsonl and DIR/results.jsonl for `kbreward report`");
+  addCommon(eval_cmd, f, true);
+  eval_cmd->add_option("--out", f.out, "output directory (default eval-out)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    return run(f, eval_cmd->parsed());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kbrollout: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbrollout: %s\n", e.what());
+    return 3;
+  }
+}
