@@ -106,8 +106,12 @@ TEST(Model, Qwen2LogitsMatchTransformersOnAPaddedBatch) {
   double diff = maxLogitDiff(m, "qwen2-tiny");
   std::printf("qwen2-tiny fp32 max |logit diff| = %.3g\n", diff);
   EXPECT_LT(diff, 1e-4);
+  // The logits are not trivially small (weights scaled in the fixture script).
+  EXPECT_GT(expectedTensors("qwen2-tiny")["logits"].abs().max().item<double>(), 2.0);
   m.use_sdpa = false;  // the explicit attention math gives the same
-  EXPECT_LT(maxLogitDiff(m, "qwen2-tiny"), 1e-4);
+  double math_diff = maxLogitDiff(m, "qwen2-tiny");
+  std::printf("qwen2-tiny fp32 (attention math path) max |logit diff| = %.3g\n", math_diff);
+  EXPECT_LT(math_diff, 1e-4);
 }
 
 TEST(Model, LlamaWithRopeScalingAndBiasMatchesTransformers) {
@@ -358,7 +362,9 @@ TEST(LocalPolicy, ChatGenerationThroughTheInterface) {
     EXPECT_FALSE(c.token_ids.empty());
     EXPECT_EQ(c.logprobs.size(), c.token_ids.size());
     EXPECT_TRUE(c.finish_reason == "stop" || c.finish_reason == "length");
-    if (c.finish_reason == "stop") EXPECT_EQ(c.token_ids.back(), im_end);
+    if (c.finish_reason == "stop") {
+      EXPECT_EQ(c.token_ids.back(), im_end);
+    }
     std::vector<int32_t> body = c.token_ids;
     if (c.finish_reason == "stop") body.pop_back();
     EXPECT_EQ(c.text, policy->tokenizer().decode(body));
