@@ -273,8 +273,10 @@ def write_model_fixture(model, tokenizer, hf_tok, out_dir, batch_rows, pad_sides
     save_model.save_pretrained(out_dir, max_shard_size=shard) if shard else save_model.save_pretrained(out_dir)
     hf_tok.save_pretrained(out_dir)
     # The reference outputs come from the checkpoint as written, read in fp32.
+    import transformers
     from transformers import AutoModelForCausalLM
-    ref = AutoModelForCausalLM.from_pretrained(out_dir, dtype=torch.float32).eval()
+    key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+    ref = AutoModelForCausalLM.from_pretrained(out_dir, **{key: torch.float32}).eval()
     ids, mask = padded_batch(batch_rows, pad_sides)
     logits = reference_logits(ref, ids, mask)
     save_file({"input_ids": ids, "attention_mask": mask, "logits": logits.contiguous()},
