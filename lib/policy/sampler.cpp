@@ -93,16 +93,17 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
   at::Tensor step_mask = at::ones({B, 1}, at::TensorOptions().dtype(at::kBool).device(device));
   for (int64_t step = 0; step < params.max_new_tokens && remaining > 0; ++step) {
     SampledTokens next = sampleNext(logits, params, generator);
-    at::Tensor tokens_cpu = next.tokens.to(at::kCPU);
-    at::Tensor logprobs_cpu = next.logprobs.to(at::kCPU);
-    const int64_t* tok = tokens_cpu.data_ptr<int64_t>();
-    const float* lp = logprobs_cpu.data_ptr<float>();
+    // One device-to-host copy per step: ids (exact in double) and log-probs.
+    at::Tensor host = at::stack({next.tokens.to(at::kDouble), next.logprobs.to(at::kDouble)}).to(at::kCPU);
+    const double* tok = host.data_ptr<double>();
+    const double* lp = tok + B;
     for (int64_t b = 0; b < B; ++b) {
       if (done[b]) continue;
       Completion& c = out[b];
-      c.token_ids.push_back(static_cast<int32_t>(tok[b]));
-      c.logprobs.push_back(lp[b]);
-      if (stop.count(static_cast<int32_t>(tok[b]))) {
+      const int32_t id = static_cast<int32_t>(tok[b]);
+      c.token_ids.push_back(id);
+      c.logprobs.push_back(static_cast<float>(lp[b]));
+      if (stop.count(id)) {
         c.finish_reason = "stop";
       } else if (static_cast<int64_t>(c.token_ids.size()) == params.max_new_tokens) {
         c.finish_reason = "length";

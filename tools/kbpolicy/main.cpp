@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
         double t1 = now(logits);
         for (int64_t s = 1; s < new_tokens; ++s) {
           SampledTokens next = sampleNext(logits, greedy, gen);
-          (void)next.tokens.to(at::kCPU);
+          (void)at::stack({next.tokens.to(at::kDouble), next.logprobs.to(at::kDouble)}).to(at::kCPU);
           logits = m.forward(next.tokens.unsqueeze(1), {}, &cache, /*last_only=*/true);
         }
         double t2 = now(logits);
