@@ -143,6 +143,31 @@ def validate(args):
           f"max |diff| {diff_bf16:.3g} (transformers bf16 vs its own fp32: {diff_bf16_fp32:.3g})")
     del ref_bf16
 
+    # 3b. Rope scaling variants and the Llama family (tiny models, fp32).
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+    small = dict(vocab_size=tok.get_vocab_size(), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096)
+    variants = [
+        ("qwen2 yarn", Qwen2ForCausalLM, Qwen2Config, dict(rope_theta=1e6, rope_scaling={
+            "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024})),
+        ("qwen2 linear", Qwen2ForCausalLM, Qwen2Config, dict(rope_theta=1e4, rope_scaling={
+            "rope_type": "linear", "factor": 2.0})),
+        ("llama3 rope + bias, untied", LlamaForCausalLM, LlamaConfig, dict(
+            rope_theta=5e5, attention_bias=True, mlp_bias=True, tie_word_embeddings=False, rope_scaling={
+                "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 64})),
+    ]
+    for label, cls, cfg_cls, extra in variants:
+        torch.manual_seed(11)
+        m = cls(cfg_cls(**small, **extra)).eval()
+        fx.randomize(m, 11)
+        vdir = os.path.join(work, label.split()[0] + "_" + label.split()[1])
+        m.save_pretrained(vdir)
+        r = load_hf(vdir, torch.float32).to(dev)
+        d = ((our_logits(vdir, "float32") - fx.reference_logits(r, ids, mask)).abs() * real).max().item()
+        check(f"fp32 logits vs transformers ({label})", d < 1e-4, f"max |diff| {d:.3g}")
+        del r
+
     # 4. Greedy generation, 64 steps, all prompts in one padded batch on our side.
     prompts = rows[1:] + [enc("<|im_start|>user\nWrite a kernel.<|im_end|>\n<|im_start|>assistant\n")]
     prompts_file = os.path.join(work, "prompts.json")
