@@ -3,7 +3,7 @@
 # repository root. Before: run scripts/gather-gpu-deps.sh on the development
 # machine and carry `.carry` (the GPU machine has no Debian packages).
 #
-#   bash scripts/gpu-validate-policy.sh [all|build|test|validate|bench]
+#   bash scripts/gpu-validate-policy.sh [all | STAGE...]     STAGE: build test validate bench
 #
 #   build     meson build (-Dclang=disabled -Dtorch_cuda=true) of kbpolicy and
 #             the policy tests in build-gpu/
@@ -17,7 +17,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-STAGE="${1:-all}"
+STAGES=("${@:-all}")
 BUILD="${KB_GPU_BUILD:-$ROOT/build-gpu}"
 LOGS="${OUT:-$BUILD/policy-gpu}"
 mkdir -p "$LOGS"
@@ -36,13 +36,16 @@ stage_build() {
     meson setup "$BUILD" "$ROOT" -Dclang=disabled -Dtorch_cuda=true 2>&1 | tee "$LOGS/setup.log" | tail -5
   fi
   meson compile -C "$BUILD" kbpolicy policy_model_test policy_text_test 2>&1 | tee "$LOGS/build.log" | tail -3
-  [ -x "$BUILD/tools/kbpolicy/kbpolicy" ]
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] && [ -x "$BUILD/tools/kbpolicy/kbpolicy" ]
 }
 
 stage_test() {
   meson test -C "$BUILD" --no-rebuild --print-errorlogs policy_text policy_model policy_gpu 2>&1 | tee "$LOGS/test.log" | tail -8
+  local rc=${PIPESTATUS[0]}
+  # The figures the gpu tests print (logit differences on CUDA).
   "$BUILD/tests/policy/policy_model_test" --gtest_filter='Gpu*' 2>&1 | grep -E "diff|OK|FAIL|PASSED|SKIP" | tee -a "$LOGS/test.log"
-  return "${PIPESTATUS[0]}"
+  return "$rc"
 }
 
 stage_validate() {
@@ -62,10 +65,13 @@ run_stage() {
   echo "=== $1"
   "stage_$1" || { echo "=== $1 FAILED"; status=1; }
 }
-case "$STAGE" in
-  all) for s in build test validate bench; do run_stage "$s"; [ "$s" = build ] && [ "$status" -ne 0 ] && break; done ;;
-  build|test|validate|bench) run_stage "$STAGE" ;;
-  *) echo "usage: $0 [all|build|test|validate|bench]"; exit 2 ;;
-esac
+[ "${STAGES[0]}" = all ] && STAGES=(build test validate bench)
+for s in "${STAGES[@]}"; do
+  case "$s" in
+    build|test|validate|bench) run_stage "$s" ;;
+    *) echo "usage: $0 [all | build test validate bench]"; exit 2 ;;
+  esac
+  [ "$s" = build ] && [ "$status" -ne 0 ] && break
+done
 echo "logs: $LOGS"
 exit "$status"
