@@ -17,6 +17,8 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+source "$ROOT/scripts/env.sh"
+command -v meson >/dev/null || meson() { python3 -m mesonbuild.mesonmain "$@"; }
 STAGES=("${@:-all}")
 BUILD="${KB_GPU_BUILD:-$ROOT/build-gpu}"
 LOGS="${OUT:-$BUILD/policy-gpu}"
