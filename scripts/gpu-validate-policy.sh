@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU acceptance of the local policy (issue 9), run on the GPU machine from the
-# repository root. Before: run scripts/gather-gpu-deps.sh on the development
+# repository root. Before: run scripts/gpu-carry.sh on the development
 # machine and carry `.carry` (the GPU machine has no Debian packages).
 #
 #   bash scripts/gpu-validate-policy.sh [all | STAGE...]     STAGE: build test validate bench
@@ -23,12 +23,11 @@ STAGES=("${@:-all}")
 BUILD="${KB_GPU_BUILD:-$ROOT/build-gpu}"
 LOGS="${OUT:-$BUILD/policy-gpu}"
 mkdir -p "$LOGS"
-export PKG_CONFIG_PATH="$ROOT/.carry/deps/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-command -v pkg-config >/dev/null || export PKG_CONFIG="$ROOT/scripts/pkgconfig_shim.py"
+export PKG_CONFIG_PATH="$ROOT/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 status=0
 
 stage_build() {
-  [ -d "$ROOT/.carry/deps" ] || { echo "no .carry/deps: run scripts/gather-gpu-deps.sh on the dev machine and carry .carry"; return 2; }
+  [ -d "$ROOT/.carry/lib/pkgconfig" ] || { echo "no .carry: run scripts/gpu-carry.sh on the dev machine and carry .carry"; return 2; }
   {
     date -u +"%Y-%m-%dT%H:%M:%SZ"; git -C "$ROOT" rev-parse HEAD 2>/dev/null || true
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
