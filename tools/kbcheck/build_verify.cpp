@@ -148,7 +148,7 @@ void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("--timeout", c.timeout, "Wall-clock seconds for the candidate's worker, start-up included")
       ->capture_default_str();
   cmd.add_option("--cpu-time", c.cpu_time, "CPU seconds for the worker (default: the timeout)");
-  cmd.add_option("--memory-limit", c.memory_mib, "Host memory (MiB) the worker may use above its start-up")
+  cmd.add_option("--memory-limit", c.memory_mib, "Host memory (MiB) the worker may use above its start-up (0: no limit)")
       ->capture_default_str();
   cmd.add_option("--scratch-limit", c.scratch_mib, "Scratch memory (MiB) one call may allocate")
       ->capture_default_str();
