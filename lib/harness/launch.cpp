@@ -56,8 +56,9 @@ Json WorkerRun::toJson() const {
   j["wall_seconds"] = process.wall_seconds;
   j["cpu_seconds"] = process.cpu_seconds;
   j["max_rss_kib"] = process.max_rss_kib;
-  j["startup_seconds"] = hello.value("startup_seconds", 0.0);
-  j["confinement"] = hello.value("confinement", "");
+  // No hello when the worker died during start-up.
+  j["startup_seconds"] = hello.is_object() ? hello.value("startup_seconds", 0.0) : 0.0;
+  j["confinement"] = hello.is_object() ? hello.value("confinement", "") : "";
   j["output"] = process.output;
   j["output_bytes"] = process.output_bytes;
   j["output_truncated"] = process.output_truncated;
