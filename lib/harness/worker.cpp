@@ -396,6 +396,10 @@ Device setUpDevice(const std::string& name) {
   int index = d.device.has_index() ? d.device.index() : 0;
   d.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+  // A first allocation initialises CUDA and torch's caching allocator, which
+  // the cuBLAS handles below need for their workspaces (seen on the H200:
+  // "Allocator not initialized for device" otherwise).
+  (void)at::empty({1}, at::TensorOptions().device(d.device).dtype(at::kFloat));
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, d.device.index());
   c10::cuda::setCurrentCUDAStream(stream);
   d.stream = stream.stream();
