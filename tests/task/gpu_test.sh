@@ -7,6 +7,9 @@
 # Usage: gpu_test.sh KBSYNTH WORKDIR
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"
+# The H200 machine's CXX wrapper (/opt/gcc/bin/g++) makes AOTInductor
+# packages that segfault when loaded; the system compiler works.
+if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
 PY="${KB_PYTHON:-/opt/kb-venv/bin/python3}"
 [ -x "$PY" ] || PY=python3
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
