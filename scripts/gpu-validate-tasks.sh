@@ -88,8 +88,9 @@ sys.exit(0 if rows and ok_diff == len(rows) else 1)
 # Builds the CUDA baselines of the bundles under $1, $JOBS at a time (each
 # AOTInductor build takes about a minute on the H200 machine, mostly CPU).
 baselines() {
+  mkdir -p "$WORK/baseline-logs"
   find "$1" -name task.json -printf '%h\n' | sort |
-    xargs -P "$JOBS" -I{} sh -c '"$0" baseline "$1" --device cuda >"$1.baseline.log" 2>&1; tail -1 "$1.baseline.log"' "$KBSYNTH" {}
+    xargs -P "$JOBS" -I{} sh -c 'log="$2/$(echo "$1" | tr / _).log"; "$0" baseline "$1" --device cuda >"$log" 2>&1; tail -1 "$log"' "$KBSYNTH" {} "$WORK/baseline-logs"
 }
 
 step_samples() {
