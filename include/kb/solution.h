@@ -235,25 +235,19 @@ class Context {
 
 }  // namespace kb
 
-/* KB_FORWARD(ctx) { body } defines the C entry point kb_forward; inside the
- * body `ctx` is a kb::Context&. */
-#define KB_FORWARD(ctx)                                                      \
-  static void kb_forward_body(const kb::Context& ctx);                       \
-  extern "C" int32_t kb_forward(const kb_api* api, kb_context* raw) {        \
+/* KB_FORWARD(ctx) { body } defines the C entry point kb_forward, KB_INIT(ctx)
+ * { body } the optional kb_init; inside the body `ctx` is a kb::Context&. */
+#define KB_ENTRY_POINT_(symbol, body, ctx)                                  \
+  static void body(const kb::Context& ctx);                                  \
+  extern "C" int32_t symbol(const kb_api* api, kb_context* raw) {            \
     kb::Context wrapped(api, raw);                                           \
-    kb_forward_body(wrapped);                                                \
+    body(wrapped);                                                           \
     return wrapped.failed() ? 1 : 0;                                         \
   }                                                                          \
-  static void kb_forward_body(const kb::Context& ctx)
+  static void body(const kb::Context& ctx)
 
-#define KB_INIT(ctx)                                                         \
-  static void kb_init_body(const kb::Context& ctx);                          \
-  extern "C" int32_t kb_init(const kb_api* api, kb_context* raw) {           \
-    kb::Context wrapped(api, raw);                                           \
-    kb_init_body(wrapped);                                                   \
-    return wrapped.failed() ? 1 : 0;                                         \
-  }                                                                          \
-  static void kb_init_body(const kb::Context& ctx)
+#define KB_FORWARD(ctx) KB_ENTRY_POINT_(kb_forward, kb_forward_body, ctx)
+#define KB_INIT(ctx) KB_ENTRY_POINT_(kb_init, kb_init_body, ctx)
 
 #endif /* __cplusplus */
 

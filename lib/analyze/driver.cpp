@@ -1,0 +1,366 @@
+// Runs the rules over every source: one Clang parse per source and side
+// (host; and device for .cu), in parallel, each against a precompiled header
+// of CUDA's and the interface's headers so that a parse costs ~0.1 s instead
+// of ~1 s. Then joins what the parses found.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include <clang/Basic/Version.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendActions.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Tooling/Tooling.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "analyze/inventory.h"
+#include "analyze/rule.h"
+#include "analyze/rules/extern_symbol.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "kb_config.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::analyze {
+namespace {
+
+// Headers most solutions include; parsed once into the precompiled header.
+constexpr const char* kPrelude = R"(
+#include <cuda_runtime.h>
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <mma.h>
+#include <cooperative_groups.h>
+#include <cublas_v2.h>
+#include <cublasLt.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <cmath>
+#include <cfloat>
+#include <climits>
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+#include <kb/solution.h>
+)";
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Clang 19 and CUDA 13 need help (DESIGN.md, issue 2): an empty
+// texture_fetch_functions.h, an older SDK version so that device mode declares
+// cudaConfigureCall, and CCCL on the include path.
+std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, bool device) {
+  std::vector<std::string> a = {
+      "clang++", "-fsyntax-only", "-x", "cuda",
+      device ? "--cuda-device-only" : "--cuda-host-only",
+      "--cuda-gpu-arch=" + o.gpu_arch, "--cuda-path=" + o.cuda_path.string(), "-nocudalib",
+      "-Wno-unknown-cuda-version", "-Xclang", "-target-sdk-version=12.5",
+      "-isystem", (o.cuda_path / "include" / "cccl").string(),
+      "-idirafter", shim.string(),
+      "-resource-dir", o.resource_dir.string(),
+      "-std=c++17", "-w", "-ferror-limit=20", "-fno-caret-diagnostics",
+      "-I", o.interface_include.string()};
+  if (!device) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
+  return a;
+}
+
+// Matches only the declarations written in the solution's files. Without
+// this scope the matchers would walk every declaration of the precompiled
+// CUDA and C++ headers, which costs most of a second per parse.
+class SolutionScopeConsumer : public clang::ASTConsumer {
+ public:
+  SolutionScopeConsumer(clang::ast_matchers::MatchFinder& finder, CheckContext& ctx)
+      : finder_(finder), ctx_(ctx) {}
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    for (clang::Decl* d : group) decls_.push_back(d);
+    return true;
+  }
+  void HandleTranslationUnit(clang::ASTContext& ast) override {
+    std::vector<clang::Decl*> scope;
+    for (clang::Decl* d : decls_)
+      if (ctx_.inSolution(d->getLocation(), ast.getSourceManager())) scope.push_back(d);
+    ast.setTraversalScope(scope);
+    finder_.matchAST(ast);
+  }
+
+ private:
+  clang::ast_matchers::MatchFinder& finder_;
+  CheckContext& ctx_;
+  std::vector<clang::Decl*> decls_;
+};
+
+class CheckAction : public clang::ASTFrontendAction {
+ public:
+  CheckAction(clang::ast_matchers::MatchFinder& finder, std::vector<std::unique_ptr<Rule>>& rules,
+              CheckContext& ctx)
+      : finder_(finder), rules_(rules), ctx_(ctx) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
+                                                        llvm::StringRef) override {
+    for (auto& rule : rules_) rule->registerPPCallbacks(ci.getPreprocessor());
+    return std::make_unique<SolutionScopeConsumer>(finder_, ctx_);
+  }
+
+ private:
+  clang::ast_matchers::MatchFinder& finder_;
+  std::vector<std::unique_ptr<Rule>>& rules_;
+  CheckContext& ctx_;
+};
+
+struct ParseOutput {
+  std::vector<Finding> findings;
+  Inventory inventory;
+  SymbolFacts symbols;
+  bool ok = true;
+  std::string diagnostics;
+};
+
+// Runs one Clang invocation with `action`; returns false and Clang's
+// diagnostics text on failure.
+bool invoke(std::vector<std::string> args, std::unique_ptr<clang::FrontendAction> action,
+            std::string* diagnostics) {
+  llvm::IntrusiveRefCntPtr<clang::FileManager> files(
+      new clang::FileManager(clang::FileSystemOptions(), llvm::vfs::getRealFileSystem()));
+  llvm::raw_string_ostream os(*diagnostics);
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> opts = new clang::DiagnosticOptions();
+  opts->ShowColors = false;
+  clang::TextDiagnosticPrinter printer(os, opts.get());
+  clang::tooling::ToolInvocation inv(std::move(args), std::move(action), files.get());
+  inv.setDiagnosticConsumer(&printer);
+  bool ok = inv.run();
+  os.flush();
+  return ok && printer.getNumErrors() == 0;
+}
+
+struct PchSet {
+  fs::path shim;
+  fs::path host, device;
+};
+
+// Builds (once per toolchain, arch and interface version) the precompiled
+// headers into the cache; concurrent checkers race safely through rename().
+PchSet ensurePch(const CheckOptions& o) {
+  Sha256 key;
+  key.update(clang::getClangFullVersion());
+  key.update(readText(o.cuda_path / "version.json"));
+  key.update(readText(o.interface_include / "kb" / "solution.h"));
+  key.update(o.gpu_arch);
+  key.update(o.cuda_path.string());
+  key.update(o.resource_dir.string());
+  key.update(kPrelude);
+  const fs::path dir = o.cache_dir / "pch" / key.hexDigest().substr(0, 16);
+  PchSet set{dir / "shim", dir / "host.pch", dir / "device.pch"};
+  if (fs::exists(set.host) && fs::exists(set.device)) return set;
+
+  std::error_code ec;
+  fs::create_directories(set.shim, ec);
+  if (ec) throw Error("cannot create cache directory " + set.shim.string() + ": " + ec.message());
+  std::ofstream(set.shim / "texture_fetch_functions.h") << "// empty: Clang 19 cannot parse CUDA 13's\n";
+  const fs::path prelude = dir / "prelude.cuh";
+  std::ofstream(prelude) << kPrelude;
+
+  std::string errors[2];
+  std::thread workers[2];
+  for (int side = 0; side < 2; ++side) {
+    workers[side] = std::thread([&, side] {
+      const fs::path out = side ? set.device : set.host;
+      const fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
+      std::vector<std::string> args = baseArgs(o, set.shim, side == 1);
+      args.erase(std::find(args.begin(), args.end(), "-fsyntax-only"));
+      args.insert(args.end(), {"-S", "-o", tmp.string(), prelude.string()});
+      std::string diags;
+      if (!invoke(args, std::make_unique<clang::GeneratePCHAction>(), &diags)) {
+        errors[side] = diags;
+        return;
+      }
+      fs::rename(tmp, out);
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (const auto& e : errors)
+    if (!e.empty())
+      throw Error("cannot build the precompiled CUDA headers (is the CUDA toolkit at " +
+                  o.cuda_path.string() + "?):\n" + e);
+  return set;
+}
+
+ParseOutput parseOne(const Solution& solution, const Policy& policy, const CheckOptions& options,
+                     const PchSet& pch, const SolutionFile& file, bool device) {
+  ParseOutput out;
+  CheckContext ctx(solution, policy, options, device);
+  std::vector<std::unique_ptr<Rule>> rules = makeRules(ctx);
+  clang::ast_matchers::MatchFinder finder;
+  for (auto& rule : rules) rule->registerMatchers(finder);
+  InventoryCollector inventory(ctx);
+  inventory.registerMatchers(finder);
+
+  std::vector<std::string> args = baseArgs(options, pch.shim, device);
+  args.insert(args.end(), {"-I", solution.root.string(), "-include-pch",
+                           (device ? pch.device : pch.host).string(), file.absolute.string()});
+  out.ok = invoke(args, std::make_unique<CheckAction>(finder, rules, ctx), &out.diagnostics);
+  out.findings = std::move(ctx.findings());
+  out.inventory = std::move(ctx.inventory());
+  out.symbols = std::move(ctx.symbols());
+  return out;
+}
+
+template <typename T, typename Key>
+void dedupe(std::vector<T>& v, Key key) {
+  std::set<decltype(key(v[0]))> seen;
+  std::vector<T> out;
+  for (auto& x : v)
+    if (seen.insert(key(x)).second) out.push_back(std::move(x));
+  v = std::move(out);
+}
+
+void fillSourceLines(const Solution& solution, std::vector<Finding>& findings) {
+  std::map<std::string, std::vector<std::string>> lines;
+  for (auto& f : findings) {
+    if (f.line == 0) continue;
+    auto it = lines.find(f.file);
+    if (it == lines.end()) {
+      std::vector<std::string> ls;
+      std::ifstream in(solution.root / f.file);
+      for (std::string l; std::getline(in, l);) ls.push_back(l);
+      it = lines.emplace(f.file, std::move(ls)).first;
+    }
+    if (f.line <= it->second.size()) f.source_line = it->second[f.line - 1];
+  }
+}
+
+}  // namespace
+
+unsigned StaticResult::errorCount() const {
+  return std::count_if(findings.begin(), findings.end(),
+                       [](const Finding& f) { return f.severity == Severity::Error; });
+}
+unsigned StaticResult::warningCount() const {
+  return std::count_if(findings.begin(), findings.end(),
+                       [](const Finding& f) { return f.severity == Severity::Warning; });
+}
+
+CheckOptions defaultCheckOptions() {
+  CheckOptions o;
+  const char* cuda = std::getenv("KB_CUDA_PATH");
+  o.cuda_path = cuda ? cuda : KB_CUDA_PATH;
+  const char* iface = std::getenv("KB_INTERFACE_INCLUDE");
+  o.interface_include = iface ? iface : KB_INTERFACE_INCLUDE_DIR;
+  o.resource_dir = KB_CLANG_RESOURCE_DIR;
+  if (const char* c = std::getenv("KB_CACHE_DIR")) {
+    o.cache_dir = fs::path(c) / "static";
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME")) {
+    o.cache_dir = fs::path(x) / "kernelbench-rl" / "static";
+  } else if (const char* h = std::getenv("HOME")) {
+    o.cache_dir = fs::path(h) / ".cache" / "kernelbench-rl" / "static";
+  } else {
+    o.cache_dir = fs::temp_directory_path() / "kernelbench-rl" / "static";
+  }
+  return o;
+}
+
+StaticResult checkSolution(const Solution& solution, const Policy& policy, const CheckOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  StaticResult result;
+
+  for (const auto& esc : solution.escapes) {
+    if (policy.severityOf("symlink") == "off") break;
+    Finding f;
+    f.rule = "symlink";
+    f.severity = policy.severityOf("symlink") == "warning" ? Severity::Warning : Severity::Error;
+    f.file = esc.path;
+    f.message = "symbolic link leaves the solution directory (points to " + esc.target + ")";
+    result.findings.push_back(std::move(f));
+  }
+
+  PchSet pch;
+  try {
+    pch = ensurePch(options);
+  } catch (const Error& e) {
+    result.infra_failed = true;
+    result.infra_message = e.what();
+    return result;
+  }
+
+  struct Job {
+    const SolutionFile* file;
+    bool device;
+  };
+  std::vector<Job> jobs;
+  for (const SolutionFile* f : solution.sources()) {
+    jobs.push_back({f, false});
+    if (f->kind == SourceKind::CudaSource) jobs.push_back({f, true});
+  }
+  std::vector<ParseOutput> outputs(jobs.size());
+  unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  workers = std::min<unsigned>(workers, jobs.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < jobs.size();)
+        outputs[i] = parseOne(solution, policy, options, pch, *jobs[i].file, jobs[i].device);
+    });
+  for (auto& t : pool) t.join();
+
+  std::vector<SymbolFacts> facts;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ParseOutput& o = outputs[i];
+    if (!o.ok) {
+      // An AST with errors in it yields spurious findings; what the
+      // preprocessor saw (#include directives) is still reliable.
+      std::erase_if(o.findings, [](const Finding& f) { return f.rule != "include"; });
+      o.symbols = SymbolFacts{};
+    }
+    std::move(o.findings.begin(), o.findings.end(), std::back_inserter(result.findings));
+    auto& inv = result.inventory;
+    std::move(o.inventory.kernels.begin(), o.inventory.kernels.end(), std::back_inserter(inv.kernels));
+    std::move(o.inventory.launches.begin(), o.inventory.launches.end(), std::back_inserter(inv.launches));
+    std::move(o.inventory.library_calls.begin(), o.inventory.library_calls.end(),
+              std::back_inserter(inv.library_calls));
+    facts.push_back(std::move(o.symbols));
+    if (!o.ok) {
+      result.parsed = false;
+      std::string side = jobs[i].device ? " (device side, " + options.gpu_arch + ")" : " (host side)";
+      result.parse_errors.push_back(jobs[i].file->path + side + ":\n" + o.diagnostics);
+    }
+  }
+  finishExternSymbols(facts, policy, result.findings);
+  result.translation_units = jobs.size();
+
+  // One finding per rule and line: host and device parses, and several
+  // references on one line, say the same thing.
+  auto& fs_ = result.findings;
+  std::stable_sort(fs_.begin(), fs_.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.file, a.line, a.column, a.rule) < std::tie(b.file, b.line, b.column, b.rule);
+  });
+  if (!fs_.empty()) dedupe(fs_, [](const Finding& f) { return std::make_tuple(f.file, f.line, f.rule); });
+  fillSourceLines(solution, fs_);
+  auto& inv = result.inventory;
+  if (!inv.kernels.empty()) dedupe(inv.kernels, [](const KernelInfo& k) { return std::make_tuple(k.file, k.line, k.name); });
+  if (!inv.launches.empty()) dedupe(inv.launches, [](const LaunchSite& l) { return std::make_tuple(l.file, l.line, l.column); });
+  if (!inv.library_calls.empty())
+    dedupe(inv.library_calls, [](const LibraryCall& l) { return std::make_tuple(l.file, l.line, l.column, l.function); });
+
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace kb::analyze

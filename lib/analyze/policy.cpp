@@ -1,0 +1,108 @@
+#include "analyze/policy.h"
+
+#include <algorithm>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/json.h"
+#include "kb_config.h"
+
+namespace kb::analyze {
+namespace {
+
+std::vector<std::string> strings(const Json& j, const std::string& key, const std::string& where) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) throw UsageError(where + "." + key + ": expected an array of strings");
+  for (const auto& v : j[key]) {
+    if (!v.is_string()) throw UsageError(where + "." + key + ": expected an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+bool knownRule(const std::string& id) {
+  const auto& rules = allRules();
+  return std::any_of(rules.begin(), rules.end(), [&](const RuleInfo& r) { return id == r.id; });
+}
+
+}  // namespace
+
+std::string Policy::severityOf(const std::string& rule) const {
+  auto it = rules.find(rule);
+  return it == rules.end() ? "error" : it->second;
+}
+
+std::filesystem::path defaultPolicyPath() {
+  if (const char* p = std::getenv("KB_POLICY")) return p;
+  return std::filesystem::path(KB_POLICY_DIR) / "default.json";
+}
+
+Policy loadPolicy(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read policy file " + path.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw UsageError(path.string() + ": invalid JSON: " + e.what());
+  }
+  const std::string where = path.filename().string();
+  Policy p;
+  p.name = j.value("name", path.stem().string());
+  p.source_hash = "sha256:" + sha256Hex(text);
+  try {
+    if (j.contains("rules")) {
+      for (const auto& [id, sev] : j["rules"].items()) {
+        if (!knownRule(id)) throw UsageError(where + ": rules." + id + ": no such rule (see docs/rules/)");
+        std::string s = sev.get<std::string>();
+        if (s != "error" && s != "warning" && s != "off")
+          throw UsageError(where + ": rules." + id + ": severity must be error, warning or off");
+        p.rules[id] = s;
+      }
+    }
+    if (j.contains("banned")) {
+      for (const auto& [id, b] : j["banned"].items()) {
+        if (!knownRule(id)) throw UsageError(where + ": banned." + id + ": no such rule (see docs/rules/)");
+        BannedApi api;
+        const std::string w = where + ".banned." + id;
+        api.functions = strings(b, "functions", w);
+        api.classes = strings(b, "classes", w);
+        api.variables = strings(b, "variables", w);
+        api.message = b.value("message", "is not allowed in a solution");
+        p.banned[id] = std::move(api);
+      }
+    }
+    if (j.contains("libraries")) {
+      for (const auto& [name, l] : j["libraries"].items()) {
+        LibraryPolicy lib;
+        lib.name = name;
+        const std::string w = where + ".libraries." + name;
+        lib.prefixes = strings(l, "prefixes", w);
+        lib.allow = strings(l, "allow", w);
+        lib.message = l.value("message", "is not allowed by the policy");
+        p.libraries.push_back(std::move(lib));
+      }
+    }
+    p.forbidden_namespaces = strings(j, "forbidden_namespaces", where);
+    p.device_library_deny = strings(j, "device_library_deny", where);
+    p.include_deny = strings(j, "include_deny", where);
+    p.compiler_macros = strings(j, "compiler_macros", where);
+    p.default_stream_functions = strings(j, "default_stream_functions", where);
+    p.interpose_prefixes = strings(j, "interpose_prefixes", where);
+    p.interpose_names = strings(j, "interpose_names", where);
+    p.allow_constant_memory = j.value("allow_constant_memory", true);
+  } catch (const Json::exception& e) {
+    throw UsageError(where + ": " + e.what());
+  }
+  return p;
+}
+
+}  // namespace kb::analyze

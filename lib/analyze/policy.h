@@ -1,0 +1,61 @@
+// The policy is a file (policy/default.json is the paper's rules): which
+// rules are on and at what severity, which APIs each banned-API rule lists,
+// which library functions are allowed, which includes are refused.
+// docs/policy.md documents every key.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kb::analyze {
+
+struct BannedApi {
+  std::vector<std::string> functions;  // qualified names: "::system", "std::async"
+  std::vector<std::string> classes;    // constructing one is the violation
+  std::vector<std::string> variables;  // reading one is the violation
+  std::string message;                 // why, in a few words
+};
+
+struct LibraryPolicy {
+  std::string name;                // "cublas"
+  std::vector<std::string> prefixes;  // function-name prefixes that belong to it
+  std::vector<std::string> allow;     // regexes of allowed functions; empty = none
+  std::string message;
+};
+
+struct Policy {
+  std::string name;
+  std::string source_hash;                   // sha256 of the policy file
+  std::map<std::string, std::string> rules;  // rule id -> "error" | "warning" | "off"
+  std::map<std::string, BannedApi> banned;   // rule id -> what it bans
+  std::vector<LibraryPolicy> libraries;
+  std::vector<std::string> forbidden_namespaces;   // torch-api
+  std::vector<std::string> device_library_deny;    // regexes over qualified names
+  std::vector<std::string> include_deny;           // regexes over the spelled name
+  std::vector<std::string> compiler_macros;          // compiler-conditional (regexes)
+  std::vector<std::string> default_stream_functions;  // launch-stream
+  std::vector<std::string> interpose_prefixes;        // interpose
+  std::vector<std::string> interpose_names;
+  bool allow_constant_memory = true;               // mutable-global
+
+  // "error", "warning" or "off" for a rule; rules missing from the file are on.
+  std::string severityOf(const std::string& rule) const;
+};
+
+// The ids of all rules, with their one-line rationale (docs/rules/ has more).
+struct RuleInfo {
+  const char* id;
+  const char* summary;
+};
+const std::vector<RuleInfo>& allRules();
+
+// Loads a policy file; throws kb::UsageError naming the file and key on error.
+Policy loadPolicy(const std::filesystem::path& path);
+
+// The default policy file shipped with the toolchain (KB_POLICY, else the
+// source tree's policy/default.json).
+std::filesystem::path defaultPolicyPath();
+
+}  // namespace kb::analyze

@@ -1,0 +1,39 @@
+// Rules that ban a list of APIs named in the policy file: calling one, taking
+// its address, constructing one of its classes or reading one of its
+// variables. Matching is on the declaration the code resolves to, so macros,
+// `using`, aliases, ADL and function pointers do not hide a call.
+#pragma once
+
+#include "analyze/rule.h"
+
+namespace kb::analyze {
+
+class BannedApiRule : public Rule {
+ public:
+  BannedApiRule(std::string id, CheckContext& ctx, BannedApi api);
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+
+ protected:
+  BannedApi api_;
+  std::vector<std::string> plain_functions_;  // without a leading "::"
+};
+
+// host-thread: the banned list plus OpenMP directives.
+class HostThreadRule : public BannedApiRule {
+ public:
+  using BannedApiRule::BannedApiRule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+};
+
+// raw-syscall: the banned list plus inline assembly in host code and
+// file-scope asm (device code may use inline PTX).
+class RawSyscallRule : public BannedApiRule {
+ public:
+  using BannedApiRule::BannedApiRule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+};
+
+}  // namespace kb::analyze

@@ -1,0 +1,24 @@
+// extern-symbol: every function or variable a solution uses must be defined
+// in the solution or come from an allowed header (CUDA's, the interface's,
+// the C/C++ library's). A declaration written by hand and defined nowhere is
+// how code reaches symbols it may not name (a mangled torch function, a
+// libtorch C entry point); the linker would resolve it, so we refuse it.
+#pragma once
+
+#include "analyze/rule.h"
+
+namespace kb::analyze {
+
+class ExternSymbolRule : public Rule {
+ public:
+  using Rule::Rule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+};
+
+// Joins the facts of every parse: a symbol referenced somewhere and defined
+// nowhere becomes a finding.
+void finishExternSymbols(const std::vector<SymbolFacts>& facts, const Policy& policy,
+                         std::vector<Finding>& findings);
+
+}  // namespace kb::analyze

@@ -1,0 +1,24 @@
+// torch-api: nothing from torch, ATen, c10 (or pybind11, triton) may be
+// declared or used. Torch's headers are not on the include path, so a
+// solution can only reach torch by declaring its namespaces or its mangled
+// symbols itself; both are caught here, as is every use through `using`,
+// aliases, ADL, operators and templates.
+#pragma once
+
+#include "analyze/rule.h"
+
+namespace kb::analyze {
+
+class TorchApiRule : public Rule {
+ public:
+  using Rule::Rule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+
+ private:
+  bool forbidden(const clang::Decl* decl) const;
+  bool forbiddenName(llvm::StringRef name) const;
+  bool demanglesIntoForbidden(llvm::StringRef symbol, std::string* demangled) const;
+};
+
+}  // namespace kb::analyze

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The main job on bundled data: set up, build, then statically check every
+# bundled solution (the legitimate examples in testdata/solutions and the
+# adversarial cases in tests/analyze/cases) and print a report.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+
+bash "$KB_ROOT/scripts/setup.sh" || exit 1
+kb_build >/dev/null || { echo "build failed (run: meson compile -C $KB_BUILD)"; exit 1; }
+KBCHECK="$KB_BUILD/tools/kbcheck/kbcheck"
+OUT="$KB_BUILD/demo"
+mkdir -p "$OUT"
+
+printf '\n%-44s %-17s %6s %8s %9s %s\n' "solution" "status" "errors" "kernels" "launches" "library calls / first finding"
+printf '%s\n' "$(printf '%.0s-' {1..120})"
+for dir in "$KB_ROOT"/testdata/solutions/*/ "$KB_ROOT"/tests/analyze/cases/*/; do
+  name="${dir#"$KB_ROOT"/}"
+  name="${name%/}"
+  report="$OUT/$(echo "$name" | tr '/' '_').json"
+  "$KBCHECK" static "$dir" --json "$report" -q
+  jq -r --arg name "$name" '
+    [$name, .status, (.counts.error | tostring), (.inventory.kernels | length | tostring),
+     (.inventory.launches | length | tostring),
+     (if (.findings | length) > 0
+        then "[" + .findings[0].rule + "] " + .findings[0].file + (if .findings[0].line > 0 then ":" + (.findings[0].line | tostring) else "" end) + " " + (.findings[0].message | .[0:60])
+        else ([.inventory.library_calls[] | .library + ":" + .function] | unique | join(", ")) end)]
+    | "\(.[0] | .[0:44] | . + " " * (44 - length)) \(.[1] | . + " " * (17 - length)) \(.[2] | " " * (6 - length) + .) \(.[3] | " " * (8 - length) + .) \(.[4] | " " * (9 - length) + .) \(.[5])"' "$report"
+done
+echo
+echo "Full diagnostics of one adversarial case (tests/analyze/cases/interpose):"
+"$KBCHECK" static "$KB_ROOT/tests/analyze/cases/interpose"
+echo
+echo "JSON reports: $OUT/   (fields: docs/kbcheck.md)"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Gathers, on the development machine, the headers, static libraries and
+# pkg-config files that the GPU machine lacks (it has no Debian packages:
+# ../shared/GPU.md) into .carry/, which the device tool carries along.
+# The GPU-side build (scripts/gpu-build.sh) points PKG_CONFIG_PATH at it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+C="$ROOT/.carry"
+rm -rf "$C"
+mkdir -p "$C/include" "$C/lib/pkgconfig" "$C/bin"
+ARCH_INC=/usr/include/x86_64-linux-gnu
+ARCH_LIB=/usr/lib/x86_64-linux-gnu
+
+# Headers.
+cp -r /usr/include/CLI /usr/include/nlohmann /usr/include/gtest /usr/include/gmock "$C/include/"
+cp /usr/include/seccomp*.h /usr/include/pcre2.h /usr/include/utf8proc.h "$C/include/"
+cp -r /usr/include/openssl "$C/include/"
+cp "$ARCH_INC"/openssl/* "$C/include/openssl/"
+cp -r "$ARCH_INC/curl" "$C/include/"
+
+# Static libraries (C libraries and GoogleTest; libstdc++'s ABI is forward compatible).
+for lib in libgtest.a libgtest_main.a libgmock.a libgmock_main.a libseccomp.a libpcre2-8.a libutf8proc.a libcrypto.a; do
+  cp "$ARCH_LIB/$lib" "$C/lib/"
+done
+
+# pkg-config files, relocated to wherever .carry lands.
+for pc in gtest gtest_main gmock gmock_main libseccomp libpcre2-8 libutf8proc libcrypto; do
+  sed -e 's|^prefix=.*|prefix=${pcfiledir}/../..|' \
+      -e 's|^libdir=.*|libdir=${prefix}/lib|' \
+      -e 's|^includedir=.*|includedir=${prefix}/include|' \
+      "$ARCH_LIB/pkgconfig/$pc.pc" > "$C/lib/pkgconfig/$pc.pc"
+done
+for pc in nlohmann_json CLI11; do
+  sed -e 's|^prefix=.*|prefix=${pcfiledir}/../..|' \
+      -e 's|^includedir=.*|includedir=${prefix}/include|' \
+      "/usr/share/pkgconfig/$pc.pc" > "$C/lib/pkgconfig/$pc.pc"
+done
+# libcurl: the GPU machine's own libcurl.so.4 at run time (static curl needs a
+# dozen more libraries); headers from here.
+cat > "$C/lib/pkgconfig/libcurl.pc" <<'PC'
+prefix=${pcfiledir}/../..
+includedir=${prefix}/include
+Name: libcurl
+Description: libcurl headers from Debian, the GPU machine's libcurl.so.4
+Version: 7.88.1
+Libs: -l:libcurl.so.4
+Cflags: -I${includedir}
+PC
+# jq for the scripts' summaries (binary plus its two libraries).
+cp /usr/bin/jq "$C/bin/"
+mkdir -p "$C/lib/so"
+cp "$ARCH_LIB"/libjq.so.1 "$ARCH_LIB"/libonig.so.5 "$C/lib/so/"
+du -sh "$C"

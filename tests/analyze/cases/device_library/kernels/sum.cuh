@@ -1,0 +1,2 @@
+#pragma once
+float device_sum(const float* x, int n);

@@ -1,0 +1,13 @@
+#include <cstdlib>
+
+#include <kb/solution.h>
+
+extern char** environ;
+
+KB_FORWARD(ctx) {
+  const char* home = std::getenv("KB_EXPECTED_OUTPUT");  // expect: [environment]
+  setenv("CUDA_LAUNCH_BLOCKING", "1", 1);  // expect: [environment]
+  char** e = environ;  // expect: [environment]
+  (void)home;
+  (void)e;
+}

@@ -1,0 +1,2 @@
+#pragma once
+float helper_defined_in_kernels(float x);

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Tool-level test of kbreward on testdata/reward: the default subcommand,
+# --check/--prof, stdin, every output format, --compare, warnings and exit
+# codes. Usage: kbreward_cli_test.sh path/to/kbreward  (KB_SOURCE_ROOT set)
+set -uo pipefail
+KB="$1"
+ROOT="${KB_SOURCE_ROOT:?KB_SOURCE_ROOT must be set}"
+D="$ROOT/testdata/reward"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() { [ "$2" == "$3" ] || fail "$1: expected [$2], got [$3]"; }
+# expect_rc WHAT RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
+expect_rc() {
+  local what="$1" want="$2"
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  [ "$rc" -eq "$want" ] || fail "$what: exit $rc, expected $want; stderr: $(head -c 400 "$TMP/err")"
+}
+contains() { grep -qF -- "$2" "$1" || fail "$1 lacks [$2]"; }
+
+# The fixture is what its generator writes.
+bash "$D/gen_run250.sh" a | cmp -s - "$D/run250_a.jsonl" || fail "run250_a.jsonl differs from gen_run250.sh a"
+bash "$D/gen_run250.sh" b | cmp -s - "$D/run250_b.jsonl" || fail "run250_b.jsonl differs from gen_run250.sh b"
+
+# Default subcommand with a check/profile pair: 2x over eager, 1.33x over compile -> 3.
+expect_rc "pair" 0 "$KB" --check "$D/pair/check.json" --prof "$D/pair/prof.json"
+expect_eq "pair lines" 1 "$(wc -l <"$TMP/out")"
+expect_eq "pair reward" 3 "$(jq -r .reward "$TMP/out")"
+expect_eq "pair scheme" milestone "$(jq -r .scheme.name "$TMP/out")"
+expect_eq "pair header" "kbreward score ok" "$(jq -r '[.tool,.stage,.status]|join(" ")' "$TMP/out")"
+expect_eq "pair timing method" cuda_events "$(jq -r .timing_method "$TMP/out")"
+expect_eq "pair quiet" "" "$(cat "$TMP/err")"
+
+# A swapped pair is refused, not scored.
+expect_rc "swapped pair" 2 "$KB" score --check "$D/pair/prof.json" --prof "$D/pair/check.json"
+contains "$TMP/err" "--check expects kbcheck reports"
+
+# A JSONL stream on stdin, one candidate per (task_id, solution_hash).
+expect_rc "stdin" 0 "$KB" score <"$D/candidates.jsonl"
+expect_eq "stdin rewards" "3 2 1 -1 -1 null 3 -1" "$(jq -r .reward "$TMP/out" | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "infra marked" "infra_error" "$(jq -r 'select(.task_id=="kb_l2_006")|.excluded' "$TMP/out")"
+
+# Noise-aware: kb_l3_007's 10% is inside the intervals -> 1.
+expect_rc "noise-aware" 0 "$KB" score --noise-aware "$D/candidates.jsonl"
+expect_eq "noise-aware rewards" "3 2 1 -1 -1 null 1 -1" "$(jq -r .reward "$TMP/out" | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "noise-aware in scheme" true "$(jq -r .scheme.noise_aware "$TMP/out" | sort -u)"
+
+# Speed-up rewards: kb_l1_001 is 8/5 = 1.6x over compile, ln(10/5) over eager.
+expect_rc "speedup" 0 "$KB" score --scheme speedup -o "$TMP/s.jsonl" "$D/candidates.jsonl"
+expect_eq "speedup" 1.6 "$(jq -r 'select(.task_id=="kb_l1_001")|.reward' "$TMP/s.jsonl")"
+expect_rc "log-speedup" 0 "$KB" score --scheme log-speedup --speedup-baseline eager "$D/candidates.jsonl"
+expect_eq "log-speedup" 0.693147 "$(jq -r 'select(.task_id=="kb_l1_001")|.reward*1000000|round/1000000' "$TMP/out")"
+
+# Custom values and margin go into every record.
+expect_rc "values" 0 "$KB" score --margin 0.2 --both-value 10 --slower-value 0 "$D/candidates.jsonl"
+expect_eq "margin 20%" "10 0 0" "$(jq -r .reward "$TMP/out" | head -3 | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "margin recorded" 0.2 "$(jq -r .scheme.margin "$TMP/out" | sort -u)"
+
+# Messy input: scored where possible, every problem named on stderr.
+expect_rc "messy" 0 "$KB" score "$D/messy.jsonl"
+expect_eq "messy lines" 7 "$(wc -l <"$TMP/out")"
+contains "$TMP/err" "kbreward: warning: 1 candidates with a status outside the closed set (excluded): m3 (\"passed\")"
+contains "$TMP/err" "messy.jsonl:7"
+contains "$TMP/err" "0.1.0 (1 record), 0.2.0 (1 record)"
+contains "$TMP/err" "m4 [compile]"
+expect_rc "messy strict" 1 "$KB" score --strict "$D/messy.jsonl"
+
+# Bad input: exit 2 and one line.
+expect_rc "missing file" 2 "$KB" score /nonexistent/kbreward.jsonl
+expect_eq "missing file one line" 1 "$(wc -l <"$TMP/err")"
+contains "$TMP/err" "kbreward: /nonexistent/kbreward.jsonl: no such file or directory"
+expect_rc "empty" 2 "$KB" score "$D/empty.jsonl"
+contains "$TMP/err" "empty input: no records in $D/empty.jsonl"
+expect_rc "empty stdin" 2 "$KB" score </dev/null
+contains "$TMP/err" "empty input"
+expect_rc "bad flag" 2 "$KB" score --scheme linear "$D/candidates.jsonl"
+expect_eq "bad flag one line" 1 "$(wc -l <"$TMP/err")"
+echo '{"task_id":"x","status":"infra_error"}' >"$TMP/infra.jsonl"
+expect_rc "nothing scorable" 1 "$KB" score "$TMP/infra.jsonl"
+contains "$TMP/err" "no candidate could be scored"
+
+# Help teaches.
+expect_rc "help" 0 "$KB" --help
+contains "$TMP/out" "b(t, t0) = [(t0 - t) / t0 > margin]"
+contains "$TMP/out" "report"
+expect_rc "report help" 0 "$KB" report --help
+contains "$TMP/out" "--compare"
+expect_rc "version" 0 "$KB" --version
+
+# Reports: text (default), JSON, Markdown, HTML by extension.
+expect_rc "report text" 0 "$KB" report "$D/run250_a.jsonl"
+contains "$TMP/out" "level 1    100         1  90.9%"
+contains "$TMP/out" "all        250         4  90.2%"
+expect_rc "report json" 0 "$KB" report --format json "$D/run250_a.jsonl"
+expect_eq "json overall" "246 222" "$(jq -r '"\(.overall.scored) \(.overall.correct)"' "$TMP/out")"
+expect_eq "json levels" "level 1,level 2,level 3" "$(jq -r '[.groups[].group]|join(",")' "$TMP/out")"
+expect_rc "report md" 0 "$KB" report -o "$TMP/r.md" "$D/run250_a.jsonl"
+contains "$TMP/r.md" "| level 3 | 50 | 1 | 85.7% |"
+expect_rc "report html" 0 "$KB" report -o "$TMP/r.html" --title "Run A" "$D/run250_a.jsonl"
+contains "$TMP/r.html" "<title>Run A</title>"
+expect_rc "report stdin" 0 "$KB" report - <"$D/candidates.jsonl"
+contains "$TMP/out" "kbreward run report: 8 tasks, 1 excluded"
+expect_rc "report dir" 0 "$KB" report --format json "$D/pair"
+expect_eq "dir report" 1 "$(jq -r .overall.correct "$TMP/out")"
+
+# Scored output reads back into a report.
+"$KB" score "$D/run250_a.jsonl" >"$TMP/scored.jsonl" 2>/dev/null
+expect_rc "report of score output" 0 "$KB" report --format json "$TMP/scored.jsonl"
+expect_eq "round trip" "246 222" "$(jq -r '"\(.overall.scored) \(.overall.correct)"' "$TMP/out")"
+
+# Two runs side by side.
+expect_rc "compare" 0 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250_b.jsonl"
+contains "$TMP/out" "fixed 4, broke 3, faster 30, slower 15, same 174"
+expect_rc "compare json" 0 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250_b.jsonl" --format json
+expect_eq "compare broke" "kb_l2_011 kb_l2_012 kb_l2_013" \
+  "$(jq -r '[.tasks[]|select(.change=="broke")|.task_id]|join(" ")' "$TMP/out")"
+expect_rc "compare html" 0 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250_b.jsonl" -o "$TMP/c.html"
+contains "$TMP/c.html" "<svg"
+expect_rc "compare plus inputs" 2 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250_b.jsonl" "$D/pair"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "kbreward CLI: all checks passed"

@@ -1,0 +1,291 @@
+// Every branch of the milestone reward (eq. 1), its 5% boundaries, the
+// noise-aware variant and the ablation's speed-up rewards, on hand-computed
+// cases: the numbers in each test are chosen so that the expected reward can
+// be checked with pencil and paper; the comment beside each says how.
+#include "reward/reward.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kb::reward {
+namespace {
+
+// A timing with median = mean = min = m and the given 95% interval.
+Timing tm(double m, double lo, double hi) {
+  Timing t;
+  t.median_ms = t.mean_ms = t.min_ms = m;
+  t.ci95_low_ms = lo;
+  t.ci95_high_ms = hi;
+  t.n = 100;
+  return t;
+}
+
+// Tight intervals (+-0.1%), so the noise-aware reward agrees with the median.
+Timing tight(double m) { return tm(m, m * 0.999, m * 1.001); }
+
+Candidate ok(Timing eager, Timing compile, Timing cand) {
+  Candidate c;
+  c.task_id = "t";
+  c.status = Status::Ok;
+  c.input_status = "ok";
+  c.timings.eager = eager;
+  c.timings.compile = compile;
+  c.timings.candidate = cand;
+  return c;
+}
+
+Candidate ok(double eager, double compile, double cand) {
+  return ok(tight(eager), tight(compile), tight(cand));
+}
+
+double reward(const Candidate& c, const Scheme& s = {}) {
+  Score sc = score(c, s);
+  EXPECT_TRUE(sc.reward.has_value()) << sc.excluded;
+  return sc.reward.value_or(kNaN);
+}
+
+TEST(FasterBy, IsStrictlyMoreThanTheMargin) {
+  EXPECT_FALSE(fasterBy(95, 100, 0.05));    // (100 - 95) / 100 = 5%: not more than 5%
+  EXPECT_TRUE(fasterBy(94.99, 100, 0.05));  // 5.01%
+  EXPECT_FALSE(fasterBy(100, 100, 0.0));    // equal is not faster, even at margin 0
+  EXPECT_TRUE(fasterBy(99.9, 100, 0.0));
+  EXPECT_FALSE(fasterBy(110, 100, 0.05));   // slower
+  // 1 - 0.95 is 0.05000000000000004 in binary: still exactly 5%, still not faster.
+  EXPECT_FALSE(fasterBy(0.95, 1.0, 0.05));
+  EXPECT_TRUE(fasterBy(0.9499, 1.0, 0.05));  // 5.01%
+  EXPECT_FALSE(fasterBy(0, 100, 0.05));     // a zero or missing time proves nothing
+  EXPECT_FALSE(fasterBy(kNaN, 100, 0.05));
+  EXPECT_FALSE(fasterBy(50, kNaN, 0.05));
+}
+
+TEST(Milestone, EveryFailureIsMinusOne) {
+  for (Status s : {Status::StaticViolation, Status::CompileError, Status::RuntimeError, Status::Timeout,
+                   Status::Crash, Status::Incorrect, Status::HackDetected}) {
+    // Timings that would earn 3 must not matter: a hack is -1 however fast.
+    Candidate c = ok(100, 100, 10);
+    c.status = s;
+    Score sc = score(c, {});
+    ASSERT_TRUE(sc.reward.has_value()) << statusName(s);
+    EXPECT_EQ(*sc.reward, -1) << statusName(s);
+    EXPECT_FALSE(sc.correct);
+    EXPECT_EQ(sc.excluded, "");
+  }
+}
+
+TEST(Milestone, FailureNeedsNoTimings) {
+  Candidate c;
+  c.task_id = "t";
+  c.status = Status::CompileError;
+  EXPECT_EQ(reward(c), -1);
+}
+
+TEST(Milestone, InfraErrorHasNoRewardAndIsExcluded) {
+  Candidate c = ok(100, 100, 10);
+  c.status = Status::InfraError;
+  Score sc = score(c, {});
+  EXPECT_FALSE(sc.reward.has_value());  // not -1: never the solution's fault
+  EXPECT_EQ(sc.excluded, "infra_error");
+}
+
+TEST(Milestone, FasterThanBothIsThree) {
+  // eager 100, compile 100, candidate 90: 10% faster than each.
+  EXPECT_EQ(reward(ok(100, 100, 90)), 3);
+}
+
+TEST(Milestone, FasterThanEagerOnlyIsTwo) {
+  // (100 - 90)/100 = 10% > 5%; (80 - 90)/80 = -12.5%.
+  EXPECT_EQ(reward(ok(100, 80, 90)), 2);
+}
+
+TEST(Milestone, FasterThanCompileOnlyIsOne) {
+  // Eq. 1 pays 2 only for b(t, eager): (80 - 90)/80 < 0 although (100 - 90)/100 = 10%.
+  Score sc = score(ok(80, 100, 90), {});
+  EXPECT_EQ(sc.reward, 1);
+  EXPECT_FALSE(sc.faster_than_eager);
+  EXPECT_TRUE(sc.faster_than_compile);
+}
+
+TEST(Milestone, CorrectButSlowerIsOne) { EXPECT_EQ(reward(ok(100, 80, 120)), 1); }
+
+TEST(Milestone, FivePercentBoundaryAgainstEager) {
+  // Compile is far behind (200), so only the eager boundary decides 1 or 3.
+  EXPECT_EQ(reward(ok(100, 200, 95)), 1);     // exactly 5%: not more than 5%
+  EXPECT_EQ(reward(ok(100, 200, 94.99)), 3);  // 5.01%
+  EXPECT_EQ(reward(ok(1.0, 2.0, 0.95)), 1);   // the same 5% from decimal milliseconds
+  EXPECT_EQ(reward(ok(1.0, 2.0, 0.9499)), 3);
+}
+
+TEST(Milestone, FivePercentBoundaryAgainstCompile) {
+  // Eager is far behind (200), so only the compile boundary decides 2 or 3.
+  EXPECT_EQ(reward(ok(200, 100, 95)), 2);     // exactly 5% against compile
+  EXPECT_EQ(reward(ok(200, 100, 94.99)), 3);
+  EXPECT_EQ(reward(ok(200, 2.4, 2.28)), 2);   // (2.4 - 2.28)/2.4 = 5% exactly
+  EXPECT_EQ(reward(ok(200, 2.4, 2.2799)), 3);
+}
+
+TEST(Milestone, MarginAndValuesAreFlags) {
+  Scheme s;
+  s.margin = 0.10;
+  s.fail_value = -2;
+  s.slower_value = 0;
+  s.eager_value = 0.5;
+  s.both_value = 1;
+  EXPECT_EQ(reward(ok(100, 100, 92), s), 0);    // 8% is not more than 10%
+  EXPECT_EQ(reward(ok(100, 100, 89), s), 1);    // 11% against both
+  EXPECT_EQ(reward(ok(100, 95, 89), s), 0.5);   // 11% against eager, (95-89)/95 = 6.3% against compile
+  Candidate c = ok(100, 100, 50);
+  c.status = Status::Incorrect;
+  EXPECT_EQ(reward(c, s), -2);
+}
+
+TEST(Milestone, StatisticIsAFlag) {
+  // Medians equal (no gain); means 10% apart; minimum 20% apart.
+  Timing e = tight(100), k = tight(100), x = tight(100);
+  x.mean_ms = 90;
+  x.min_ms = 80;
+  Scheme s;
+  EXPECT_EQ(reward(ok(e, k, x), s), 1);
+  s.stat = Stat::Mean;
+  EXPECT_EQ(reward(ok(e, k, x), s), 3);
+  s.stat = Stat::Min;
+  Score sc = score(ok(e, k, x), s);
+  EXPECT_EQ(sc.reward, 3);
+  EXPECT_DOUBLE_EQ(sc.speedup_eager, 100.0 / 80.0);
+}
+
+TEST(NoiseAware, LuckyMedianDoesNotCount) {
+  // Median 90 against 100 is 10% faster, but the candidate's interval reaches
+  // 99 and the baselines' reach down to 96: (96 - 99)/96 < 0.
+  Candidate c = ok(tm(100, 96, 104), tm(100, 96, 104), tm(90, 85, 99));
+  EXPECT_EQ(reward(c), 3);
+  Scheme s;
+  s.noise_aware = true;
+  Score sc = score(c, s);
+  EXPECT_EQ(sc.reward, 1);
+  EXPECT_FALSE(sc.faster_than_eager);
+  EXPECT_DOUBLE_EQ(sc.conservative_speedup_eager, 96.0 / 99.0);
+  EXPECT_DOUBLE_EQ(sc.speedup_eager, 100.0 / 90.0);  // the point estimate is still reported
+}
+
+TEST(NoiseAware, ClearWinCounts) {
+  // (98 - 81)/98 = 17.3% against both.
+  Scheme s;
+  s.noise_aware = true;
+  EXPECT_EQ(reward(ok(tm(100, 98, 102), tm(100, 98, 102), tm(80, 79, 81)), s), 3);
+}
+
+TEST(NoiseAware, EagerOnly) {
+  // eager: (98 - 86)/98 = 12.2%; compile: (80 - 86)/80 < 0.
+  Scheme s;
+  s.noise_aware = true;
+  EXPECT_EQ(reward(ok(tm(100, 98, 102), tm(82, 80, 84), tm(85, 84, 86)), s), 2);
+}
+
+TEST(NoiseAware, OverlapAgainstCompileOnlyDropsToTwo) {
+  // eager: (98 - 86)/98 = 12.2%; compile median 95 is 10.5% behind 85, but its
+  // interval starts at 88: (88 - 86)/88 = 2.3% < 5%.
+  Candidate c = ok(tm(100, 98, 102), tm(95, 88, 102), tm(85, 84, 86));
+  EXPECT_EQ(reward(c), 3);
+  Scheme s;
+  s.noise_aware = true;
+  EXPECT_EQ(reward(c, s), 2);
+}
+
+TEST(NoiseAware, FivePercentBoundaryOnTheIntervals) {
+  Scheme s;
+  s.noise_aware = true;
+  // Baselines' lower ends 100, candidate's upper end 95: exactly 5%.
+  EXPECT_EQ(reward(ok(tm(110, 100, 120), tm(110, 100, 120), tm(90, 85, 95)), s), 1);
+  EXPECT_EQ(reward(ok(tm(110, 100, 120), tm(110, 100, 120), tm(90, 85, 94.99)), s), 3);
+}
+
+TEST(NoiseAware, MissingIntervalsExcludeInsteadOfGuessing) {
+  Timing e;
+  e.median_ms = 100;  // no interval
+  Scheme s;
+  s.noise_aware = true;
+  Score sc = score(ok(e, tight(100), tight(50)), s);
+  EXPECT_FALSE(sc.reward.has_value());
+  EXPECT_EQ(sc.excluded, "missing_timings");
+  EXPECT_EQ(sc.missing, "eager.ci95_low_ms");
+  // Without --noise-aware the median is enough.
+  EXPECT_EQ(reward(ok(e, tight(100), tight(50))), 3);
+}
+
+TEST(Speedup, RawAndLog) {
+  // eager 100, compile 50, candidate 25: 4x over eager, 2x over compile.
+  Candidate c = ok(100, 50, 25);
+  Scheme s;
+  s.kind = SchemeKind::Speedup;
+  EXPECT_DOUBLE_EQ(reward(c, s), 2.0);  // the default baseline is torch.compile
+  s.speedup_baseline = Baseline::Eager;
+  EXPECT_DOUBLE_EQ(reward(c, s), 4.0);
+  s.kind = SchemeKind::LogSpeedup;
+  EXPECT_DOUBLE_EQ(reward(c, s), std::log(4.0));
+  s.speedup_baseline = Baseline::Compile;
+  EXPECT_DOUBLE_EQ(reward(c, s), std::log(2.0));
+  // A slower candidate has a negative log-speedup: 50/100 -> ln 0.5.
+  EXPECT_DOUBLE_EQ(reward(ok(100, 50, 100), s), std::log(0.5));
+}
+
+TEST(Speedup, FailureAndNoiseAware) {
+  Scheme s;
+  s.kind = SchemeKind::Speedup;
+  Candidate bad = ok(100, 50, 25);
+  bad.status = Status::Timeout;
+  EXPECT_EQ(reward(bad, s), -1);
+  // Noise-aware: ci95_low(compile) / ci95_high(candidate) = 48 / 30 = 1.6.
+  s.noise_aware = true;
+  EXPECT_DOUBLE_EQ(reward(ok(tm(100, 96, 104), tm(50, 48, 52), tm(25, 20, 30)), s), 1.6);
+}
+
+TEST(Exclusion, MissingTimingsAreNamed) {
+  Candidate c = ok(100, 100, 50);
+  c.timings.compile.reset();
+  c.timings.candidate->median_ms = kNaN;
+  Score sc = score(c, {});
+  EXPECT_EQ(sc.excluded, "missing_timings");
+  EXPECT_EQ(sc.missing, "compile, candidate.median_ms");
+  EXPECT_FALSE(sc.reward.has_value());
+}
+
+TEST(Exclusion, UnknownAndMissingStatus) {
+  Candidate c = ok(100, 100, 50);
+  c.status.reset();
+  c.input_status = "passed";
+  EXPECT_EQ(score(c, {}).excluded, "unknown_status");
+  c.input_status = "";
+  EXPECT_EQ(score(c, {}).excluded, "missing_status");
+  EXPECT_FALSE(score(c, {}).reward.has_value());
+}
+
+TEST(Exclusion, NotesNameTheCandidate) {
+  WarningList w;
+  Candidate c = ok(100, 100, 50);
+  c.task_id = "kb_1";
+  c.status.reset();
+  c.input_status = "passed";
+  noteExclusion(c, score(c, {}), w);
+  ASSERT_EQ(w.list().size(), 1u);
+  EXPECT_EQ(w.list()[0].kind, "unknown_status");
+  EXPECT_EQ(w.list()[0].items[0], "kb_1 (\"passed\")");
+}
+
+TEST(Scheme, WrittenOut) {
+  Scheme s;
+  s.noise_aware = true;
+  Json j = schemeToJson(s);
+  EXPECT_EQ(j["name"], "milestone");
+  EXPECT_EQ(j["margin"], 0.05);
+  EXPECT_EQ(j["noise_aware"], true);
+  EXPECT_EQ(j["statistic"], "median");
+  EXPECT_EQ(j["values"]["fail"], -1);
+  EXPECT_EQ(j["values"]["faster_than_both"], 3);
+  EXPECT_EQ(j["speedup_baseline"], "compile");
+  EXPECT_EQ(parseSchemeName("log-speedup"), SchemeKind::LogSpeedup);
+  EXPECT_FALSE(parseSchemeName("linear").has_value());
+}
+
+}  // namespace
+}  // namespace kb::reward

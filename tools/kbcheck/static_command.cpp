@@ -1,0 +1,129 @@
+#include "static_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "analyze/analyze.h"
+#include "analyze/render.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/report.h"
+#include "solution/solution.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::tools {
+namespace {
+
+struct StaticFlags {
+  std::vector<std::string> paths;
+  std::string json_out;
+  std::string sarif_out;
+  std::string policy;
+  std::string arch = "sm_90";
+  std::string cuda_path;
+  std::string cache_dir;
+  unsigned jobs = 0;
+  bool quiet = false;
+};
+
+std::string taskIdOf(const fs::path& task) {
+  if (!fs::is_directory(task)) throw UsageError("task directory not found: " + task.string());
+  fs::path meta = task / "task.json";
+  if (fs::exists(meta)) {
+    Json j = readJsonFile(meta);
+    if (j.contains("id") && j["id"].is_string()) return j["id"];
+  }
+  return fs::canonical(task).filename().string();
+}
+
+void writeJson(const std::string& where, const Json& j) {
+  if (where == "-") {
+    std::cout << j.dump(2) << '\n';
+  } else {
+    writeJsonFile(where, j);
+  }
+}
+
+int runStatic(const StaticFlags& flags) {
+  ReportHeader header;
+  header.tool = "kbcheck";
+  header.stage = "static";
+  header.started_at = nowIso8601();
+  fs::path solution_dir = flags.paths.back();
+  if (flags.paths.size() == 2) header.task_id = taskIdOf(flags.paths.front());
+
+  analyze::Policy policy =
+      analyze::loadPolicy(flags.policy.empty() ? analyze::defaultPolicyPath() : fs::path(flags.policy));
+  Solution solution = loadSolution(solution_dir);
+  header.solution_hash = solution.hash;
+
+  analyze::CheckOptions options = analyze::defaultCheckOptions();
+  options.gpu_arch = flags.arch;
+  options.jobs = flags.jobs;
+  if (!flags.cuda_path.empty()) options.cuda_path = flags.cuda_path;
+  if (!flags.cache_dir.empty()) options.cache_dir = flags.cache_dir;
+  if (!fs::exists(options.cuda_path / "include" / "cuda_runtime.h"))
+    throw UsageError("no CUDA toolkit at " + options.cuda_path.string() + " (use --cuda-path)");
+
+  analyze::StaticResult result = analyze::checkSolution(solution, policy, options);
+  header.finished_at = nowIso8601();
+  header.status = analyze::staticStatus(result);
+
+  if (!flags.quiet) {
+    std::string shown = solution_dir.string();
+    if (!shown.empty() && shown.back() != '/') shown += '/';
+    analyze::printDiagnostics(std::cerr, result, shown);
+    if (result.infra_failed) std::cerr << "kbcheck: infra_error: " << result.infra_message << '\n';
+    std::cerr << "kbcheck static: " << result.errorCount() << " error(s), " << result.warningCount()
+              << " warning(s) in " << solution.sources().size() << " source(s), "
+              << result.translation_units << " parse(s), " << result.seconds << " s: "
+              << statusName(header.status) << '\n';
+  }
+  if (!flags.json_out.empty())
+    writeJson(flags.json_out, analyze::staticReportJson(header, solution, policy, result));
+  if (!flags.sarif_out.empty()) writeJson(flags.sarif_out, analyze::sarifJson(solution, result));
+
+  switch (header.status) {
+    case Status::Ok: return 0;
+    case Status::InfraError: return 3;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+void addStaticCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<StaticFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "static",
+      "Parse every source of a solution with Clang (CUDA mode, host and device sides) and "
+      "enforce the policy: no torch, no other streams, no threads, processes, files, network, "
+      "no interposed symbols, no mutable globals, libraries only as allowed. Writes an "
+      "inventory of kernels, launches and library calls.");
+  cmd->add_option("paths", flags->paths, "[TASK_DIR] SOLUTION_DIR (the task only names the report)")
+      ->required()
+      ->expected(1, 2);
+  cmd->add_option("--json", flags->json_out, "Write the JSON report to FILE ('-' for stdout)")
+      ->type_name("FILE");
+  cmd->add_option("--sarif", flags->sarif_out, "Write findings as SARIF 2.1.0 to FILE ('-' for stdout)")
+      ->type_name("FILE");
+  cmd->add_option("--policy", flags->policy, "Policy file (default: policy/default.json, or $KB_POLICY)")
+      ->type_name("FILE");
+  cmd->add_option("--arch", flags->arch, "GPU architecture of the device-side parse")
+      ->capture_default_str();
+  cmd->add_option("--cuda-path", flags->cuda_path, "CUDA toolkit root (default: $KB_CUDA_PATH or the build's)");
+  cmd->add_option("--cache-dir", flags->cache_dir, "Where precompiled headers are kept");
+  cmd->add_option("-j,--jobs", flags->jobs, "Parallel parses (default: all cores)");
+  cmd->add_flag("-q,--quiet", flags->quiet, "No diagnostics on stderr");
+  cmd->footer(
+      "Exit status: 0 clean (warnings allowed), 1 violations or sources that do not parse, "
+      "2 bad usage or unreadable input, 3 the checker itself failed (infra_error).\n"
+      "Example: kbcheck static testdata/solutions/gemm_bias_relu --json report.json\n"
+      "Rules and the policy format: docs/rules/, docs/policy.md.");
+  cmd->callback([flags, exit_code] { *exit_code = runStatic(*flags); });
+}
+
+}  // namespace kb::tools
