@@ -21,9 +21,11 @@ similarity(a, b) = difflib.SequenceMatcher(None, A, B, autojunk=False).ratio()
 = 2 * matched tokens / (len A + len B), in [0, 1]; 1.0 means the same program
 up to names and constants.
 
-Usable as a script too:
+Usable as a script too (kbsynth similarity runs the last form):
     synth_ast.py A.py B.py            prints the similarity
     synth_ast.py --tokens A.py        prints A's token sequence
+    synth_ast.py --reference DIR [--max-similarity 0.9] PROGRAM...
+                                      one JSON line per program: similarity, nearest, flagged
 """
 
 import ast
@@ -188,14 +190,33 @@ def main(argv):
         with open(argv[2]) as f:
             print("\n".join(tokens(f.read())))
         return 0
-    if len(argv) != 3:
-        sys.stderr.write(__doc__)
-        return 2
-    with open(argv[1]) as f:
-        a = tokens(f.read())
-    with open(argv[2]) as f:
-        b = tokens(f.read())
-    print("%.4f" % similarity(a, b))
+    if "--reference" not in argv:
+        if len(argv) != 3:
+            sys.stderr.write(__doc__)
+            return 2
+        with open(argv[1]) as f:
+            a = tokens(f.read())
+        with open(argv[2]) as f:
+            b = tokens(f.read())
+        print("%.4f" % similarity(a, b))
+        return 0
+    import argparse
+    import json
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", action="append", default=[])
+    ap.add_argument("--max-similarity", type=float, default=0.9)
+    ap.add_argument("programs", nargs="+")
+    a = ap.parse_args(argv[1:])
+    refs = ReferenceSet(a.reference)
+    for p in a.programs:
+        out = {"program": p, "references": len(refs.items)}
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                sim, nearest = refs.nearest(tokens(f.read()))
+            out.update(similarity=round(sim, 4), nearest=nearest, flagged=sim > a.max_similarity)
+        except SyntaxError as e:
+            out.update(error="syntax error line %s" % e.lineno, flagged=False)
+        print(json.dumps(out), flush=True)
     return 0
 
 
