@@ -124,7 +124,7 @@ Profile Profile::byName(const std::string& name) {
     p.round_to = 16;
     p.target_ms_lo = 2.0; p.target_ms_hi = 30.0;
     p.max_elements = int64_t(1) << 29;        // 2 GiB of float32
-    p.max_total_elements = int64_t(3) << 29;  // 6 GiB
+    p.max_total_elements = int64_t(1) << 30;  // 4 GiB (a dozen parallel filter workers share one GPU)
   } else if (name == "tiny") {
     p.batch_lo = 2; p.batch_hi = 4;
     p.feat_lo = 8; p.feat_hi = 48;

@@ -317,7 +317,7 @@ void mergeResult(FilterState& st, const Json& res, const std::vector<std::string
     if (r.value("status", "") == "not_run") continue;
     for (const char* k : {"seconds", "compile_seconds"})
       if (r.contains(k)) {
-        times["stages"][s + (std::string(k) == "seconds" ? "" : "_compile")] = r[k];
+        times["stages"][std::string(k) == "seconds" ? s : "torch.compile"] = r[k];
         r.erase(k);
       }
     rec["filter"]["stages"][s] = r;
