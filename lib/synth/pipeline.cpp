@@ -349,7 +349,12 @@ struct ScriptJob {
 void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::string>& group,
               std::vector<std::string> ids, int jobs, const std::string& label) {
   if (ids.empty()) return;
-  int chunk = o.chunk > 0 ? o.chunk : static_cast<int>(std::clamp<size_t>(ids.size() / (jobs * 2) + 1, 1, 25));
+  // Parallel groups: about two chunks per worker, at most 25 tasks each (a
+  // crash costs one chunk). The sequential timing group: one long process
+  // (start-up is paid once; a crash is still retried per task).
+  int chunk = o.chunk > 0 ? o.chunk
+              : jobs == 1   ? static_cast<int>(std::clamp<size_t>(ids.size(), 1, 400))
+                            : static_cast<int>(std::clamp<size_t>(ids.size() / (jobs * 2) + 1, 1, 25));
   std::vector<std::vector<std::string>> chunks;
   for (size_t i = 0; i < ids.size(); i += chunk)
     chunks.emplace_back(ids.begin() + i, ids.begin() + std::min(ids.size(), i + chunk));
