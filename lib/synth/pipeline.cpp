@@ -461,8 +461,12 @@ int runFilter(const FilterOptions& o) {
   bool has_decontam = std::find(stages.begin(), stages.end(), "decontam") != stages.end();
   if (has_decontam && refs.empty())
     std::fprintf(stderr, "kbsynth: warning: no --reference: the decontam stage records every task as skipped\n");
-  if (o.device != "cpu" && o.device != "cuda" && o.device.rfind("cuda:", 0) != 0)
-    throw UsageError("--device must be cpu, cuda or cuda:N");
+  if (o.device != "cpu" && o.device != "cuda" && o.device.rfind("cuda:", 0) != 0 && o.device != "meta")
+    throw UsageError("--device must be cpu, cuda, cuda:N or meta");
+  if (o.device == "meta")  // shapes without data: the programs' structure only
+    for (const auto& s : stages)
+      if (s != "parse" && s != "eager" && s != "decontam")
+        throw UsageError("--device meta runs only the parse, eager and decontam stages (shapes, no values)");
   Json settings = {{"device", o.device}, {"stages", stages}, {"references", refs},
                    {"max_similarity", o.max_similarity}, {"min_ms", o.min_ms}, {"max_ms", o.max_ms}};
 

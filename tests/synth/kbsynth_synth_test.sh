@@ -6,7 +6,8 @@
 #   timing recorded as skipped); the funnel; a compose run stopped half-way and
 #   resumed gives the same manifest and programs; a filter run killed half-way
 #   and resumed gives the same manifest as an uninterrupted one; torch.compile
-#   and bundles on a few tasks; decontamination of a renamed copy; error exits.
+#   and bundles on a few tasks; decontamination of a renamed copy; the GPU
+#   run's 300 programs checked for shapes on the meta device; error exits.
 # Usage: kbsynth_synth_test.sh KBSYNTH WORKDIR
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"
@@ -125,7 +126,18 @@ expect "filter drops the renamed copy as contaminated, naming the problem" \
        '["dropped","contaminated","kernelbench/level1/2_Linear_GELU_Scale"]'
 expect "filter keeps the different program" test "$(jq -r 'select(.index == 1) | .status' "$F/manifest.jsonl")" = kept
 
-# 7. Bad input: exit 2 with one line.
+# 7. The GPU acceptance run's own programs (300, gpu profile, seed 1), checked
+#    for structure on the meta device: they load and their output shapes are
+#    the predicted ones (no data, so GB-sized tasks cost nothing here).
+G="$WORK/g"
+"$KBSYNTH" compose -n 300 --seed 1 -o "$G" >/dev/null 2>&1
+"$KBSYNTH" filter "$G" --device meta --stages parse,eager -j "$J" >/dev/null 2>"$WORK/filter-g.err"
+expect "gpu profile: 300 programs build and give the predicted shapes (meta device)" \
+  test "$(jq -s '[.[] | select(.filter.stages.eager.status == "pass")] | length' "$G/manifest.jsonl")" = 300
+expect "meta device refuses stages that need values (exit 2)" \
+  test "$(exit_code "$KBSYNTH" filter "$G" --device meta --stages parse,eager,compile --force)" = 2
+
+# 8. Bad input: exit 2 with one line.
 expect "filter of a folder that is not a run: exit 2" test "$(exit_code "$KBSYNTH" filter "$WORK/nope")" = 2
 expect "bad --mix: exit 2" test "$(exit_code "$KBSYNTH" compose -n 2 -o "$WORK/x" --mix 7:1)" = 2
 expect "unknown stage: exit 2" test "$(exit_code "$KBSYNTH" filter "$A" --stages eager,frobnicate --force)" = 2

@@ -50,7 +50,7 @@ void addSynthCommands(CLI::App& app, SynthCli& s) {
       "CUDA only, else skipped) and compile (torch.compile runs and matches). Parallel worker processes; resumes "
       "where it stopped. Prints the funnel.");
   s.filter->add_option("out", s.out, "Run folder")->required();
-  s.filter->add_option("--device", s.fo.device, "cpu (default), cuda or cuda:N");
+  s.filter->add_option("--device", s.fo.device, "cpu (default), cuda, cuda:N, or meta (shapes only: stages parse,eager,decontam)");
   s.filter->add_option("--stages", s.stages, "Comma-separated subset of the stages (default all)");
   s.filter->add_option("--reference", s.fo.references, "Reference programs for decontamination (a KernelBench checkout, folders of .py, bundles); repeatable");
   s.filter->add_option("--max-similarity", s.fo.max_similarity, "Largest AST similarity kept (default 0.9)");
