@@ -19,6 +19,7 @@
 #include "task/import.h"
 #include "task/scripts.h"
 #include "task/task.h"
+#include "synth_commands.h"
 
 namespace fs = std::filesystem;
 
@@ -37,10 +38,18 @@ compiled/<arch>.pt2 (the torch.compile baseline as an AOTInductor package).
   kbsynth check   C++ reference/compiled vs Python outputs (and timings)
   kbsynth info    validate bundles and summarise them
 
+Synthesis (DESIGN.md §1; docs/kbsynth-synthesis.md):
+  kbsynth seeds   the seed operator catalog (torch, transformers)
+  kbsynth compose sample 1-5 seed operators per task into KernelBench programs
+  kbsynth filter  execution filters and decontamination; funnel in the manifest
+  kbsynth stats   op-count mix, filter funnel, similarity histogram
+  kbsynth similarity  Python-AST similarity of programs to a reference set
+
 Examples:
   kbsynth import KernelBench/ -o tasks --compiled cpu
   kbsynth import ops6k.parquet -o tasks --id-prefix ops6k
   kbsynth check tasks/kernelbench/level1/* --device cpu --seeds 0,1,2
+  kbsynth compose -n 300 --seed 1 -o run && kbsynth filter run --device cuda --reference KernelBench/
 
 Python (with torch) runs from --python, $KB_PYTHON or /opt/kb-venv/bin/python3.
 Exit status: 0 done, 1 some task failed (import/export with --strict, check,
@@ -551,6 +560,9 @@ int main(int argc, char** argv) {
                                           "packages) and print one JSON summary line each.");
   info->add_option("bundles", bundles, "Bundle folders")->required();
 
+  kb::SynthCli synth;
+  kb::addSynthCommands(app, synth);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -580,6 +592,7 @@ int main(int argc, char** argv) {
       return cmdCheck(bundles, ck);
     }
     if (*info) return cmdInfo(bundles);
+    if (auto rc = kb::runSynthCommands(synth, python)) return *rc;
   } catch (const kb::UsageError& e) {
     std::fprintf(stderr, "kbsynth: %s\n", e.what());
     return 2;

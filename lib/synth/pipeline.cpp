@@ -1,0 +1,833 @@
+#include "synth/pipeline.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "task/scripts.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::synth {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string pad5(int64_t i) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%05lld", static_cast<long long>(i));
+  return b;
+}
+
+void writeText(const fs::path& p, const std::string& text) {
+  fs::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw Error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, p);
+}
+
+void printLine(const Json& j) {
+  std::cout << j.dump() << '\n';
+  std::cout.flush();
+}
+
+struct Run {
+  fs::path out;
+  fs::path config() const { return out / "synth.json"; }
+  fs::path manifest() const { return out / "manifest.jsonl"; }
+  fs::path programs() const { return out / "programs"; }
+  fs::path times() const { return out / "times.jsonl"; }
+  fs::path work() const { return out / ".work"; }
+};
+
+Json readConfig(const Run& run) {
+  if (!fs::exists(run.config()))
+    throw UsageError(run.out.string() + ": not a kbsynth run folder (no synth.json; make one with kbsynth compose)");
+  Json c = readJsonFile(run.config());
+  if (!c.is_object() || c.value("format", "") != "kb-synth-run")
+    throw UsageError(run.config().string() + ": not a kbsynth run file");
+  return c;
+}
+
+}  // namespace
+
+// ---- manifest ------------------------------------------------------------------
+
+std::vector<Json> readManifest(const fs::path& path) {
+  std::vector<Json> out;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("index")) out.push_back(std::move(j));
+  }
+  std::sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a["index"] < b["index"]; });
+  return out;
+}
+
+void writeManifest(const fs::path& path, const std::vector<Json>& records) {
+  std::string text;
+  for (const auto& r : records) text += r.dump() + "\n";
+  writeText(path, text);
+}
+
+const std::vector<std::string>& filterStages() {
+  static const std::vector<std::string> s = {"parse", "eager", "deterministic", "nondegenerate", "decontam",
+                                             "timing", "compile"};
+  return s;
+}
+
+// ---- seeds -----------------------------------------------------------------------
+
+int runSeeds(const fs::path& catalog_path, bool list_all) {
+  Catalog c = loadCatalog(catalog_path.empty() ? defaultCatalogPath() : catalog_path);
+  std::map<std::string, int> rules;
+  for (const auto& op : c.ops) ++rules[op.rule];
+  Json excluded = Json::array();
+  size_t uncurated = 0;
+  for (const auto& e : c.entries) {
+    if (e.value("status", "") == "excluded") excluded.push_back({{"name", e["name"]}, {"reason", e["reason"]}});
+    if (e.value("status", "") == "uncurated") ++uncurated;
+  }
+  if (list_all) {
+    for (const auto& e : c.entries) {
+      Json line = {{"name", e["name"]}, {"source", e["source"]}, {"kind", e["kind"]}, {"status", e["status"]}};
+      if (e.contains("rule")) line["rule"] = e["rule"];
+      if (e.contains("ranks")) line["ranks"] = e["ranks"];
+      if (e.contains("args")) line["args"] = e["args"];
+      if (e.contains("reason")) line["reason"] = e["reason"];
+      printLine(line);
+    }
+  } else {
+    Json summary = {{"catalog", c.path.string()}, {"sha256", c.sha256}, {"torch_version", c.torch_version},
+                    {"transformers_version", c.transformers_version}, {"crawled", c.entries.size()},
+                    {"composable", c.ops.size()}, {"composable_transformers", c.transformers.size()},
+                    {"uncurated", uncurated}, {"excluded", excluded.size()}, {"rules", rules},
+                    {"counts", c.counts}, {"excluded_ops", excluded}};
+    std::cout << summary.dump(1) << "\n";
+  }
+  std::fprintf(stderr,
+               "kbsynth: seeds: %zu operators crawled (torch %s, transformers %s): %zu composable torch operators in "
+               "%zu shape rules, %zu standalone transformers modules, %zu excluded (stochastic or not operators), %zu "
+               "without a shape rule\n",
+               c.entries.size(), c.torch_version.c_str(),
+               c.transformers_version.empty() ? "not installed" : c.transformers_version.c_str(), c.ops.size(),
+               rules.size(), c.transformers.size(), static_cast<size_t>(excluded.size()), uncurated);
+  return 0;
+}
+
+// ---- compose -------------------------------------------------------------------
+
+int runCompose(const ComposeOptions& o) {
+  if (o.n <= 0) throw UsageError("compose needs -n N > 0");
+  if (o.composer != "rule" && o.composer != "llm") throw UsageError("--composer must be rule or llm");
+  Catalog cat = loadCatalog(o.catalog.empty() ? defaultCatalogPath() : o.catalog);
+  Profile prof = Profile::byName(o.profile);
+  Run run{fs::absolute(o.out).lexically_normal()};
+  fs::create_directories(run.programs());
+
+  Json config = {{"format", "kb-synth-run"},
+                 {"format_version", 1},
+                 {"composer", o.composer},
+                 {"seed", o.seed},
+                 {"mix", o.mix.json()},
+                 {"profile", o.profile},
+                 {"catalog", cat.path.string()},
+                 {"catalog_sha256", cat.sha256}};
+  if (o.composer == "llm")
+    config["llm"] = {{"base_url", o.llm.base_url}, {"model", o.llm.model}, {"temperature", o.llm.temperature},
+                     {"max_tokens", o.llm.max_tokens}};
+  if (fs::exists(run.config())) {
+    Json old = readConfig(run);
+    for (const char* k : {"composer", "seed", "mix", "profile", "catalog_sha256"})
+      if (old.value(k, Json()) != config[k])
+        throw UsageError(run.out.string() + " was composed with another " + k + " (" + old.value(k, Json()).dump() +
+                         ", now " + config[k].dump() + "): use another -o folder");
+    config = old;
+  }
+  config["n"] = std::max<int64_t>(o.n, config.value("n", int64_t(0)));
+  writeText(run.config(), config.dump(2) + "\n");
+
+  std::vector<Json> records = readManifest(run.manifest());
+  std::set<int64_t> done;
+  LlmSpend carried;
+  for (const auto& r : records) {
+    done.insert(r["index"].get<int64_t>());
+    if (r.contains("llm") && r["llm"].contains("usage")) {
+      carried.requests += r["llm"]["usage"].value("requests", int64_t(0));
+      carried.prompt_tokens += r["llm"]["usage"].value("prompt_tokens", int64_t(0));
+      carried.completion_tokens += r["llm"]["usage"].value("completion_tokens", int64_t(0));
+    }
+  }
+  std::unique_ptr<LlmClient> llm;
+  if (o.composer == "llm") {
+    if (o.llm.model.empty()) throw UsageError("the LLM composer needs a model: --llm-model or $OPENAI_MODEL");
+    llm = std::make_unique<LlmClient>(o.llm);
+    llm->carryOver(carried);
+  }
+  int64_t todo = 0;
+  for (int64_t i = 0; i < o.n; ++i) todo += done.count(i) ? 0 : 1;
+  std::fprintf(stderr, "kbsynth: composing %lld tasks (%lld already in %s) with the %s composer, seed %llu, profile %s\n",
+               static_cast<long long>(todo), static_cast<long long>(o.n - todo), run.manifest().string().c_str(),
+               o.composer.c_str(), static_cast<unsigned long long>(o.seed), o.profile.c_str());
+
+  auto start = Clock::now(), last_save = Clock::now(), last_note = Clock::now();
+  int64_t made = 0, failed = 0;
+  int rc = 0;
+  std::string stop_reason;
+  auto save = [&] {
+    std::sort(records.begin(), records.end(), [](const Json& a, const Json& b) { return a["index"] < b["index"]; });
+    writeManifest(run.manifest(), records);
+    last_save = Clock::now();
+  };
+  for (int64_t i = 0; i < o.n; ++i) {
+    if (done.count(i)) continue;
+    if (o.stop_after > 0 && made + failed >= o.stop_after) {
+      stop_reason = "stopped after " + std::to_string(o.stop_after) + " new tasks (--stop-after)";
+      break;
+    }
+    std::string id = "synth/s" + std::to_string(o.seed) + "/" + pad5(i);
+    Json rec = {{"id", id}, {"index", i}, {"composer", o.composer}, {"seed", o.seed}};
+    Composed c;
+    int op_count = opCountFor(o.mix, o.seed, static_cast<uint64_t>(i));
+    if (o.composer == "rule" || op_count == 0) {
+      c = composeRule(cat, prof, o.mix, o.seed, static_cast<uint64_t>(i));
+    } else {
+      c = sampleChain(cat, prof, op_count, o.seed, static_cast<uint64_t>(i));
+      if (c.ok) {
+        std::string why;
+        if (!llm->withinBudget(&why)) {
+          stop_reason = "LLM budget exhausted: " + why;
+          rc = 1;
+          break;
+        }
+        LlmResult r;
+        try {
+          r = llm->completeProgram(llmSystemPrompt(), llmUserPrompt(c, cat));
+        } catch (const LlmFatal&) {
+          save();
+          throw;
+        }
+        if (r.reason == "budget_exhausted") {
+          stop_reason = "LLM budget exhausted: " + r.message;
+          rc = 1;
+          break;
+        }
+        Json lj = r.json();
+        lj["model"] = o.llm.model;
+        rec["llm"] = lj;
+        if (r.ok) {
+          c.code = r.code;
+          // The LLM chooses its own sizes: the chain's shapes are a hint, not a prediction.
+          c.output.clear();
+          c.est_ms = 0;
+        } else {
+          c.ok = false;
+          c.error = r.reason + ": " + r.message;
+        }
+      }
+    }
+    Json cj = c.json();
+    for (auto it = cj.begin(); it != cj.end(); ++it) rec[it.key()] = it.value();
+    if (o.composer == "llm" && c.ok && op_count != 0) rec["output"] = nullptr;
+    if (c.ok) {
+      std::string rel = "programs/" + pad5(i) + ".py";
+      writeText(run.out / rel, c.code);
+      rec["program"] = rel;
+      rec["code_sha256"] = "sha256:" + sha256Hex(c.code);
+      rec["status"] = "composed";
+      ++made;
+    } else {
+      rec["status"] = "compose_failed";
+      rec["compose_error"] = c.error;
+      ++failed;
+    }
+    records.push_back(rec);
+    printLine({{"id", id}, {"index", i}, {"status", rec["status"]}, {"category", rec["category"]},
+               {"op_count", rec["op_count"]}, {"ops", rec["ops"]}});
+    if (since(last_save) > 1.0 || (o.composer == "llm")) save();
+    if (since(last_note) > 2.0 || o.composer == "llm") {
+      std::fprintf(stderr, "kbsynth: compose [%lld/%lld] %.1f tasks/s%s\n", static_cast<long long>(made + failed),
+                   static_cast<long long>(todo), (made + failed) / std::max(since(start), 1e-9),
+                   llm ? (", " + std::to_string(llm->spent().prompt_tokens + llm->spent().completion_tokens) +
+                          " tokens spent").c_str()
+                       : "");
+      last_note = Clock::now();
+    }
+  }
+  save();
+  std::fprintf(stderr, "kbsynth: composed %lld tasks, %lld failed, in %.1f s; manifest %s\n",
+               static_cast<long long>(made), static_cast<long long>(failed), since(start),
+               run.manifest().string().c_str());
+  if (!stop_reason.empty()) std::fprintf(stderr, "kbsynth: %s; run the same command again to resume\n", stop_reason.c_str());
+  return rc;
+}
+
+// ---- filter --------------------------------------------------------------------
+
+namespace {
+
+struct FilterState {
+  std::mutex mu;
+  std::vector<Json> records;
+  std::map<std::string, size_t> by_id;
+  Run run;
+  Clock::time_point start = Clock::now(), last_save = Clock::now();
+  size_t done = 0, total = 0;
+  std::ofstream times;
+  std::string phase;
+
+  void save() {
+    writeManifest(run.manifest(), records);
+    last_save = Clock::now();
+  }
+};
+
+// Merges one script result into its record (under the lock).
+void mergeResult(FilterState& st, const Json& res, const std::vector<std::string>& stages, const std::string& group) {
+  auto it = st.by_id.find(res.value("id", ""));
+  if (it == st.by_id.end()) return;
+  Json& rec = st.records[it->second];
+  if (!rec.contains("filter")) rec["filter"] = {{"stages", Json::object()}, {"dropped_at", nullptr}, {"reason", nullptr}};
+  Json times = {{"id", res["id"]}, {"group", group}, {"seconds", res.value("seconds", 0.0)}, {"stages", Json::object()}};
+  for (const auto& s : stages) {
+    if (!res["stages"].contains(s)) continue;
+    Json r = res["stages"][s];
+    if (r.value("status", "") == "not_run") continue;
+    for (const char* k : {"seconds", "compile_seconds"})
+      if (r.contains(k)) {
+        times["stages"][std::string(k) == "seconds" ? s : "torch.compile"] = r[k];
+        r.erase(k);
+      }
+    rec["filter"]["stages"][s] = r;
+  }
+  if (res.value("verdict", "") == "dropped") {
+    rec["filter"]["dropped_at"] = res["dropped_at"];
+    rec["filter"]["reason"] = res["reason"];
+    rec["status"] = "dropped";
+  }
+  st.times << times.dump() << "\n";
+  st.times.flush();
+}
+
+bool finished(const Json& rec, const std::vector<std::string>& stages) {
+  if (rec.value("status", "") == "dropped") return true;
+  if (!rec.contains("filter")) return false;
+  for (const auto& s : stages)
+    if (!rec["filter"]["stages"].contains(s)) return false;
+  return true;
+}
+
+struct ScriptJob {
+  std::vector<std::string> ids;
+};
+
+// Runs synth_filter.py over chunks of tasks with `jobs` worker processes at
+// a time. A worker that dies takes only its chunk: the tasks it did not
+// report are retried one per process, and recorded as crashes if they die again.
+void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::string>& group,
+              std::vector<std::string> ids, int jobs, const std::string& label) {
+  if (ids.empty()) return;
+  // Parallel groups: about two chunks per worker, at most 25 tasks each (a
+  // crash costs one chunk). The sequential timing group: one long process
+  // (start-up is paid once; a crash is still retried per task).
+  int chunk = o.chunk > 0 ? o.chunk
+              : jobs == 1   ? static_cast<int>(std::clamp<size_t>(ids.size(), 1, 400))
+                            : static_cast<int>(std::clamp<size_t>(ids.size() / (jobs * 2) + 1, 1, 25));
+  std::vector<std::vector<std::string>> chunks;
+  for (size_t i = 0; i < ids.size(); i += chunk)
+    chunks.emplace_back(ids.begin() + i, ids.begin() + std::min(ids.size(), i + chunk));
+  std::string stage_list;
+  for (const auto& s : group) stage_list += (stage_list.empty() ? "" : ",") + s;
+  std::vector<std::string> base_args = {"--device", o.device, "--stages", stage_list,
+                                        "--max-similarity", std::to_string(o.max_similarity),
+                                        "--min-ms", std::to_string(o.min_ms), "--max-ms", std::to_string(o.max_ms)};
+  for (const auto& r : o.references) base_args.insert(base_args.end(), {"--reference", r});
+  std::string python = pythonPath(o.python);
+  std::atomic<size_t> next{0};
+  std::atomic<int> counter{0};
+  std::atomic<bool> no_device{false};
+  fs::create_directories(st.run.work());
+
+  auto runChunk = [&](const std::vector<std::string>& chunk_ids) -> std::set<std::string> {
+    fs::path jobs_file = st.run.work() / ("jobs-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".jsonl");
+    {
+      std::ofstream f(jobs_file);
+      std::lock_guard<std::mutex> lock(st.mu);
+      for (const auto& id : chunk_ids) {
+        const Json& rec = st.records[st.by_id[id]];
+        Json job = {{"id", id}, {"program", (st.run.out / rec["program"].get<std::string>()).string()}};
+        if (rec.contains("output") && rec["output"].is_object() && rec["output"].contains("shape"))
+          job["expect"] = rec["output"];
+        f << job.dump() << "\n";
+      }
+    }
+    std::vector<std::string> args = {"--jobs", jobs_file.string()};
+    args.insert(args.end(), base_args.begin(), base_args.end());
+    std::set<std::string> reported;
+    ScriptResult r = runScript(python, "synth_filter.py", args, [&](const Json& line) {
+      std::lock_guard<std::mutex> lock(st.mu);
+      reported.insert(line.value("id", ""));
+      mergeResult(st, line, group, label);
+      ++st.done;
+      const Json& rec = st.records[st.by_id[line.value("id", "")]];
+      std::string what = line.value("verdict", "") == "dropped"
+                             ? "dropped at " + line.value("dropped_at", std::string("?")) + " (" +
+                                   line.value("reason", std::string("?")) + ")"
+                             : "passed";
+      for (const auto& g : group)
+        if (line["stages"].contains(g) && line["stages"][g].value("status", "") == "skipped")
+          what += " (" + g + " skipped: " + line["stages"][g].value("reason", std::string("?")) + ")";
+      double el = since(st.start);
+      std::fprintf(stderr, "kbsynth: filter %s [%zu/%zu, %.0f s, %.2f s/task] %s: %s\n", label.c_str(), st.done,
+                   st.total, el, el / std::max<size_t>(st.done, 1), rec["id"].get<std::string>().c_str(), what.c_str());
+      if (since(st.last_save) > 2.0) st.save();
+    });
+    std::error_code ec;
+    fs::remove(jobs_file, ec);
+    if (r.exit_code == 3 && reported.empty()) no_device = true;
+    std::set<std::string> missing;
+    for (const auto& id : chunk_ids)
+      if (!reported.count(id)) missing.insert(id);
+    if (!missing.empty() && !no_device)
+      std::fprintf(stderr, "kbsynth: filter: a worker exited (status %d) before %zu of its tasks\n", r.exit_code,
+                   missing.size());
+    return missing;
+  };
+
+  auto worker = [&] {
+    for (size_t k; (k = next++) < chunks.size();) {
+      if (no_device) return;
+      auto missing = runChunk(chunks[k]);
+      if (no_device) return;
+      for (const auto& id : missing) {  // one per process
+        auto again = runChunk({id});
+        if (!again.empty() && !no_device) {
+          std::lock_guard<std::mutex> lock(st.mu);
+          Json res = {{"id", id}, {"verdict", "dropped"}, {"dropped_at", group.front()}, {"reason", "crash"},
+                      {"stages", {{group.front(), {{"status", "fail"}, {"reason", "crash"},
+                                                   {"message", "the filter process died on this task"}}}}}};
+          mergeResult(st, res, group, label);
+          ++st.done;
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, std::min<int>(jobs, static_cast<int>(chunks.size()))); ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  if (no_device) throw Error("synth_filter.py: no CUDA device for --device " + o.device);
+}
+
+}  // namespace
+
+int runFilter(const FilterOptions& o) {
+  Run run{fs::absolute(o.out).lexically_normal()};
+  Json config = readConfig(run);
+  std::vector<std::string> stages;
+  for (const auto& s : filterStages())
+    if (o.stages.empty() || std::find(o.stages.begin(), o.stages.end(), s) != o.stages.end()) stages.push_back(s);
+  for (const auto& s : o.stages)
+    if (std::find(filterStages().begin(), filterStages().end(), s) == filterStages().end())
+      throw UsageError("unknown filter stage \"" + s + "\" (stages: parse, eager, deterministic, nondegenerate, "
+                       "decontam, timing, compile)");
+  if (stages.empty() || stages.front() != "parse") stages.insert(stages.begin(), "parse");
+  std::vector<std::string> refs;
+  for (const auto& r : o.references) {
+    if (!fs::exists(r)) throw UsageError("--reference " + r + ": no such file or folder");
+    refs.push_back(fs::absolute(r).lexically_normal().string());
+  }
+  bool has_decontam = std::find(stages.begin(), stages.end(), "decontam") != stages.end();
+  if (has_decontam && refs.empty())
+    std::fprintf(stderr, "kbsynth: warning: no --reference: the decontam stage records every task as skipped\n");
+  if (o.device != "cpu" && o.device != "cuda" && o.device.rfind("cuda:", 0) != 0 && o.device != "meta")
+    throw UsageError("--device must be cpu, cuda, cuda:N or meta");
+  if (o.device == "meta")  // shapes without data: the programs' structure only
+    for (const auto& s : stages)
+      if (s != "parse" && s != "eager" && s != "decontam")
+        throw UsageError("--device meta runs only the parse, eager and decontam stages (shapes, no values)");
+  Json settings = {{"device", o.device}, {"stages", stages}, {"references", refs},
+                   {"max_similarity", o.max_similarity}, {"min_ms", o.min_ms}, {"max_ms", o.max_ms}};
+
+  FilterState st;
+  st.run = run;
+  st.records = readManifest(run.manifest());
+  if (st.records.empty()) throw UsageError(run.manifest().string() + ": no tasks (run kbsynth compose first)");
+  if (config.contains("filter") && config["filter"] != settings) {
+    if (!o.force)
+      throw UsageError(run.out.string() + " was filtered with other settings (" + config["filter"].dump() +
+                       "); pass --force to filter every task again with the new ones");
+  }
+  if (o.force || (config.contains("filter") && config["filter"] != settings)) {
+    for (auto& r : st.records) {
+      r.erase("filter");
+      r.erase("bundle");
+      r.erase("bundle_error");
+      if (r.value("status", "") != "compose_failed") r["status"] = "composed";
+    }
+  }
+  if (o.force || (config.contains("filter") && config["filter"] != settings)) {
+    std::error_code ec;
+    fs::remove(run.times(), ec);  // times of the earlier filtering
+  }
+  config["filter"] = settings;
+  writeText(run.config(), config.dump(2) + "\n");
+  for (size_t i = 0; i < st.records.size(); ++i) st.by_id[st.records[i]["id"].get<std::string>()] = i;
+  st.times.open(run.times(), std::ios::app);
+
+  int jobs = o.jobs > 0 ? o.jobs
+                        : std::max(1, std::min(o.device == "cpu" ? static_cast<int>(std::thread::hardware_concurrency())
+                                                                 : 12,
+                                               static_cast<int>(std::thread::hardware_concurrency())));
+  // Stage groups: the timing stage alone, one process at a time (a timed
+  // forward must not share the GPU); the others in parallel.
+  std::vector<std::pair<std::vector<std::string>, bool>> groups;
+  for (const auto& s : stages) {
+    bool seq = s == "timing";
+    if (groups.empty() || groups.back().second != seq || seq) groups.push_back({{}, seq});
+    groups.back().first.push_back(s);
+  }
+  size_t pending = 0;
+  for (const auto& r : st.records)
+    if (r.value("status", "") != "compose_failed" && !finished(r, stages)) ++pending;
+  std::fprintf(stderr, "kbsynth: filtering %zu tasks on %s (%zu already filtered), stages %s, %d worker processes\n",
+               pending, o.device.c_str(), st.records.size() - pending, settings["stages"].dump().c_str(), jobs);
+  auto start = Clock::now();
+  for (const auto& [group, sequential] : groups) {
+    std::vector<std::string> ids;
+    for (const auto& r : st.records) {
+      if (r.value("status", "") != "composed") continue;
+      bool need = false;
+      for (const auto& s : group)
+        if (!r.contains("filter") || !r["filter"]["stages"].contains(s)) need = true;
+      if (need) ids.push_back(r["id"]);
+    }
+    std::string label;
+    for (const auto& s : group) label += (label.empty() ? "" : "+") + s;
+    st.done = 0;
+    st.total = ids.size();
+    st.start = Clock::now();
+    if (group == std::vector<std::string>{"timing"} && o.device == "cpu") {
+      // No GPU: timing is recorded as skipped (not passed) without starting Python.
+      for (const auto& id : ids) {
+        Json res = {{"id", id}, {"verdict", "kept"}, {"seconds", 0.0},
+                    {"stages", {{"timing", {{"status", "skipped"}, {"reason", "no_gpu"},
+                                            {"message", "eager timing needs a CUDA device"}}}}}};
+        mergeResult(st, res, group, label);
+      }
+      std::fprintf(stderr, "kbsynth: filter: timing skipped for %zu tasks (no GPU: --device cpu)\n", ids.size());
+    } else {
+      runGroup(st, o, group, ids, sequential ? 1 : jobs, label);
+    }
+    if (!ids.empty())
+      st.times << Json({{"group", label}, {"tasks", ids.size()}, {"workers", sequential ? 1 : jobs},
+                        {"wall_seconds", std::round(since(st.start) * 1000) / 1000}}).dump() << "\n";
+    st.times.flush();
+    // Out of memory under parallel load: once more, one task at a time.
+    if (!sequential && jobs > 1) {
+      std::vector<std::string> oom;
+      for (const auto& id : ids) {
+        Json& r = st.records[st.by_id[id]];
+        if (r.value("status", "") == "dropped" && r["filter"].value("reason", Json()) == "out_of_memory") {
+          r["status"] = "composed";
+          for (const auto& s : group) r["filter"]["stages"].erase(s);
+          r["filter"]["dropped_at"] = nullptr;
+          r["filter"]["reason"] = nullptr;
+          oom.push_back(id);
+        }
+      }
+      if (!oom.empty()) {
+        std::fprintf(stderr, "kbsynth: filter: %zu tasks ran out of memory in parallel; again one at a time\n", oom.size());
+        st.done = 0;
+        st.total = oom.size();
+        runGroup(st, o, group, oom, 1, label + " (alone)");
+      }
+    }
+    st.save();
+  }
+  // Verdicts.
+  for (auto& r : st.records)
+    if (r.value("status", "") == "composed" && finished(r, stages)) r["status"] = "kept";
+  st.save();
+
+  // Bundles of the kept tasks (scripts/capture.py, CPU).
+  if (o.bundles) {
+    std::vector<Json> jobs_list;
+    for (auto& r : st.records) {
+      if (r.value("status", "") != "kept" || r.contains("bundle")) continue;
+      fs::path dir = run.out / "tasks" / r["id"].get<std::string>();
+      fs::create_directories(dir);
+      fs::copy_file(run.out / r["program"].get<std::string>(), dir / "model.py", fs::copy_options::overwrite_existing);
+      Json prov = {{"source", "synth"}, {"composer", r["composer"]}, {"seed", r["seed"]}, {"index", r["index"]},
+                   {"ops", r["ops"]}, {"category", r["category"]}, {"code_sha256", r["code_sha256"]}};
+      jobs_list.push_back({{"dir", dir.string()}, {"id", r["id"]}, {"provenance", prov}, {"keep", Json::object()}});
+    }
+    std::fprintf(stderr, "kbsynth: capturing %zu kept tasks as bundles under %s\n", jobs_list.size(),
+                 (run.out / "tasks").string().c_str());
+    std::atomic<size_t> next{0};
+    size_t per = std::clamp<size_t>(jobs_list.size() / (jobs * 2) + 1, 1, 16);
+    std::mutex mu;
+    size_t captured = 0;
+    auto worker = [&] {
+      for (size_t k; (k = next.fetch_add(per)) < jobs_list.size();) {
+        fs::path jf = run.work() / ("capture-" + std::to_string(::getpid()) + "-" + std::to_string(k) + ".jsonl");
+        fs::create_directories(run.work());
+        {
+          std::ofstream f(jf);
+          for (size_t i = k; i < std::min(jobs_list.size(), k + per); ++i) f << jobs_list[i].dump() << "\n";
+        }
+        ScriptResult r = runScript(pythonPath(o.python), "capture.py", {jf.string()}, [&](const Json& line) {
+          std::lock_guard<std::mutex> lock(mu);
+          Json& rec = st.records[st.by_id[line.value("id", "")]];
+          if (line.value("status", "") == "ok") {
+            rec["bundle"] = "tasks/" + rec["id"].get<std::string>();
+          } else {
+            rec["bundle_error"] = line.value("reason", std::string("?")) + ": " + line.value("message", std::string(""));
+            rec["status"] = "dropped";
+            rec["filter"]["dropped_at"] = "bundle";
+            rec["filter"]["reason"] = line.value("reason", std::string("capture_error"));
+            std::error_code ec;
+            fs::remove_all(run.out / "tasks" / rec["id"].get<std::string>(), ec);
+          }
+          ++captured;
+          std::fprintf(stderr, "kbsynth: bundle [%zu/%zu] %s: %s\n", captured, jobs_list.size(),
+                       rec["id"].get<std::string>().c_str(), line.value("status", std::string("?")).c_str());
+        });
+        std::error_code ec;
+        fs::remove(jf, ec);
+        (void)r;
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::max(1, std::min<int>(jobs, static_cast<int>(jobs_list.size()))); ++t) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    st.save();
+  }
+  std::error_code ec;
+  fs::remove_all(run.work(), ec);
+
+  size_t kept = 0, dropped = 0;
+  for (const auto& r : st.records) {
+    if (r.value("status", "") == "kept") ++kept;
+    if (r.value("status", "") == "dropped") ++dropped;
+  }
+  std::fprintf(stderr, "kbsynth: filter: %zu kept, %zu dropped, in %.1f s (%s)\n", kept, dropped, since(start),
+               run.manifest().string().c_str());
+  return runStats(run.out, false) == 0 ? 0 : 3;
+}
+
+// ---- stats ---------------------------------------------------------------------
+
+int runStats(const fs::path& out_dir, bool as_json) {
+  Run run{fs::absolute(out_dir).lexically_normal()};
+  Json config = readConfig(run);
+  std::vector<Json> recs = readManifest(run.manifest());
+  Json s = Json::object();
+  std::map<std::string, int64_t> mix, status;
+  for (const auto& r : recs) {
+    ++status[r.value("status", "?")];
+    std::string k = r.value("category", "") == "transformers" ? "transformers" : std::to_string(r.value("op_count", 0));
+    ++mix[k];
+  }
+  int64_t total = static_cast<int64_t>(recs.size());
+  // Funnel: per stage in order, how many entered, passed, failed (by reason), skipped.
+  std::vector<std::string> stages;
+  if (config.contains("filter"))
+    for (const auto& x : config["filter"]["stages"]) stages.push_back(x);
+  bool bundles = false;
+  for (const auto& r : recs)
+    if (r.contains("bundle") || r.contains("bundle_error")) bundles = true;
+  if (bundles) stages.push_back("bundle");
+  Json funnel = Json::array();
+  for (const auto& stg : stages) {
+    int64_t in = 0, pass = 0, fail = 0, skipped = 0;
+    std::map<std::string, int64_t> reasons;
+    for (const auto& r : recs) {
+      if (!r.contains("filter")) continue;
+      if (stg == "bundle") {
+        if (r.contains("bundle")) ++in, ++pass;
+        if (r.contains("bundle_error")) ++in, ++fail, ++reasons[r["filter"].value("reason", std::string("?"))];
+        continue;
+      }
+      const Json& ss = r["filter"]["stages"];
+      if (!ss.contains(stg)) continue;
+      std::string v = ss[stg].value("status", "");
+      ++in;
+      if (v == "pass") ++pass;
+      if (v == "skipped") ++skipped;
+      if (v == "fail") ++fail, ++reasons[ss[stg].value("reason", std::string("?"))];
+    }
+    funnel.push_back({{"stage", stg}, {"in", in}, {"pass", pass}, {"fail", fail}, {"skipped", skipped}, {"reasons", reasons}});
+  }
+  // Similarity histogram (decontam stage), ten bins of 0.1.
+  std::vector<int64_t> hist(10, 0);
+  int64_t with_sim = 0;
+  double max_sim = 0;
+  std::string max_id, max_nearest;
+  for (const auto& r : recs) {
+    if (!r.contains("filter") || !r["filter"]["stages"].contains("decontam")) continue;
+    const Json& d = r["filter"]["stages"]["decontam"];
+    if (!d.contains("similarity") || !d["similarity"].is_number()) continue;
+    double v = d["similarity"];
+    ++with_sim;
+    ++hist[std::min(9, static_cast<int>(v * 10))];
+    if (v > max_sim) max_sim = v, max_id = r["id"], max_nearest = d.value("nearest", std::string(""));
+  }
+  // Time per task (times.jsonl).
+  std::map<std::string, std::vector<double>> per_stage;
+  std::map<std::string, double> per_task, wall;
+  {
+    std::ifstream f(run.times());
+    std::string line;
+    while (std::getline(f, line)) {
+      Json t = Json::parse(line, nullptr, false);
+      if (!t.is_object()) continue;
+      if (t.contains("wall_seconds")) {
+        wall[t.value("group", std::string("?"))] += t["wall_seconds"].get<double>();
+        continue;
+      }
+      per_task[t.value("id", "")] += t.value("seconds", 0.0);
+      for (auto it = t["stages"].begin(); it != t["stages"].end(); ++it) per_stage[it.key()].push_back(it.value());
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / v.size();
+  };
+  std::vector<double> task_secs;
+  for (const auto& [id, sec] : per_task) task_secs.push_back(sec);
+  std::sort(task_secs.begin(), task_secs.end());
+  Json eager_ms = Json::array();
+  for (const auto& r : recs)
+    if (r.contains("filter") && r["filter"]["stages"].contains("timing") && r["filter"]["stages"]["timing"].contains("eager_ms"))
+      eager_ms.push_back(r["filter"]["stages"]["timing"]["eager_ms"]);
+
+  s["run"] = run.out.string();
+  s["composer"] = config.value("composer", "");
+  s["seed"] = config.value("seed", 0);
+  s["profile"] = config.value("profile", "");
+  s["tasks"] = total;
+  s["status"] = status;
+  s["op_count_mix"] = mix;
+  s["mix_wanted"] = config.value("mix", Json::object());
+  s["filter"] = config.value("filter", Json());
+  s["funnel"] = funnel;
+  s["similarity_histogram"] = {{"bins", hist}, {"tasks", with_sim}, {"max", max_sim}, {"max_id", max_id},
+                               {"max_nearest", max_nearest}};
+  Json stage_means = Json::object();
+  for (const auto& [k, v] : per_stage) stage_means[k] = std::round(mean(v) * 1000) / 1000;
+  s["seconds_per_task"] = {{"tasks", task_secs.size()}, {"mean", mean(task_secs)},
+                           {"median", task_secs.empty() ? 0.0 : task_secs[task_secs.size() / 2]},
+                           {"by_stage_mean", stage_means}};
+  double wall_total = 0;
+  for (const auto& [g, w] : wall) wall_total += w;
+  s["wall_seconds"] = {{"total", wall_total}, {"by_group", wall},
+                       {"per_task", total ? wall_total / static_cast<double>(total) : 0.0}};
+  if (!eager_ms.empty()) s["eager_ms"] = eager_ms;
+  if (as_json) {
+    std::cout << s.dump(1) << "\n";
+    return 0;
+  }
+  FILE* o = as_json ? stderr : stdout;
+  std::fprintf(o, "run %s: %lld tasks (%s composer, seed %lld, profile %s)\n", run.out.string().c_str(),
+               static_cast<long long>(total), s["composer"].get<std::string>().c_str(),
+               static_cast<long long>(s["seed"].get<int64_t>()), s["profile"].get<std::string>().c_str());
+  std::fprintf(o, "status:");
+  for (const auto& [k, v] : status) std::fprintf(o, " %s %lld", k.c_str(), static_cast<long long>(v));
+  std::fprintf(o, "\nop-count mix (got / wanted):\n");
+  for (const char* k : {"1", "2", "3", "4", "5", "transformers"}) {
+    int64_t n = mix.count(k) ? mix[k] : 0;
+    double want = s["mix_wanted"].value(k, 0.0) * 100;
+    std::fprintf(o, "  %-13s %6lld  %5.1f%%   (%4.1f%%)\n", (std::string(k) + (std::string(k) == "transformers" ? "" : std::string(k) == "1" ? " op" : " ops")).c_str(),
+                 static_cast<long long>(n), total ? 100.0 * n / total : 0.0, want);
+  }
+  if (!funnel.empty()) {
+    std::fprintf(o, "filter funnel (device %s):\n  %-14s %6s %6s %6s %8s  reasons dropped\n",
+                 s["filter"].value("device", std::string("?")).c_str(), "stage", "in", "pass", "fail", "skipped");
+    for (const auto& f : funnel) {
+      std::string rs;
+      for (auto it = f["reasons"].begin(); it != f["reasons"].end(); ++it)
+        rs += (rs.empty() ? "" : ", ") + it.key() + " " + std::to_string(it.value().get<int64_t>());
+      std::fprintf(o, "  %-14s %6lld %6lld %6lld %8lld  %s\n", f["stage"].get<std::string>().c_str(),
+                   static_cast<long long>(f["in"].get<int64_t>()), static_cast<long long>(f["pass"].get<int64_t>()),
+                   static_cast<long long>(f["fail"].get<int64_t>()), static_cast<long long>(f["skipped"].get<int64_t>()),
+                   rs.c_str());
+    }
+    std::fprintf(o, "  kept %lld of %lld (%.1f%%)\n", static_cast<long long>(status["kept"]), static_cast<long long>(total),
+                 total ? 100.0 * status["kept"] / total : 0.0);
+  }
+  if (with_sim) {
+    std::fprintf(o, "AST similarity to the nearest reference (%lld tasks; threshold %g):\n", static_cast<long long>(with_sim),
+                 s["filter"].value("max_similarity", 0.9));
+    int64_t peak = *std::max_element(hist.begin(), hist.end());
+    for (int b = 0; b < 10; ++b) {
+      int bar = peak ? static_cast<int>(std::lround(40.0 * hist[b] / peak)) : 0;
+      std::fprintf(o, "  [%.1f, %.1f%c %6lld  %s\n", b / 10.0, (b + 1) / 10.0, b == 9 ? ']' : ')',
+                   static_cast<long long>(hist[b]), std::string(bar, '#').c_str());
+    }
+    std::fprintf(o, "  most similar: %s %.3f to %s\n", max_id.c_str(), max_sim, max_nearest.c_str());
+  }
+  if (!task_secs.empty()) {
+    std::fprintf(o, "filter time per task: mean %.2f s, median %.2f s over %zu tasks (worker time; workers run in parallel)\n",
+                 mean(task_secs), task_secs[task_secs.size() / 2], task_secs.size());
+    std::fprintf(o, "  mean by stage:");
+    for (const auto& [k, v] : per_stage) std::fprintf(o, " %s %.2f s", k.c_str(), mean(v));
+    std::fprintf(o, "\n");
+  }
+  if (wall_total > 0) {
+    std::fprintf(o, "filter wall time: %.1f s for %lld tasks = %.2f s per task (", wall_total,
+                 static_cast<long long>(total), wall_total / std::max<int64_t>(total, 1));
+    bool first = true;
+    for (const auto& [g, w] : wall) std::fprintf(o, "%s%s %.1f s", first ? "" : ", ", g.c_str(), w), first = false;
+    std::fprintf(o, "; process start-up included)\n");
+  }
+  return 0;
+}
+
+// ---- similarity ------------------------------------------------------------------
+
+int runSimilarity(const std::vector<std::string>& programs, const std::vector<std::string>& references,
+                  double max_similarity, const std::string& python) {
+  if (references.empty()) throw UsageError("similarity needs --reference DIR (a KernelBench checkout or .py files)");
+  std::vector<std::string> args = {"--max-similarity", std::to_string(max_similarity)};
+  for (const auto& r : references) {
+    if (!fs::exists(r)) throw UsageError("--reference " + r + ": no such file or folder");
+    args.insert(args.end(), {"--reference", r});
+  }
+  for (const auto& p : programs) {
+    if (!fs::exists(p)) throw UsageError(p + ": no such file");
+    args.push_back(p);
+  }
+  int flagged = 0;
+  ScriptResult r = runScript(pythonPath(python), "synth_ast.py", args, [&](const Json& line) {
+    printLine(line);
+    if (line.value("flagged", false)) ++flagged;
+  });
+  if (r.lines.size() != programs.size()) throw Error("synth_ast.py failed (exit " + std::to_string(r.exit_code) + ")");
+  std::fprintf(stderr, "kbsynth: similarity: %d of %zu programs above %g\n", flagged, programs.size(), max_similarity);
+  return flagged ? 1 : 0;
+}
+
+}  // namespace kb::synth

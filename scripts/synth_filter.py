@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Execution filters and decontamination of composed tasks, run by
+`kbsynth filter` (tools/kbsynth, lib/synth/pipeline.cpp), not by hand:
+
+    synth_filter.py --jobs JOBS.jsonl --device cpu|cuda[:N] --stages S1,S2,...
+                    [--reference DIR ...] [--max-similarity 0.9]
+                    [--min-ms 1] [--max-ms 100] [--init-seed 42]
+
+Each line of JOBS.jsonl is {"id", "program": path of model.py,
+"expect": {"shape": [...], "dtype": "float32"}} (expect may be absent). For
+each job one line is printed on stdout:
+
+    {"id": ..., "stages": {"eager": {"status": "pass", ...}, ...},
+     "verdict": "kept"|"dropped", "dropped_at": stage|null, "reason": ..., "seconds": 1.2}
+
+Stages, in the order given (a task stops at its first failed stage; the
+later ones are "not_run"):
+  parse          model.py parses
+  eager          it loads, builds and runs under eager PyTorch on --device; the
+                 output matches the composer's predicted shape and dtype
+  deterministic  a second model built with the same init seed, on the same
+                 inputs, gives the same output (atol = rtol = 1e-5; "bitwise"
+                 says whether it was exactly equal)
+  nondegenerate  the output is finite, not constant, and differs for the
+                 inputs of seed 1
+  decontam       Python-AST similarity (synth_ast.py) to every reference
+                 program at most --max-similarity; the nearest is named
+  compile        torch.compile(model) runs and matches eager within 1e-2
+  timing         eager forward time (CUDA events, median of up to 10 calls
+                 after 3 warm-up calls, at least 3 and about 0.5 s of calls) in
+                 [--min-ms, --max-ms]; "skipped" (not passed) without a CUDA device
+Models and inputs are made directly on --device (torch.device as the
+default device), so the values on CUDA differ from the CPU's; every stage
+compares like with like on one device.
+Reasons are listed in docs/kbsynth-synthesis.md. Python is needed here
+because the tasks are PyTorch programs.
+"""
+
+import argparse
+import gc
+import json
+import math
+import os
+import signal
+import sys
+import time
+
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kbtask  # noqa: E402
+from kbtask import TaskError, torch  # noqa: E402
+import synth_ast  # noqa: E402
+
+ALL_STAGES = ["parse", "eager", "deterministic", "nondegenerate", "decontam", "compile", "timing"]
+TIMEOUT_S = int(os.environ.get("KB_SYNTH_TASK_TIMEOUT", "600"))
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+class Fail(Exception):
+    def __init__(self, reason, message, **extra):
+        super().__init__(message)
+        self.reason, self.message, self.extra = reason, message, extra
+
+
+def _is_oom(e):
+    return isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
+
+
+def _run(model, xs, where):
+    try:
+        with torch.no_grad():
+            out = model(*xs)
+    except Exception as e:  # noqa: BLE001
+        if _is_oom(e):
+            raise Fail("out_of_memory", where + ": " + kbtask.one_line(e))
+        raise Fail("forward_error", where + ": " + kbtask.one_line(e))
+    try:
+        return kbtask.flatten_outputs(out, where)
+    except TaskError as e:
+        raise Fail(e.kind, e.message)
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Task:
+    """State shared by the stages of one task."""
+
+    def __init__(self, job, device, init_seed):
+        self.job, self.device, self.init_seed = job, device, init_seed
+        self.mod = self.model = self.x0 = self.out0 = None
+
+
+def st_parse(t, ctx):
+    with open(t.job["program"], encoding="utf-8", errors="replace") as f:
+        t.source = f.read()
+    try:
+        t.tokens = synth_ast.tokens(t.source)
+    except SyntaxError as e:
+        raise Fail("syntax_error", f"line {e.lineno}: {e.msg}")
+    return {}
+
+
+def _build(t):
+    """Model(*get_init_inputs()) built directly on the device (torch.device as
+    the default device: weights are drawn there, so GB-sized models do not go
+    through host memory)."""
+    args = kbtask.init_args(t.mod)
+    try:
+        with t.device:
+            model = kbtask.build_model(t.mod, t.init_seed, args)
+        return model.to(t.device)
+    except TaskError as e:
+        if _is_oom(Exception(e.message)):
+            raise Fail("out_of_memory", e.message)
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Fail("out_of_memory" if _is_oom(e) else "init_error", "model.to(device): " + kbtask.one_line(e))
+
+
+def _inputs(t, seed):
+    """get_inputs() after torch.manual_seed(seed), made on the device."""
+    try:
+        with t.device:
+            xs = kbtask.python_inputs(t.mod, seed)
+        return kbtask.to_device(xs, t.device)
+    except TaskError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Fail("out_of_memory" if _is_oom(e) else "inputs_error", kbtask.one_line(e))
+
+
+def st_eager(t, ctx):
+    try:
+        t.mod = kbtask.load_program(t.job["program"])
+        t.model = _build(t)
+        t.x0 = _inputs(t, 0)
+    except TaskError as e:
+        raise Fail(e.kind, e.message)
+    t.out0 = _run(t.model, t.x0, "eager forward")
+    _sync(t.device)
+    got = [{"shape": list(o.shape), "dtype": kbtask.DTYPE_NAMES.get(o.dtype, str(o.dtype))} for o in t.out0]
+    want = t.job.get("expect")
+    if want and (len(got) != 1 or got[0]["shape"] != want["shape"] or got[0]["dtype"] != want["dtype"]):
+        raise Fail("shape_mismatch", f"output {got} but the composer predicted {want}", outputs=got)
+    return {"outputs": got}
+
+
+def _ensure_eager(t, ctx):
+    """Stages run in a later process (timing, compile, a resumed run) first
+    redo the eager stage's work, unrecorded: model, inputs of seed 0, output."""
+    if t.model is None or t.out0 is None:
+        st_eager(t, ctx)
+
+
+def st_deterministic(t, ctx):
+    _ensure_eager(t, ctx)
+    model2 = _build(t)
+    again = _run(model2, t.x0, "second run")
+    _sync(t.device)
+    d = kbtask.max_abs_diff(t.out0, again)
+    bitwise = len(t.out0) == len(again) and all(torch.equal(a, b) for a, b in zip(t.out0, again))
+    same = bitwise or kbtask.close(t.out0, again, atol=1e-5, rtol=1e-5)
+    del model2, again
+    if not same:
+        raise Fail("nondeterministic", f"two runs on the same inputs differ (max abs diff {d:.3g})",
+                   max_abs_diff=_num(d))
+    return {"bitwise": bitwise, "max_abs_diff": _num(d)}
+
+
+def _num(v):
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
+
+
+def st_nondegenerate(t, ctx):
+    _ensure_eager(t, ctx)
+    info = {}
+    for i, o in enumerate(t.out0):
+        if o.is_floating_point() and not bool(torch.isfinite(o).all()):
+            raise Fail("nonfinite", f"output {i} has NaN or Inf values")
+        if o.numel() > 1:
+            lo, hi = o.min(), o.max()
+            if bool(lo == hi):
+                raise Fail("constant_output", f"every element of output {i} is {lo.item():.6g}")
+    x1 = _inputs(t, 1)
+    out1 = _run(t.model, x1, "forward on the inputs of seed 1")
+    d = kbtask.max_abs_diff(t.out0, out1)
+    scale = max(float(o.abs().max().item()) if o.numel() else 0.0 for o in t.out0)
+    del x1, out1
+    info["input_sensitivity"] = _num(d)
+    if not (d > 1e-6 * (1.0 + scale)):
+        raise Fail("input_insensitive", f"the same output for the inputs of seeds 0 and 1 (max abs diff {d:.3g})",
+                   **info)
+    return info
+
+
+def st_decontam(t, ctx):
+    refs = ctx["refs"]
+    if refs is None or not refs.items:
+        return {"similarity": None, "nearest": None, "references": 0}
+    sim, nearest = refs.nearest(t.tokens)
+    info = {"similarity": round(sim, 4), "nearest": nearest, "references": len(refs.items)}
+    if sim > ctx["max_similarity"]:
+        raise Fail("contaminated", f"AST similarity {sim:.3f} to {nearest} is above {ctx['max_similarity']}", **info)
+    return info
+
+
+def st_compile(t, ctx):
+    import torch._dynamo
+    _ensure_eager(t, ctx)
+    torch._dynamo.reset()
+    start = time.time()
+    try:
+        compiled = torch.compile(t.model)
+        out = _run(compiled, t.x0, "torch.compile forward")
+    except Fail as f:
+        f.reason = "out_of_memory" if f.reason == "out_of_memory" else "compile_error"
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Fail("compile_error", kbtask.one_line(e))
+    _sync(t.device)
+    d = kbtask.max_abs_diff(out, t.out0)
+    info = {"max_abs_diff": _num(d), "compile_seconds": round(time.time() - start, 2)}
+    ok = kbtask.close(out, t.out0, atol=1e-2, rtol=1e-2)
+    del out, compiled
+    torch._dynamo.reset()
+    if not ok:
+        raise Fail("compile_mismatch", f"torch.compile differs from eager (max abs diff {d:.3g})", **info)
+    return info
+
+
+def st_timing(t, ctx):
+    if t.device.type != "cuda":
+        return "skipped", {"reason": "no_gpu", "message": "eager timing needs a CUDA device"}
+    _ensure_eager(t, ctx)
+    lo, hi = ctx["min_ms"], ctx["max_ms"]
+    for _ in range(3):
+        _run(t.model, t.x0, "warm-up")
+    torch.cuda.synchronize(t.device)
+    times = []
+    for _ in range(10):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        _run(t.model, t.x0, "timed forward")
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+        if (times[-1] > 3 * hi and len(times) >= 2) or (sum(times) > 500.0 and len(times) >= 3):
+            break
+    times.sort()
+    ms = times[len(times) // 2]
+    info = {"eager_ms": round(ms, 4), "calls": len(times), "min_ms": round(times[0], 4)}
+    if ms < lo:
+        raise Fail("too_fast", f"eager forward {ms:.3f} ms is under {lo} ms", **info)
+    if ms > hi:
+        raise Fail("too_slow", f"eager forward {ms:.3f} ms is over {hi} ms", **info)
+    return info
+
+
+STAGES = {"parse": st_parse, "eager": st_eager, "deterministic": st_deterministic,
+          "nondegenerate": st_nondegenerate, "decontam": st_decontam, "compile": st_compile, "timing": st_timing}
+
+
+def filter_one(job, stages, ctx):
+    t = Task(job, ctx["device"], ctx["init_seed"])
+    result = {"id": job["id"], "stages": {}, "verdict": "kept", "dropped_at": None, "reason": None}
+    start = time.time()
+    signal.alarm(TIMEOUT_S)
+    current = None
+    try:
+        for name in stages:
+            current = name
+            s0 = time.time()
+            if name != "parse" and not hasattr(t, "tokens"):
+                st_parse(t, ctx)
+            try:
+                r = STAGES[name](t, ctx)
+            except TaskError as e:
+                raise Fail(e.kind, e.message)
+            status, info = ("pass", r) if not isinstance(r, tuple) else r
+            result["stages"][name] = dict(status=status, **info, seconds=round(time.time() - s0, 3))
+    except Fail as f:
+        result["stages"][current] = dict(status="fail", reason=f.reason, message=f.message, **f.extra)
+        result.update(verdict="dropped", dropped_at=current, reason=f.reason)
+    except _Timeout:
+        result["stages"][current] = dict(status="fail", reason="timeout", message=f"the task took over {TIMEOUT_S} s")
+        result.update(verdict="dropped", dropped_at=current, reason="timeout")
+    except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
+        reason = "out_of_memory" if _is_oom(e) else "internal_error"
+        result["stages"][current] = dict(status="fail", reason=reason, message=kbtask.one_line(e))
+        result.update(verdict="dropped", dropped_at=current, reason=reason)
+    finally:
+        signal.alarm(0)
+    for name in stages:
+        result["stages"].setdefault(name, {"status": "not_run"})
+    result["seconds"] = round(time.time() - start, 3)
+    del t
+    gc.collect()
+    if ctx["device"].type == "cuda":
+        torch.cuda.empty_cache()
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description="kbsynth filter stages (run by kbsynth filter)")
+    ap.add_argument("--jobs", required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--stages", default=",".join(ALL_STAGES))
+    ap.add_argument("--reference", action="append", default=[])
+    ap.add_argument("--max-similarity", type=float, default=0.9)
+    ap.add_argument("--min-ms", type=float, default=1.0)
+    ap.add_argument("--max-ms", type=float, default=100.0)
+    ap.add_argument("--init-seed", type=int, default=kbtask.DEFAULT_INIT_SEED)
+    a = ap.parse_args()
+    stages = [s for s in a.stages.split(",") if s]
+    bad = [s for s in stages if s not in STAGES]
+    if bad:
+        sys.stderr.write("synth_filter.py: unknown stage(s) " + ", ".join(bad) + "\n")
+        return 2
+    device = torch.device(a.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.stderr.write("synth_filter.py: no CUDA device\n")
+        return 3
+    torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
+    refs = synth_ast.ReferenceSet(a.reference) if "decontam" in stages and a.reference else None
+    ctx = {"device": device, "init_seed": a.init_seed, "refs": refs, "max_similarity": a.max_similarity,
+           "min_ms": a.min_ms, "max_ms": a.max_ms}
+    signal.signal(signal.SIGALRM, _alarm)
+    with open(a.jobs) as f:
+        jobs = [json.loads(line) for line in f if line.strip()]
+    for job in jobs:
+        kbtask.emit(filter_one(job, stages, ctx))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
