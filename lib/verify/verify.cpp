@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 
 #include "core/error.h"
 #include "sandbox/confine.h"
@@ -51,13 +52,19 @@ std::string driverVersion() {
   char line[256] = {0};
   std::string v;
   if (std::fgets(line, sizeof line, f)) {
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or
+    // "... UNIX Open Kernel Module for x86_64  580.159.04 ..." (the H200
+    // machine): the first word after "Kernel Module" made of digits and dots.
     std::string s = line;
     auto k = s.find("Kernel Module");
     if (k != std::string::npos) {
-      auto b = s.find_first_not_of(' ', k + 13);
-      auto e = s.find(' ', b);
-      if (b != std::string::npos) v = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      std::istringstream words(s.substr(k + 13));
+      for (std::string w; words >> w;) {
+        if (!w.empty() && w.find_first_not_of("0123456789.") == std::string::npos && w.find('.') != std::string::npos) {
+          v = w;
+          break;
+        }
+      }
     }
   }
   std::fclose(f);
