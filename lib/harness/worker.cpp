@@ -19,6 +19,7 @@
 #include <c10/util/Exception.h>
 
 #include "core/error.h"
+#include "harness/dtype.h"
 #include "kb/solution.h"
 #include "sandbox/confine.h"
 #include "task/task.h"
@@ -39,38 +40,6 @@ constexpr std::size_t kMaxMessage = 2048;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-int32_t toKbDtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return KB_FLOAT32;
-    case at::kHalf: return KB_FLOAT16;
-    case at::kBFloat16: return KB_BFLOAT16;
-    case at::kDouble: return KB_FLOAT64;
-    case at::kChar: return KB_INT8;
-    case at::kByte: return KB_UINT8;
-    case at::kShort: return KB_INT16;
-    case at::kInt: return KB_INT32;
-    case at::kLong: return KB_INT64;
-    case at::kBool: return KB_BOOL;
-    default: return -1;
-  }
-}
-
-std::optional<at::ScalarType> toScalarType(int32_t d) {
-  switch (d) {
-    case KB_FLOAT32: return at::kFloat;
-    case KB_FLOAT16: return at::kHalf;
-    case KB_BFLOAT16: return at::kBFloat16;
-    case KB_FLOAT64: return at::kDouble;
-    case KB_INT8: return at::kChar;
-    case KB_UINT8: return at::kByte;
-    case KB_INT16: return at::kShort;
-    case KB_INT32: return at::kInt;
-    case KB_INT64: return at::kLong;
-    case KB_BOOL: return at::kBool;
-    default: return std::nullopt;
-  }
 }
 
 enum class Phase { Init, Forward };
@@ -110,7 +79,7 @@ bool fillView(kb_context* c, const at::Tensor& t, kb_tensor* out, const std::str
     fail(c, what + " has " + std::to_string(t.dim()) + " dimensions, more than kb_tensor holds");
     return false;
   }
-  int32_t dtype = toKbDtype(t.scalar_type());
+  int32_t dtype = kbDtypeOf(t.scalar_type());
   if (dtype < 0) {
     fail(c, what + " has dtype " + std::string(c10::toString(t.scalar_type())) +
                 ", which kb/solution.h does not name");
@@ -215,7 +184,7 @@ std::optional<uint64_t> checkedBytes(kb_context* c, const char* what, int32_t nd
     fail(c, std::string(what) + ": ndim " + std::to_string(ndim) + " is not in [0, 8]");
     return std::nullopt;
   }
-  if (!toScalarType(dtype)) {
+  if (!scalarTypeOf(dtype)) {
     fail(c, std::string(what) + ": unknown dtype " + std::to_string(dtype));
     return std::nullopt;
   }
@@ -246,7 +215,7 @@ int32_t apiAllocOutput(kb_context* c, int32_t index, int32_t ndim, const int64_t
                          std::to_string(index) + " would exceed the limit of " +
                          std::to_string(c->max_output) + " bytes for all outputs");
     at::Tensor t = at::empty(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                             at::TensorOptions().dtype(*toScalarType(dtype)).device(c->device));
+                             at::TensorOptions().dtype(*scalarTypeOf(dtype)).device(c->device));
     poison(t);
     c->output_bytes += *bytes;
     if (index >= static_cast<int32_t>(c->outputs.size())) c->outputs.resize(index + 1);
@@ -288,7 +257,7 @@ int32_t apiCreateState(kb_context* c, const char* name, int32_t ndim, const int6
                          std::to_string(c->max_scratch) + " bytes");
     c->scratch_bytes += *bytes;
     at::Tensor t = at::zeros(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                             at::TensorOptions().dtype(*toScalarType(dtype)).device(c->device));
+                             at::TensorOptions().dtype(*scalarTypeOf(dtype)).device(c->device));
     (*c->state)[n] = t;
     return fillView(c, t, out, "state " + n) ? 0 : 1;
   })
@@ -348,7 +317,7 @@ std::string firstLine(const std::string& s) {
 WireTensor toWire(const at::Tensor& t) {
   WireTensor w;
   at::Tensor cpu = t.detach().to(at::kCPU).contiguous();
-  w.dtype = toKbDtype(cpu.scalar_type());
+  w.dtype = kbDtypeOf(cpu.scalar_type());
   w.sizes.assign(cpu.sizes().begin(), cpu.sizes().end());
   w.bytes.assign(static_cast<const char*>(cpu.data_ptr()), cpu.nbytes());
   w.data_ptr = reinterpret_cast<uint64_t>(t.storage().data());

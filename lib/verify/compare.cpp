@@ -14,6 +14,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "core/error.h"
+#include "harness/dtype.h"
 #include "harness/wire.h"
 #include "kb/solution.h"
 #include "task/task.h"
@@ -32,37 +33,6 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-int32_t toKbDtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return KB_FLOAT32;
-    case at::kHalf: return KB_FLOAT16;
-    case at::kBFloat16: return KB_BFLOAT16;
-    case at::kDouble: return KB_FLOAT64;
-    case at::kChar: return KB_INT8;
-    case at::kByte: return KB_UINT8;
-    case at::kShort: return KB_INT16;
-    case at::kInt: return KB_INT32;
-    case at::kLong: return KB_INT64;
-    case at::kBool: return KB_BOOL;
-    default: return -1;
-  }
-}
-
-at::ScalarType toScalarType(int32_t d) {
-  switch (d) {
-    case KB_FLOAT32: return at::kFloat;
-    case KB_FLOAT16: return at::kHalf;
-    case KB_BFLOAT16: return at::kBFloat16;
-    case KB_FLOAT64: return at::kDouble;
-    case KB_INT8: return at::kChar;
-    case KB_UINT8: return at::kByte;
-    case KB_INT16: return at::kShort;
-    case KB_INT32: return at::kInt;
-    case KB_INT64: return at::kLong;
-    default: return at::kBool;
-  }
-}
-
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
@@ -77,7 +47,7 @@ std::string num(double v) {
 }
 
 at::Tensor fromWire(const WireTensor& w) {
-  at::Tensor t = at::empty(w.sizes, at::TensorOptions().dtype(toScalarType(w.dtype)));
+  at::Tensor t = at::empty(w.sizes, at::TensorOptions().dtype(scalarTypeOf(w.dtype).value_or(at::kBool)));
   if (!w.bytes.empty()) std::memcpy(t.data_ptr(), w.bytes.data(), w.bytes.size());
   return t;
 }
@@ -101,7 +71,7 @@ std::vector<int64_t> unravel(int64_t flat, c10::IntArrayRef sizes) {
 bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol,
                    OutputCheck& oc) {
   oc.elements = static_cast<uint64_t>(ref.numel());
-  if (toKbDtype(ref.scalar_type()) != toKbDtype(cand.scalar_type())) {
+  if (kbDtypeOf(ref.scalar_type()) != kbDtypeOf(cand.scalar_type())) {
     oc.problem = "output " + std::to_string(oc.index) + " is " + oc.dtype + ", the reference's is " +
                  oc.expected_dtype;
     return false;
@@ -243,7 +213,7 @@ SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& prist
     oc.index = out_index[k];
     const at::Tensor& ref = expected[k];
     oc.dtype = dtypeName(outs[k].dtype);
-    oc.expected_dtype = dtypeName(toKbDtype(ref.scalar_type()));
+    oc.expected_dtype = dtypeName(kbDtypeOf(ref.scalar_type()));
     oc.shape = outs[k].sizes;
     oc.expected_shape.assign(ref.sizes().begin(), ref.sizes().end());
     if (oc.index != static_cast<int>(k)) {
