@@ -150,6 +150,22 @@ bool invoke(std::vector<std::string> args, std::unique_ptr<clang::FrontendAction
   return ok && printer.getNumErrors() == 0;
 }
 
+// Creates `path` with `content` unless it exists; concurrent checkers race
+// safely (the first hard link wins, the others keep the winner's file).
+void writeOnce(const fs::path& path, const std::string& content) {
+  if (fs::exists(path)) return;
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
+                       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp);
+    out << content;
+    if (!out) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::create_hard_link(tmp, path, ec);  // fails harmlessly if another process won
+  fs::remove(tmp, ec);
+}
+
 struct PchSet {
   fs::path shim;
   fs::path host, device;
@@ -173,9 +189,12 @@ PchSet ensurePch(const CheckOptions& o) {
   std::error_code ec;
   fs::create_directories(set.shim, ec);
   if (ec) throw Error("cannot create cache directory " + set.shim.string() + ": " + ec.message());
-  std::ofstream(set.shim / "texture_fetch_functions.h") << "// empty: Clang 19 cannot parse CUDA 13's\n";
+  // Written once and never touched again: a precompiled header records the
+  // modification time of every file it read, so rewriting the prelude while
+  // another checker builds or loads its PCH would make that PCH stale.
+  writeOnce(set.shim / "texture_fetch_functions.h", "// empty: Clang 19 cannot parse CUDA 13's\n");
   const fs::path prelude = dir / "prelude.cuh";
-  std::ofstream(prelude) << kPrelude;
+  writeOnce(prelude, kPrelude);
 
   std::string errors[2];
   std::thread workers[2];
