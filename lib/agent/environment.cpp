@@ -1,11 +1,16 @@
 #include "agent/environment.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <optional>
 
 #include "agent/shell.h"
 #include "agent/tools.h"
+#include "build/build.h"
 #include "solution/solution.h"
+#include "verify/verify.h"
 
 #ifdef KB_HAVE_CLANG
 #include "analyze/analyze.h"
@@ -20,6 +25,18 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+std::string fmtSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+std::string fmtError(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", e);
+  return buf;
+}
+
 class LibraryEnvironment : public Environment {
  public:
   explicit LibraryEnvironment(EnvironmentOptions o) : o_(std::move(o)) {
@@ -32,13 +49,82 @@ class LibraryEnvironment : public Environment {
     return r;
   }
 
-  StageResult compile(const fs::path& dir) override {
+  // Static check, then the build (host compiler for CPU tasks, nvcc for CUDA
+  // ones), holding a CPU slot. The last result is kept by solution hash, so
+  // that verify (and the final check) do not check an unchanged solution twice.
+  StageResult compile(const fs::path& dir) override { return checkAndBuild(dir).result; }
+
+  // The built solution against the task's reference (lib/verify), on the
+  // rollout's device: for CUDA tasks a GPU taken from the GPU pool for the
+  // whole run, for CPU tasks a CPU slot.
+  StageResult verify(const fs::path& dir) override {
     StageResult r;
+    r.stage = "verify";
+    auto start = Clock::now();
+    Built b = checkAndBuild(dir);
+    if (b.result.status != Status::Ok) {
+      r.status = b.result.status;
+      r.text = std::string(statusName(r.status)) +
+               ": not verified, the solution does not pass compile; compile says:\n" + b.result.text;
+      r.report = {{"solution_hash", b.result.report.value("solution_hash", Json(nullptr))},
+                  {"verify", nullptr},
+                  {"not_run", "compile did not pass"},
+                  {"compile_status", std::string(statusName(r.status))}};
+      r.seconds = since(start);
+      return r;
+    }
+    std::optional<ResourcePool::Lease> lease;
+    std::string device = "cpu";
+    if (o_.cuda) {
+      device = "cuda";
+      if (o_.gpu_pool) {
+        lease.emplace(o_.gpu_pool->acquire(o_.task_id + " verify"));
+        device = "cuda:" + lease->slot();
+      }
+    } else if (o_.cpu_pool) {
+      lease.emplace(o_.cpu_pool->acquire(o_.task_id + " verify"));
+    }
+    if (lease) r.resources = lease->record();
+    VerifyOptions vo;
+    vo.device = device;
+    VerifyResult v;
+    try {
+      v = verifySolution(o_.task_dir, b.library, vo);
+    } catch (const std::exception& e) {
+      v = VerifyResult{};
+      v.status = Status::InfraError;
+      v.message = e.what();
+      v.device = device;
+    }
+    r.status = v.status;
+    r.report = {{"solution_hash", b.result.report.value("solution_hash", Json(nullptr))},
+                {"verify", v.toJson()}};
+    r.text = renderVerdict(v);
+    r.seconds = since(start);
+    return r;
+  }
+
+  StageResult profile(const fs::path&) override {
+    StageResult r;
+    r.stage = "profile";
+    r.available = false;
+    r.text = "profile is not available yet: kbprof (timing against eager PyTorch and "
+             "torch.compile) does not exist yet, so no timings can be given";
+    r.report = {{"available", false}, {"reason", "kbprof does not exist yet"}};
+    return r;
+  }
+
+ private:
+  struct Built {
+    StageResult result;     // the compile stage's result
+    fs::path library;       // solution.so when result.status is ok
+  };
+
+  Built checkAndBuild(const fs::path& dir) {
+    Built out;
+    StageResult& r = out.result;
     r.stage = "compile";
     auto start = Clock::now();
-    std::optional<ResourcePool::Lease> lease;
-    if (o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + " compile"));
-    if (lease) r.resources = lease->record();
     Solution sol;
     try {
       sol = loadSolution(dir);
@@ -48,8 +134,22 @@ class LibraryEnvironment : public Environment {
       r.text = std::string("compile_error: ") + e.what();
       r.report = {{"static", {{"status", "compile_error"}, {"message", e.what()}}}};
       r.seconds = since(start);
-      return r;
+      return out;
     }
+    {
+      std::lock_guard<std::mutex> g(memo_mu_);
+      if (memo_ && memo_hash_ == sol.hash &&
+          (memo_->result.status != Status::Ok || fs::exists(memo_->library))) {
+        Built again = *memo_;
+        again.result.report["reused"] = true;  // same solution as the last check: not redone
+        again.result.resources = Json::object();  // no slot taken this time
+        again.result.seconds = since(start);
+        return again;
+      }
+    }
+    std::optional<ResourcePool::Lease> lease;
+    if (o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + " compile"));
+    if (lease) r.resources = lease->record();
 #ifdef KB_HAVE_CLANG
     analyze::StaticResult s;
     try {
@@ -79,51 +179,87 @@ class LibraryEnvironment : public Environment {
                             {"translation_units", s.translation_units},
                             {"seconds", s.seconds},
                             {"infra_message", s.infra_message}}},
-                {"build", {{"available", false},
-                           {"reason", "the nvcc/host build (lib/build) is not wired into kbrollout yet; "
-                                      "compile is the Clang static check alone"}}}};
-    std::string head = std::string(statusName(r.status));
-    if (r.status == Status::Ok)
-      head = "ok: static check passed (" + std::to_string(s.translation_units) +
-             " parses, no error). Note: this build of kbrollout checks and parses your code with "
-             "Clang but does not run nvcc yet.";
-    else if (r.status == Status::InfraError)
-      head = "infra_error (not your fault): " + s.infra_message;
-    else if (r.status == Status::StaticViolation)
-      head = "static_violation: " + std::to_string(s.errorCount()) + " policy error(s)";
-    else
-      head = "compile_error: a source did not parse";
-    r.text = head + (text.empty() ? "" : "\n" + text);
+                {"build", nullptr}};
+    if (r.status != Status::Ok) {
+      std::string head;
+      if (r.status == Status::InfraError)
+        head = "infra_error (not your fault): " + s.infra_message;
+      else if (r.status == Status::StaticViolation)
+        head = "static_violation: " + std::to_string(s.errorCount()) + " policy error(s)";
+      else
+        head = "compile_error: a source did not parse (Clang)";
+      r.text = head + (text.empty() ? "" : "\n" + text);
+    } else {
+      // The build: the host compiler for CPU tasks, nvcc for CUDA ones.
+      BuildOptions bo;
+      bo.target = o_.cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
+      bo.arch = o_.arch;
+      BuildResult br;
+      try {
+        br = buildSolution(sol, bo);
+      } catch (const std::exception& e) {
+        br = BuildResult{};
+        br.status = Status::InfraError;
+        br.message = e.what();
+      }
+      r.status = br.status;
+      r.report["build"] = br.toJson();
+      std::string where = o_.cuda ? "for CUDA " + o_.arch + " (nvcc)" : "for the host CPU (C++ compiler)";
+      if (br.status == Status::Ok) {
+        out.library = br.library;
+        r.text = "ok: static check passed (" + std::to_string(s.translation_units) +
+                 " parses, no error); built " + where + " in " + fmtSeconds(br.build_seconds) +
+                 (br.cached ? " (unchanged since an earlier build, from the cache)" : "") +
+                 (text.empty() ? "" : "\nwarnings:\n" + text);
+      } else if (br.status == Status::InfraError) {
+        r.text = "infra_error (not your fault): the build could not run: " + br.message;
+      } else {
+        r.text = "compile_error: " + br.message + "\n" + br.diagnostics;
+        if (br.diagnostics_truncated) r.text += "\n[compiler output cut after the first errors]";
+      }
+    }
 #else
     r.status = Status::InfraError;
     r.text = "infra_error (not your fault): this kbrollout was built without the Clang checker";
-    r.report = {{"solution_hash", sol.hash}, {"static", {{"available", false}}}};
+    r.report = {{"solution_hash", sol.hash}, {"static", {{"available", false}}}, {"build", nullptr}};
 #endif
     r.seconds = since(start);
-    return r;
+    if (r.status != Status::InfraError) {  // an infrastructure failure is tried again next time
+      std::lock_guard<std::mutex> g(memo_mu_);
+      memo_ = out;
+      memo_hash_ = sol.hash;
+    }
+    return out;
   }
 
-  StageResult verify(const fs::path&) override {
-    StageResult r;
-    r.stage = "verify";
-    r.available = false;
-    r.text = "verify is not available yet in this toolchain (lib/verify has not landed in "
-             "kbrollout); only compile can check your code for now";
-    r.report = {{"available", false}, {"reason", "lib/verify not wired yet"}};
-    return r;
+  // Short, for the model: the status with lib/verify's one-line message (for
+  // `incorrect` it names the worst element, with the candidate's and the
+  // reference's value there, as kbcheck prints it), each seed's largest
+  // error, and the first failing seed's message. No output tensor is shown.
+  static std::string renderVerdict(const VerifyResult& v) {
+    std::string t = std::string(statusName(v.status));
+    if (v.status == Status::Ok)
+      t += ": outputs match the reference on " + std::to_string(v.seeds.size()) + " seed(s) (atol " +
+           fmtError(v.atol) + ", rtol " + fmtError(v.rtol) + ") on " + v.device;
+    else if (v.status == Status::InfraError)
+      t += " (not your fault): " + v.message;
+    else
+      t += ": " + v.message;
+    t += "\n";
+    std::string first_failure;
+    for (const SeedCheck& sd : v.seeds) {
+      double worst = 0;
+      for (const OutputCheck& oc : sd.outputs) worst = std::max(worst, oc.max_abs_error);
+      t += "seed " + std::to_string(sd.seed) + ": " + std::string(statusName(sd.status)) +
+           ", max abs error " + fmtError(worst) + "\n";
+      if (first_failure.empty() && sd.status != Status::Ok && !sd.message.empty())
+        first_failure = "seed " + std::to_string(sd.seed) + ": " + sd.message;
+    }
+    if (!first_failure.empty() && first_failure.find(v.message) == std::string::npos)
+      t += "first failure: " + first_failure + "\n";
+    return t;
   }
 
-  StageResult profile(const fs::path&) override {
-    StageResult r;
-    r.stage = "profile";
-    r.available = false;
-    r.text = "profile is not available yet: kbprof (timing against eager PyTorch and "
-             "torch.compile) does not exist yet, so no timings can be given";
-    r.report = {{"available", false}, {"reason", "kbprof does not exist yet"}};
-    return r;
-  }
-
- private:
 #ifdef KB_HAVE_CLANG
   const analyze::Policy& policy() {
     std::call_once(policy_once_, [&] { policy_ = analyze::loadPolicy(analyze::defaultPolicyPath()); });
@@ -133,6 +269,9 @@ class LibraryEnvironment : public Environment {
   analyze::Policy policy_;
 #endif
   EnvironmentOptions o_;
+  std::mutex memo_mu_;
+  std::optional<Built> memo_;
+  std::string memo_hash_;
 };
 
 }  // namespace

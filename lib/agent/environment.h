@@ -50,15 +50,19 @@ class Environment {
 struct EnvironmentOptions {
   std::filesystem::path task_dir;
   std::string task_id;
-  bool cuda = false;                    // the task runs on CUDA (else CPU)
-  std::string arch = "sm_90";
+  bool cuda = false;                    // the task runs on CUDA (nvcc build, verify on
+                                        // cuda:N with a GPU leased from gpu_pool), else
+                                        // on the CPU (host build, verify on cpu)
+  std::string arch = "sm_90";           // nvcc's target for CUDA tasks
   std::filesystem::path jail;           // the kb-agent-jail helper; empty: find it
   size_t shell_output_limit = 64 * 1024;
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
 };
 
-// The environment backed by the libraries, in-process (DESIGN.md §2).
+// The environment backed by the libraries, in-process (DESIGN.md §2):
+// compile = lib/analyze's static check then lib/build; verify = lib/verify
+// (the build reused from the cache); profile = not available until kbprof.
 std::unique_ptr<Environment> makeLibraryEnvironment(const EnvironmentOptions& options);
 
 }  // namespace kb::agent

@@ -29,8 +29,9 @@ env -u OPENAI_BASE_URL -u KB_POLICY_URL "$KBROLLOUT" run --tasks "$SRC/testdata/
 [ $? -eq 2 ] || fail "missing endpoint should exit 2"
 "$KBROLLOUT" --help | grep -q "kbrollout eval" || fail "--help"
 
-# run: a correct solution written, compiled, finished; two samples.
-GOOD=$(jq -Rs . < "$SRC/testdata/agent/solutions/cpu_relu/forward.cpp")
+# run: a correct solution written, compiled, finished (verified ok; no reward
+# until kbprof exists); two samples, the second finishing on the skeleton.
+GOOD=$(jq -Rs . < "$SRC/testdata/solutions-cpu/ok_linear_relu/forward.cpp")
 cat > "$T/script.json" <<JSON
 [
  {"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": $GOOD}}]},
@@ -40,21 +41,22 @@ cat > "$T/script.json" <<JSON
 ]
 JSON
 start_server "$T/script.json"
-"$KBROLLOUT" run --tasks "$SRC/testdata/agent/tasks" --out "$T/traj.jsonl" --samples 2 -j 1 \
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/traj.jsonl" --samples 2 -j 1 \
   --policy "http://127.0.0.1:$PORT/v1" --model scripted --max-turns 10 --backoff-s 0.01 2> "$T/run.err"
 rc=$?
 stop_server
 [ $rc -eq 0 ] || fail "run exited $rc: $(cat "$T/run.err")"
 [ "$(wc -l < "$T/traj.jsonl")" -eq 2 ] || fail "expected 2 trajectories"
-jq -e -s 'map(.rollout_id) | sort == ["agent-test/cpu_relu#0", "agent-test/cpu_relu#1"]' "$T/traj.jsonl" > /dev/null || fail "rollout ids"
+jq -e -s 'map(.rollout_id) | sort == ["testdata/linear_relu#0", "testdata/linear_relu#1"]' "$T/traj.jsonl" > /dev/null || fail "rollout ids"
 jq -e -s '.[0] | .end.reason == "finish" and .end.turns == 3 and .mode == "train"
   and .limits.max_turns == 10 and .turns[1].observations[0].detail.status == "ok"
-  and .final.stages.compile.status == "ok" and .reward.excluded == "verify_not_available"' "$T/traj.jsonl" > /dev/null \
+  and .final.stages.compile.status == "ok" and .final.stages.verify.status == "ok" and .status == "ok"
+  and .reward.value == null and .reward.excluded == "profile_not_available"' "$T/traj.jsonl" > /dev/null \
   || fail "first trajectory fields"
 grep -q "2/2 done" "$T/run.err" || fail "progress line: $(cat "$T/run.err")"
 
 # Resume: nothing redone, no request sent (the server is gone: a request would fail).
-"$KBROLLOUT" run --tasks "$SRC/testdata/agent/tasks" --out "$T/traj.jsonl" --samples 2 \
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/traj.jsonl" --samples 2 \
   --policy "http://127.0.0.1:$PORT/v1" --model scripted --retries 1 2> "$T/resume.err" || fail "resume: $(cat "$T/resume.err")"
 grep -q "2/2 done (2 resumed)" "$T/resume.err" || fail "resume progress: $(cat "$T/resume.err")"
 [ "$(wc -l < "$T/traj.jsonl")" -eq 2 ] || fail "resume added lines"
@@ -65,14 +67,14 @@ cat > "$T/eval.json" <<'JSON'
  {"tool_calls": [{"name": "finish", "arguments": {}}]}]
 JSON
 start_server "$T/eval.json"
-"$KBROLLOUT" eval --tasks "$SRC/testdata/agent/tasks" --policy "http://127.0.0.1:$PORT/v1" --model scripted \
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --policy "http://127.0.0.1:$PORT/v1" --model scripted \
   --out "$T/eval" --no-progress 2> "$T/eval.err"
 rc=$?
 stop_server
 [ $rc -eq 0 ] || fail "eval exited $rc: $(cat "$T/eval.err")"
 jq -e '.mode == "eval" and .limits.max_turns == 200 and .status == "compile_error" and .reward.value == -1' \
   "$T/eval/trajectories.jsonl" > /dev/null || fail "eval trajectory"
-jq -e '.tool == "kbrollout" and .task_id == "agent-test/cpu_relu" and .status == "compile_error"
+jq -e '.tool == "kbrollout" and .task_id == "testdata/linear_relu" and .status == "compile_error"
   and .reward == -1 and .end_reason == "finish"' "$T/eval/results.jsonl" > /dev/null || fail "results.jsonl"
 [ -f "$T/eval/timeline.json" ] || fail "timeline.json"
 "$KBREWARD" report "$T/eval/results.jsonl" > "$T/report.txt" 2>&1 || fail "kbreward report: $(cat "$T/report.txt")"

@@ -1,7 +1,8 @@
 // End-to-end rollouts: a real HTTP server (scripted_server.h) replays model
-// turns; the rollout runs with the real environment (Clang static check as
-// compile, the jailed bash) on a CPU task, and the trajectory is checked
-// field by field.
+// turns; the rollout runs with the real environment (Clang static check and
+// host build as compile, lib/verify against the task's reference as verify,
+// the jailed bash) on a real CPU task bundle (testdata/tasks/linear_relu),
+// and the trajectory is checked field by field.
 #include <unistd.h>
 
 #include <fstream>
@@ -39,7 +40,10 @@ Json call(const std::string& name, Json args) {
   return {{"content", "next: " + name}, {"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
 }
 
-const std::string kGood = slurp(kSource / "testdata/agent/solutions/cpu_relu/forward.cpp");
+const fs::path kTask = kSource / "testdata/tasks/linear_relu";
+const std::string kTaskId = "testdata/linear_relu";
+const std::string kGood = slurp(kSource / "testdata/solutions-cpu/ok_linear_relu/forward.cpp");
+const std::string kWrong = slurp(kSource / "testdata/solutions-cpu/wrong_result/forward.cpp");
 
 struct Fixture {
   explicit Fixture(Json script) : server(std::move(script)) {
@@ -52,14 +56,14 @@ struct Fixture {
     c.backoff_max_seconds = 0.05;
     client = std::make_unique<OpenAIClient>(c);
     EnvironmentOptions eo;
-    eo.task_dir = kSource / "testdata/agent/tasks/cpu_relu";
-    eo.task_id = "agent-test/cpu_relu";
+    eo.task_dir = kTask;
+    eo.task_id = kTaskId;
     env = makeLibraryEnvironment(eo);
     options.limits.max_turns = 20;
     options.sampling.max_tokens = 1024;
   }
   Json run(const std::string& name) {
-    RolloutSpec spec{"agent-test/cpu_relu", kSource / "testdata/agent/tasks/cpu_relu", 0,
+    RolloutSpec spec{kTaskId, kTask, 0,
                      tempDir(name) / "ws", kSource / "docs/agent-guide.md",
                      kSource / "include/kb/solution.h"};
     return runRollout(spec, *client, *env, options);
@@ -76,7 +80,7 @@ const Json& obs(const Json& t, int turn, int i = 0) { return t["turns"][turn]["o
 
 TEST(Rollout, CorrectSolutionAfterACompileError) {
   std::string broken = kGood;
-  broken.replace(broken.find("out[i] = "), 9, "out[i] = = ");
+  broken.replace(broken.find("Y[i * n + j] = "), 15, "Y[i * n + j] = = ");
   Fixture f(Json::array({call("read_file", {{"path", "model.py"}}),
                          call("write_file", {{"path", "solution/forward.cpp"}, {"content", broken}}),
                          call("compile", Json::object()),
@@ -90,8 +94,8 @@ TEST(Rollout, CorrectSolutionAfterACompileError) {
   EXPECT_EQ(t["format"], "kb-trajectory");
   EXPECT_EQ(t["format_version"], 1);
   EXPECT_EQ(t["tool"], "kbrollout");
-  EXPECT_EQ(t["rollout_id"], "agent-test/cpu_relu#0");
-  EXPECT_EQ(t["task_id"], "agent-test/cpu_relu");
+  EXPECT_EQ(t["rollout_id"], "testdata/linear_relu#0");
+  EXPECT_EQ(t["task_id"], "testdata/linear_relu");
   EXPECT_EQ(t["mode"], "train");
   EXPECT_EQ(t["policy"]["kind"], "openai");
   EXPECT_EQ(t["policy"]["model"], "scripted");
@@ -102,7 +106,7 @@ TEST(Rollout, CorrectSolutionAfterACompileError) {
   ASSERT_EQ(t["messages"].size(), 2u + 8 * 2);
   EXPECT_EQ(t["messages"][0]["role"], "system");
   EXPECT_EQ(t["messages"][0]["content"], slurp(kSource / "docs/agent-guide.md"));
-  EXPECT_NE(t["messages"][1]["content"].get<std::string>().find("torch.relu(x)"), std::string::npos);
+  EXPECT_NE(t["messages"][1]["content"].get<std::string>().find("torch.relu(self.linear(x))"), std::string::npos);
   EXPECT_EQ(t["messages"][2]["role"], "assistant");
   EXPECT_EQ(t["messages"][3]["role"], "tool");
   EXPECT_EQ(t["messages"][3]["tool_call_id"], "call_0_0");
@@ -118,26 +122,47 @@ TEST(Rollout, CorrectSolutionAfterACompileError) {
   EXPECT_TRUE(t0["response"]["usage"]["prompt_tokens"].is_number());
   EXPECT_TRUE(obs(t, 0)["ok"]);
   EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("torch.relu"), std::string::npos);
+  EXPECT_TRUE(obs(t, 1)["ok"]);
   // The compile error, then ok.
   EXPECT_EQ(obs(t, 2)["name"], "compile");
   EXPECT_EQ(obs(t, 2)["detail"]["status"], "compile_error");
   EXPECT_NE(obs(t, 2)["text"].get<std::string>().find("compile_error"), std::string::npos);
   EXPECT_EQ(obs(t, 3)["detail"]["replacements"], 1);
+  EXPECT_EQ(obs(t, 2)["detail"]["report"]["static"]["status"], "compile_error");
+  EXPECT_EQ(obs(t, 3)["detail"]["replacements"], 1);
+  // compile: the static check, then the host build.
   EXPECT_EQ(obs(t, 4)["detail"]["status"], "ok") << obs(t, 4)["text"];
-  // verify and profile say honestly that they are not there yet.
-  EXPECT_EQ(obs(t, 5)["error_kind"], "not_available");
+  EXPECT_NE(obs(t, 4)["text"].get<std::string>().find("built for the host CPU"), std::string::npos)
+      << obs(t, 4)["text"];
+  EXPECT_EQ(obs(t, 4)["detail"]["report"]["static"]["status"], "ok");
+  EXPECT_EQ(obs(t, 4)["detail"]["report"]["build"]["status"], "ok");
+  EXPECT_EQ(obs(t, 4)["detail"]["report"]["build"]["target"], "cpu");
+  // verify: the built solution against the reference, on the CPU.
+  EXPECT_EQ(obs(t, 5)["name"], "verify");
+  EXPECT_TRUE(obs(t, 5)["ok"]) << obs(t, 5)["text"];
+  EXPECT_EQ(obs(t, 5)["detail"]["status"], "ok") << obs(t, 5)["text"];
+  EXPECT_EQ(obs(t, 5)["text"].get<std::string>().rfind("ok: outputs match the reference", 0), 0u)
+      << obs(t, 5)["text"];
+  EXPECT_NE(obs(t, 5)["text"].get<std::string>().find("max abs error"), std::string::npos);
+  EXPECT_EQ(obs(t, 5)["detail"]["report"]["verify"]["status"], "ok");
+  EXPECT_EQ(obs(t, 5)["detail"]["report"]["verify"]["device"], "cpu");
+  EXPECT_GE(obs(t, 5)["detail"]["report"]["verify"]["seeds"].size(), 1u);
+  // profile says honestly that it is not there yet.
   EXPECT_EQ(obs(t, 6)["error_kind"], "not_available");
   EXPECT_NE(obs(t, 6)["text"].get<std::string>().find("kbprof"), std::string::npos);
   EXPECT_TRUE(obs(t, 7)["detail"]["summary"] == "host ReLU");
-  // Final check: compile ok; verify not available, so no status and no reward yet.
+  // Final check: compile, verify ok; no profiler, so status ok and no reward made up.
   EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");
-  EXPECT_EQ(t["final"]["stages"]["verify"]["available"], false);
-  EXPECT_FALSE(t["final"]["stages"].contains("profile"));
-  EXPECT_TRUE(t["final"]["status"].is_null());
-  EXPECT_TRUE(t["status"].is_null());
+  EXPECT_EQ(t["final"]["stages"]["verify"]["status"], "ok");
+  EXPECT_EQ(t["final"]["stages"]["profile"]["available"], false);
+  EXPECT_EQ(t["final"]["status"], "ok");
+  EXPECT_EQ(t["status"], "ok");
+  EXPECT_TRUE(t["timings"].is_null());
   EXPECT_EQ(t["solution_hash"].get<std::string>().rfind("sha256:", 0), 0u);
+  EXPECT_EQ(t["final"]["solution_hash"], t["solution_hash"]);
   EXPECT_TRUE(t["reward"]["value"].is_null());
-  EXPECT_EQ(t["reward"]["excluded"], "verify_not_available");
+  EXPECT_EQ(t["reward"]["excluded"], "profile_not_available");
+  EXPECT_EQ(t["reward"]["correct"], true);
   EXPECT_EQ(t["reward"]["scheme"]["name"], "milestone");
   // The workspace holds the fixed solution.
   EXPECT_EQ(slurp(fs::path(t["workspace"].get<std::string>()) / "solution/forward.cpp"), kGood);
@@ -155,6 +180,44 @@ TEST(Rollout, StaticViolationScoresMinusOne) {
   EXPECT_TRUE(t["reward"]["excluded"].is_null());
   EXPECT_EQ(t["reward"]["correct"], false);
   EXPECT_FALSE(t["final"]["stages"].contains("verify"));
+}
+
+TEST(Rollout, BuildErrorThenWrongResultScoresMinusOne) {
+  // Clang (the static check) accepts it, the host compiler (g++, which has no
+  // __builtin_assume) does not: the build's own diagnostics come back.
+  std::string unlinked = "#include <kb/solution.h>\n"
+                         "KB_FORWARD(ctx) { __builtin_assume(ctx.num_inputs() > 0); ctx.fail(\"todo\"); }\n";
+  Fixture f(Json::array({call("write_file", {{"path", "solution/forward.cpp"}, {"content", unlinked}}),
+                         call("compile", Json::object()),
+                         call("verify", Json::object()),
+                         call("write_file", {{"path", "solution/forward.cpp"}, {"content", kWrong}}),
+                         call("verify", Json::object()),
+                         call("finish", Json::object())}));
+  Json t = f.run("wrong");
+  EXPECT_EQ(t["end"]["reason"], "finish");
+  EXPECT_EQ(obs(t, 1)["detail"]["status"], "compile_error") << obs(t, 1)["text"];
+  EXPECT_EQ(obs(t, 1)["detail"]["report"]["static"]["status"], "ok");
+  EXPECT_EQ(obs(t, 1)["detail"]["report"]["build"]["status"], "compile_error");
+  EXPECT_NE(obs(t, 1)["text"].get<std::string>().find("__builtin_assume"), std::string::npos)
+      << obs(t, 1)["text"];
+  // verify on a solution that does not build: not run, says why.
+  EXPECT_EQ(obs(t, 2)["detail"]["status"], "compile_error");
+  EXPECT_TRUE(obs(t, 2)["detail"]["report"]["verify"].is_null());
+  // The wrong result: incorrect, with the seeds' errors and the first failure.
+  EXPECT_EQ(obs(t, 4)["detail"]["status"], "incorrect") << obs(t, 4)["text"];
+  EXPECT_EQ(obs(t, 4)["text"].get<std::string>().rfind("incorrect: ", 0), 0u) << obs(t, 4)["text"];
+  EXPECT_NE(obs(t, 4)["text"].get<std::string>().find("differ by more than"), std::string::npos)
+      << obs(t, 4)["text"];
+  EXPECT_NE(obs(t, 4)["text"].get<std::string>().find("max abs error"), std::string::npos);
+  // Final check: incorrect, -1; no profile stage.
+  EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");
+  EXPECT_EQ(t["final"]["stages"]["verify"]["status"], "incorrect");
+  EXPECT_FALSE(t["final"]["stages"].contains("profile"));
+  EXPECT_EQ(t["final"]["status"], "incorrect");
+  EXPECT_EQ(t["status"], "incorrect");
+  EXPECT_EQ(t["reward"]["value"], -1);
+  EXPECT_TRUE(t["reward"]["excluded"].is_null());
+  EXPECT_EQ(t["reward"]["correct"], false);
 }
 
 TEST(Rollout, BadArgumentsMalformedResponsesAndServerErrorsDoNotEndIt) {
@@ -247,7 +310,9 @@ TEST(Rollout, BudgetsEndIt) {
     EXPECT_EQ(t["end"]["reason"], "max_turns");
     EXPECT_EQ(t["turns"].size(), 2u);
     EXPECT_EQ(t["limits"]["max_turns"], 2);
-    EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");  // the skeleton compiles
+    EXPECT_EQ(t["final"]["stages"]["compile"]["status"], "ok");  // the skeleton compiles ...
+    EXPECT_EQ(t["final"]["status"], "runtime_error");            // ... and fails at run time
+    EXPECT_EQ(t["reward"]["value"], -1);
   }
   {
     Fixture f(Json::array({{{"content", "thinking"}}, {{"content", "still"}}, {{"content", "more"}}}));
