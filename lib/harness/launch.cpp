@@ -27,6 +27,7 @@ Json WorkerRequest::toJson() const {
   j["seccomp"] = seccomp;
   j["landlock"] = landlock;
   j["allow_open_rdwr"] = allow_open_rdwr;
+  if (!profile.is_null()) j["profile"] = profile;
   return j;
 }
 
@@ -42,6 +43,7 @@ WorkerRequest WorkerRequest::fromJson(const Json& j) {
   r.seccomp = j.at("seccomp").get<bool>();
   r.landlock = j.at("landlock").get<bool>();
   r.allow_open_rdwr = j.at("allow_open_rdwr").get<bool>();
+  if (j.contains("profile")) r.profile = j.at("profile");
   return r;
 }
 

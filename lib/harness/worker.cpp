@@ -30,40 +30,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-namespace kb {
-namespace {
-
-constexpr int kResultFd = 3;
-constexpr int kMaxOutputs = 64;
-constexpr std::size_t kMaxMessage = 2048;
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-enum class Phase { Init, Forward };
-
-}  // namespace
-}  // namespace kb
-
-// The harness's per-call state behind the opaque kb_context.
-struct kb_context {
-  kb::Phase phase = kb::Phase::Forward;
-  c10::Device device{c10::kCPU};
-  const std::vector<c10::IValue>* inputs = nullptr;
-  const std::vector<kb::NamedTensor>* params = nullptr;
-  std::map<std::string, at::Tensor>* state = nullptr;
-  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
-  std::vector<at::Tensor> scratch;
-  uint64_t scratch_bytes = 0, max_scratch = 0;
-  uint64_t output_bytes = 0, max_output = 0;
-  std::string failure;
-  void* stream = nullptr;
-  void* cublas = nullptr;
-  void* cublaslt = nullptr;
-  void* cudnn = nullptr;
-};
+#include "harness/worker_internal.h"
 
 namespace kb {
 namespace {
@@ -97,8 +64,8 @@ bool fillView(kb_context* c, const at::Tensor& t, kb_tensor* out, const std::str
   return true;
 }
 
-// Fresh memory the solution must overwrite: NaN for floating types, a
-// pattern for the others, so that an output it never writes is seen.
+}  // namespace
+
 void poison(at::Tensor& t) {
   if (at::isFloatingType(t.scalar_type()))
     t.fill_(std::numeric_limits<double>::quiet_NaN());
@@ -107,6 +74,8 @@ void poison(at::Tensor& t) {
   else
     t.fill_(0x5A);
 }
+
+namespace {
 
 #define KB_GUARD(c, body)                                                        \
   try {                                                                          \
@@ -214,9 +183,18 @@ int32_t apiAllocOutput(kb_context* c, int32_t index, int32_t ndim, const int64_t
       return fail(c, "alloc_output: " + std::to_string(*bytes) + " bytes for output " +
                          std::to_string(index) + " would exceed the limit of " +
                          std::to_string(c->max_output) + " bytes for all outputs");
-    at::Tensor t = at::empty(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                             at::TensorOptions().dtype(*scalarTypeOf(dtype)).device(c->device));
-    poison(t);
+    c10::IntArrayRef shape(sizes, static_cast<size_t>(ndim));
+    at::Tensor t;
+    if (index < static_cast<int32_t>(c->prepared_outputs.size())) {
+      const at::Tensor& p = c->prepared_outputs[index];
+      if (p.defined() && p.sizes() == shape && p.scalar_type() == *scalarTypeOf(dtype)) t = p;
+    }
+    if (!t.defined()) {
+      t = at::empty(shape, at::TensorOptions().dtype(*scalarTypeOf(dtype)).device(c->device));
+      if (c->harness) c->harness->enter();
+      poison(t);
+      if (c->harness) c->harness->leave();
+    }
     c->output_bytes += *bytes;
     if (index >= static_cast<int32_t>(c->outputs.size())) c->outputs.resize(index + 1);
     c->outputs[index] = t;
@@ -307,12 +285,16 @@ kb_api makeApi(bool cuda) {
   return api;
 }
 
+}  // namespace
+
 // ---- the worker -----------------------------------------------------------------
 
 std::string firstLine(const std::string& s) {
   auto nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
+
+namespace {
 
 WireTensor toWire(const at::Tensor& t) {
   WireTensor w;
@@ -334,27 +316,22 @@ Json range(const std::string& kind, const std::string& name, const at::Tensor& t
   return j;
 }
 
+}  // namespace
+
 [[noreturn]] void finish(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   ::_exit(code);
 }
 
-void send(const Json& header, const std::string& payload = {}) {
+void send(const Json& header, const std::string& payload) {
   if (!writeRecord(kResultFd, header, payload)) {
     std::fprintf(stderr, "kbcheck-worker: cannot write to the result channel\n");
     finish(70);
   }
 }
 
-struct Device {
-  c10::Device device{c10::kCPU};
-  void* stream = nullptr;
-  void* cublas = nullptr;
-  void* cublaslt = nullptr;
-  void* cudnn = nullptr;
-  std::string notes;
-};
+namespace {
 
 Device setUpDevice(const std::string& name) {
   Device d;
@@ -396,13 +373,14 @@ Device setUpDevice(const std::string& name) {
 #endif
 }
 
+}  // namespace
+
 void synchronize(const Device& d) {
 #if KB_WITH_CUDA
   if (d.device.is_cuda()) c10::cuda::device_synchronize();
 #endif
 }
 
-// Calls an entry point; exceptions thrown through the C ABI are caught.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
   try {
     int32_t rc = fn(api, c);
@@ -415,7 +393,42 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
   }
 }
 
-}  // namespace
+std::string describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
+                         const std::vector<NamedTensor>& params,
+                         const std::map<std::string, at::Tensor>& state, Json& rec) {
+  std::string payload;
+  Json outs = Json::array(), ins = Json::array(), ranges = Json::array();
+  for (std::size_t i = 0; i < c.outputs.size(); ++i) {
+    if (!c.outputs[i].defined()) {
+      Json m;
+      m["index"] = i;
+      m["missing"] = true;
+      outs.push_back(m);
+      continue;
+    }
+    WireTensor w = toWire(c.outputs[i]);
+    Json h = tensorHeader(w);
+    h["index"] = i;
+    outs.push_back(h);
+    payload += w.bytes;
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isTensor()) continue;
+    WireTensor w = toWire(inputs[i].toTensor());
+    Json h = tensorHeader(w);
+    h["index"] = i;
+    ins.push_back(h);
+    payload += w.bytes;
+  }
+  for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
+  for (const auto& [name, t] : state) ranges.push_back(range("state", name, t));
+  for (std::size_t i = 0; i < c.scratch.size(); ++i)
+    ranges.push_back(range("scratch", std::to_string(i), c.scratch[i]));
+  rec["outputs"] = outs;
+  rec["inputs"] = ins;
+  rec["ranges"] = ranges;
+  return payload;
+}
 
 int workerMain(int argc, char** argv) {
   auto t0 = Clock::now();
@@ -428,6 +441,7 @@ int workerMain(int argc, char** argv) {
   std::optional<Reference> reference;
   std::vector<NamedTensor> params;
   Device dev;
+  std::unique_ptr<TimingSession> timing;
   std::string confinement;
   // Start-up: trusted code only. A failure here is never the candidate's.
   try {
@@ -437,6 +451,7 @@ int workerMain(int argc, char** argv) {
     task.emplace(Task::open(req.task_dir));
     reference.emplace(task->reference(dev.device));
     params = reference->state();
+    if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
     ConfinePolicy policy;
     policy.writable_dirs = {std::filesystem::current_path()};
     if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
@@ -474,8 +489,19 @@ int workerMain(int argc, char** argv) {
     c->cublas = dev.cublas;
     c->cublaslt = dev.cublaslt;
     c->cudnn = dev.cudnn;
+    c->harness = timing ? timing->harnessWork() : nullptr;
     return c;
   };
+
+  // kbprof --baseline-only: no candidate, the baselines' timing only.
+  if (req.library.empty() && timing) {
+    timing->run(nullptr, makeApi(true), [&] { return newContext(Phase::Forward); });
+    Json done;
+    done["type"] = "done";
+    done["seconds"] = since(t0);
+    send(done);
+    finish(0);
+  }
 
   Json init;
   init["type"] = "init";
@@ -499,7 +525,9 @@ int workerMain(int argc, char** argv) {
   init["has_init"] = init_fn != nullptr;
   if (init_fn) {
     auto c = newContext(Phase::Init);
+    if (timing) timing->beginCall("init");
     int32_t rc = callEntry(init_fn, &api, c.get(), "kb_init");
+    if (timing) timing->endCall();
     try {
       synchronize(dev);
     } catch (const c10::Error& e) {
@@ -536,7 +564,9 @@ int workerMain(int argc, char** argv) {
     auto c = newContext(Phase::Forward);
     c->inputs = &inputs;
     auto tf = Clock::now();
+    if (timing) timing->beginCall("seed");
     int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");
+    if (timing) timing->endCall();
     try {
       synchronize(dev);
     } catch (const c10::Error& e) {
@@ -552,36 +582,7 @@ int workerMain(int argc, char** argv) {
     }
     std::string payload;
     try {
-      Json outs = Json::array(), ins = Json::array(), ranges = Json::array();
-      for (std::size_t i = 0; i < c->outputs.size(); ++i) {
-        if (!c->outputs[i].defined()) {
-          Json m;
-          m["index"] = i;
-          m["missing"] = true;
-          outs.push_back(m);
-          continue;
-        }
-        WireTensor w = toWire(c->outputs[i]);
-        Json h = tensorHeader(w);
-        h["index"] = i;
-        outs.push_back(h);
-        payload += w.bytes;
-      }
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        if (!inputs[i].isTensor()) continue;
-        WireTensor w = toWire(inputs[i].toTensor());
-        Json h = tensorHeader(w);
-        h["index"] = i;
-        ins.push_back(h);
-        payload += w.bytes;
-      }
-      for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
-      for (const auto& [name, t] : state) ranges.push_back(range("state", name, t));
-      for (std::size_t i = 0; i < c->scratch.size(); ++i)
-        ranges.push_back(range("scratch", std::to_string(i), c->scratch[i]));
-      rec["outputs"] = outs;
-      rec["inputs"] = ins;
-      rec["ranges"] = ranges;
+      payload = describeCall(*c, inputs, params, state, rec);
     } catch (const std::exception& e) {
       rec["ok"] = false;
       rec["message"] = std::string("reading the results failed: ") + firstLine(e.what());
@@ -592,6 +593,7 @@ int workerMain(int argc, char** argv) {
     rec["seconds"] = since(ts);
     send(rec, payload);
   }
+  if (timing) timing->run(forward, api, [&] { return newContext(Phase::Forward); });
   Json done;
   done["type"] = "done";
   done["seconds"] = since(t0);

@@ -44,6 +44,9 @@ struct WorkerRequest {
   bool seccomp = true;
   bool landlock = true;
   bool allow_open_rdwr = false;
+  // kbprof: the timing phase after the seeds (harness/worker_internal.h,
+  // docs/kbprof.md "profile request"); null for verification.
+  Json profile;
 
   Json toJson() const;
   static WorkerRequest fromJson(const Json& j);

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <set>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/headeronly/version.h>
 #include <torch/cuda.h>
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 
 #include "core/error.h"
@@ -113,6 +115,20 @@ struct Reference::Impl {
   c10::Device device = c10::Device(c10::kCPU);
   mutable torch::jit::Module module;
 };
+
+std::vector<std::string> Reference::opKinds() const {
+  std::shared_ptr<torch::jit::Graph> graph = impl_->module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  std::set<std::string> kinds;
+  std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
+    for (torch::jit::Node* n : block->nodes()) {
+      kinds.insert(n->kind().toQualString());
+      for (torch::jit::Block* b : n->blocks()) walk(b);
+    }
+  };
+  walk(graph->block());
+  return {kinds.begin(), kinds.end()};
+}
 
 c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs) const {
   torch::NoGradGuard no_grad;

@@ -52,6 +52,11 @@ class Reference {
   std::vector<at::Tensor> run(const std::vector<c10::IValue>& inputs) const;
   // forward() as the module returns it.
   c10::IValue forward(const std::vector<c10::IValue>& inputs) const;
+  // The operators the forward graph calls, inlined through submodules
+  // ("aten::linear", "aten::relu", ...), sorted and unique: what kbprof's
+  // provenance check reads to decide which libraries the task's op class
+  // allows (cuBLAS for GEMMs, cuDNN for convolutions).
+  std::vector<std::string> opKinds() const;
   // Parameters then buffers, with their state_dict names, on device(). These
   // are the module's own tensors (not copies): do not write to them.
   std::vector<NamedTensor> state() const;

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/gpu_info.h"
 #include "sandbox/confine.h"
 #include "task/bundle.h"
 
@@ -32,7 +32,8 @@ uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) 
   return n;
 }
 
-// "cpu", "cuda" or "cuda:N", checked without touching CUDA.
+}  // namespace
+
 std::string checkDevice(const std::string& name) {
   if (name == "cpu") return name;
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
@@ -46,32 +47,43 @@ std::string checkDevice(const std::string& name) {
   throw UsageError("unknown device '" + name + "' (use cpu, cuda or cuda:N)");
 }
 
-std::string driverVersion() {
-  FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
-  if (!f) return "";
-  char line[256] = {0};
-  std::string v;
-  if (std::fgets(line, sizeof line, f)) {
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or
-    // "... UNIX Open Kernel Module for x86_64  580.159.04 ..." (the H200
-    // machine): the first word after "Kernel Module" made of digits and dots.
-    std::string s = line;
-    auto k = s.find("Kernel Module");
-    if (k != std::string::npos) {
-      std::istringstream words(s.substr(k + 13));
-      for (std::string w; words >> w;) {
-        if (!w.empty() && w.find_first_not_of("0123456789.") == std::string::npos && w.find('.') != std::string::npos) {
-          v = w;
-          break;
-        }
-      }
-    }
+ReferenceVerdict compareWithReference(const CompareRequest& cmp, const fs::path& dir, const fs::path& binary,
+                                      double timeout_seconds) {
+  ReferenceVerdict out;
+  fs::path request_file = dir / "reference-request.json";
+  fs::path verdict_file = dir / "verdict.bin";
+  writeJsonFile(request_file, cmp.toJson());
+  ProcessSpec spec;
+  spec.argv = {binary.string(), "reference", request_file.string()};
+  spec.env = scrubbedEnvironment({"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
+                                  "HOME", "TMPDIR"},
+                                 {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1"});
+  spec.cwd = dir;
+  spec.limits.wall_seconds = timeout_seconds;
+  spec.output_limit = 16 * 1024;
+  spec.result_file = verdict_file;
+  spec.result_limit = 64u << 20;
+  auto tr = Clock::now();
+  ProcessResult ref = runProcess(spec);
+  out.seconds = since(tr);
+  std::string problem;
+  std::vector<WireRecord> verdicts = readRecords(verdict_file, &problem);
+  if (!ref.ok() || verdicts.size() != 1 || verdicts[0].header["type"] != "verdict") {
+    std::string text = ref.output;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    out.status = Status::InfraError;
+    out.message = "the reference worker failed (" + describeEnd(ref) + ")" +
+                  (text.empty() ? "" : ": " + text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
+    return out;
   }
-  std::fclose(f);
-  return v;
+  const Json& v = verdicts[0].header;
+  out.status = parseStatus(v.value("status", "infra_error")).value_or(Status::InfraError);
+  out.message = v.value("message", "");
+  if (v.contains("torch_version") && v["torch_version"].is_string()) out.torch_version = v["torch_version"];
+  if (v.contains("gpu") && v["gpu"].is_string()) out.gpu = v["gpu"];
+  for (const auto& s : v.value("seeds", Json::array())) out.seeds.push_back(SeedCheck::fromJson(s));
+  return out;
 }
-
-}  // namespace
 
 Json VerifyResult::toJson() const {
   Json j;
@@ -102,7 +114,7 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   const TaskInfo& info = bundle.info;
   result.task_id = info.id;
   result.device = checkDevice(options.device);
-  if (result.device != "cpu") result.driver = driverVersion();
+  if (result.device != "cpu") result.driver = nvidiaDriverVersion();
   result.atol = options.atol.value_or(info.atol);
   result.rtol = options.rtol.value_or(info.rtol);
   std::vector<uint64_t> seeds = options.seeds.empty() ? info.correctness_seeds : options.seeds;
@@ -160,39 +172,13 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   cmp.atol = result.atol;
   cmp.rtol = result.rtol;
   cmp.candidate_results = result.worker.dir / "result.bin";
-  fs::path request_file = result.worker.dir / "reference-request.json";
-  fs::path verdict_file = result.worker.dir / "verdict.bin";
-  writeJsonFile(request_file, cmp.toJson());
-  ProcessSpec spec;
-  spec.argv = {binary.string(), "reference", request_file.string()};
-  spec.env = scrubbedEnvironment({"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
-                                  "HOME", "TMPDIR"},
-                                 {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1"});
-  spec.cwd = result.worker.dir;
-  spec.limits.wall_seconds = options.reference_timeout_seconds;
-  spec.output_limit = 16 * 1024;
-  spec.result_file = verdict_file;
-  spec.result_limit = 64u << 20;
-  auto tr = Clock::now();
-  ProcessResult ref = runProcess(spec);
-  result.reference_seconds = since(tr);
-  std::string problem;
-  std::vector<WireRecord> verdicts = readRecords(verdict_file, &problem);
-  if (!ref.ok() || verdicts.size() != 1 || verdicts[0].header["type"] != "verdict") {
-    std::string out = ref.output;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    result.status = Status::InfraError;
-    result.message = "the reference worker failed (" + describeEnd(ref) + ")" +
-                     (out.empty() ? "" : ": " + out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1));
-    result.seconds = since(t0);
-    return result;
-  }
-  const Json& v = verdicts[0].header;
-  result.status = parseStatus(v.value("status", "infra_error")).value_or(Status::InfraError);
-  result.message = v.value("message", "");
-  if (v.contains("torch_version") && v["torch_version"].is_string()) result.torch_version = v["torch_version"];
-  if (v.contains("gpu") && v["gpu"].is_string()) result.gpu = v["gpu"];
-  for (const auto& s : v.value("seeds", Json::array())) result.seeds.push_back(SeedCheck::fromJson(s));
+  ReferenceVerdict v = compareWithReference(cmp, result.worker.dir, binary, options.reference_timeout_seconds);
+  result.reference_seconds = v.seconds;
+  result.status = v.status;
+  result.message = v.message;
+  result.torch_version = v.torch_version;
+  result.gpu = v.gpu;
+  result.seeds = std::move(v.seeds);
   result.seconds = since(t0);
   return result;
 }

@@ -56,6 +56,27 @@ struct VerifyResult {
   Json toJson() const;  // the "verify" object of a report
 };
 
+// What the reference worker said about a candidate's result channel.
+struct ReferenceVerdict {
+  Status status = Status::InfraError;
+  std::string message;
+  std::string gpu, torch_version;
+  std::vector<SeedCheck> seeds;
+  double seconds = 0.0;
+};
+
+// Step 2 of verification, for any result channel of "seed" records (kbprof
+// sends the sampled timed calls' records the same way): starts
+// `binary reference` in `dir` (which holds the request and the verdict) and
+// reads its verdict. Call only after the candidate's process group is gone.
+ReferenceVerdict compareWithReference(const CompareRequest& request, const std::filesystem::path& dir,
+                                      const std::filesystem::path& binary, double timeout_seconds);
+
+// "cpu", "cuda" or "cuda:N" checked without touching CUDA, normalised
+// ("cuda" -> "cuda:0"); throws kb::UsageError for anything else or when the
+// machine has no NVIDIA GPU.
+std::string checkDevice(const std::string& name);
+
 // Verifies `library` (a built solution.so) against the task bundle at
 // `task_dir`. Throws kb::UsageError for a bad task or device name; every
 // outcome of the candidate is a status.

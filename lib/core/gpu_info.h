@@ -1,0 +1,12 @@
+// What the machine says about its NVIDIA driver, without touching CUDA.
+#pragma once
+
+#include <string>
+
+namespace kb {
+
+// The kernel module's version from /proc/driver/nvidia/version (e.g.
+// "580.159.04"); "" when there is no NVIDIA driver.
+std::string nvidiaDriverVersion();
+
+}  // namespace kb

@@ -1,0 +1,115 @@
+// Internal to the worker's translation units (worker.cpp, timing.cpp): the
+// harness's per-call state behind kb_context, the device set-up and the
+// helpers that send records. Includes ATen; not for torch-free code.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/json.h"
+#include "harness/worker.h"
+#include "kb/solution.h"
+#include "task/task.h"
+
+namespace kb {
+
+constexpr int kResultFd = 3;
+constexpr int kMaxOutputs = 64;
+constexpr std::size_t kMaxMessage = 2048;
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+enum class Phase { Init, Forward };
+
+// Brackets work the harness does while a candidate call is being traced
+// (poisoning an output it allocates on the candidate's behalf), so that the
+// provenance check does not count it as the candidate's. No-op when
+// profiling is off.
+struct HarnessWork {
+  virtual ~HarnessWork() = default;
+  virtual void enter() = 0;
+  virtual void leave() = 0;
+};
+
+}  // namespace kb
+
+// The harness's per-call state behind the opaque kb_context.
+struct kb_context {
+  kb::Phase phase = kb::Phase::Forward;
+  c10::Device device{c10::kCPU};
+  const std::vector<c10::IValue>* inputs = nullptr;
+  const std::vector<kb::NamedTensor>* params = nullptr;
+  std::map<std::string, at::Tensor>* state = nullptr;
+  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
+  std::vector<at::Tensor> scratch;
+  uint64_t scratch_bytes = 0, max_scratch = 0;
+  uint64_t output_bytes = 0, max_output = 0;
+  std::string failure;
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+  // Timed calls: outputs poisoned before the call (outside the timed
+  // region), handed out when the shape and dtype match what is asked.
+  std::vector<at::Tensor> prepared_outputs;
+  kb::HarnessWork* harness = nullptr;
+};
+
+namespace kb {
+
+struct Device {
+  c10::Device device{c10::kCPU};
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+  std::string notes;
+};
+
+// Fresh memory the solution must overwrite: NaN for floating types, a
+// pattern for the others, so that an output it never writes is seen.
+void poison(at::Tensor& t);
+std::string firstLine(const std::string& s);
+[[noreturn]] void finish(int code);
+void send(const Json& header, const std::string& payload = {});
+void synchronize(const Device& d);
+// Calls an entry point; exceptions thrown through the C ABI are caught.
+int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
+// Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
+// "seed" record for a finished call. Throws on a read failure.
+std::string describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
+                         const std::vector<NamedTensor>& params,
+                         const std::map<std::string, at::Tensor>& state, Json& rec);
+
+// The timing phase of `kbcheck-worker candidate` when the request has a
+// "profile" object (kbprof): set up before confinement (compiled baseline,
+// CUPTI, L2 flush buffer, bandwidth), run after the correctness seeds.
+// Implemented in timing.cpp (CUDA builds); elsewhere prepare() throws.
+class TimingSession {
+ public:
+  virtual ~TimingSession() = default;
+  // Runs the timed calls and sends the "timing" record and the sampled
+  // calls' "seed" records. `make_context` gives a fresh forward context.
+  // A null `forward` times the baselines only.
+  virtual void run(kb_forward_fn forward, const kb_api& api,
+                   const std::function<std::unique_ptr<kb_context>()>& make_context) = 0;
+  // Brackets harness work inside a candidate call.
+  virtual HarnessWork* harnessWork() = 0;
+  // Brackets a candidate call made outside run() (kind "init", "seed"), so
+  // its GPU work is traced as the candidate's.
+  virtual void beginCall(const char* kind) = 0;
+  virtual void endCall() = 0;
+};
+std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
+                                             const Reference& reference, const Device& dev);
+
+}  // namespace kb

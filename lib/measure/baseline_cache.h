@@ -1,0 +1,42 @@
+// Baseline timings (eager and torch.compile) cached per task, GPU, driver
+// and torch version, so that profiling a changed candidate costs only the
+// candidate's runs (DESIGN.md §6). One JSON file per key under the cache
+// directory; written by kbprof after a run that measured them, read by the
+// worker before it decides what to time.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+
+namespace kb {
+
+struct BaselineKey {
+  std::string task_hash;      // taskContentHash()
+  std::string gpu;            // device name, e.g. "NVIDIA H200"
+  std::string driver;         // "580.159.04"
+  std::string torch_version;  // "2.11.0"
+  std::string method = "events+l2flush/v1";  // changes when the timing method does
+};
+
+// <dir>/<task hash prefix>-<gpu>-<driver>-<torch>.json, with every part
+// reduced to [A-Za-z0-9._-].
+std::filesystem::path baselineCacheFile(const std::filesystem::path& dir, const BaselineKey& key);
+
+// The cached entry ({"key": ..., "eager": ..., "compile": ...}) when the
+// file exists and its key matches exactly; nullopt otherwise (a corrupt
+// file is ignored, not fatal).
+std::optional<Json> readBaselineCache(const std::filesystem::path& dir, const BaselineKey& key);
+
+// Writes the entry atomically (temporary file + rename).
+void writeBaselineCache(const std::filesystem::path& dir, const BaselineKey& key, const Json& entry);
+
+Json baselineKeyJson(const BaselineKey& key);
+
+// SHA-256 over the files that decide the baselines' timings: task.json,
+// reference.pt, inputs.pt (when present) and compiled/<arch>.pt2 (when present).
+std::string taskContentHash(const std::filesystem::path& task_dir, const std::string& arch);
+
+}  // namespace kb

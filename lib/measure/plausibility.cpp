@@ -1,0 +1,33 @@
+#include "measure/plausibility.h"
+
+#include <algorithm>
+
+namespace kb {
+
+Plausibility checkPlausibility(const PlausibilityInput& in, double candidate_median_ms,
+                               double eager_median_ms, double slack) {
+  Plausibility p;
+  p.slack = slack;
+  p.candidate_ms = candidate_median_ms;
+  if (in.bandwidth_gbps > 0)
+    p.bytes_floor_ms = static_cast<double>(in.input_bytes + in.output_bytes) / (in.bandwidth_gbps * 1e9) * 1e3;
+  if (in.flops > 0 && in.peak_tflops > 0) p.flops_floor_ms = in.flops / (in.peak_tflops * 1e12) * 1e3;
+  p.floor_ms = std::max(p.bytes_floor_ms, p.flops_floor_ms);
+  p.ok = p.floor_ms <= 0 || candidate_median_ms >= slack * p.floor_ms;
+  if (p.floor_ms > 0 && eager_median_ms > 0) p.max_speedup_vs_eager = eager_median_ms / p.floor_ms;
+  return p;
+}
+
+Json Plausibility::toJson() const {
+  Json j;
+  j["ok"] = ok;
+  j["floor_ms"] = floor_ms;
+  j["bytes_floor_ms"] = bytes_floor_ms;
+  j["flops_floor_ms"] = flops_floor_ms;
+  j["slack"] = slack;
+  j["candidate_ms"] = candidate_ms;
+  j["max_speedup_vs_eager"] = max_speedup_vs_eager;
+  return j;
+}
+
+}  // namespace kb

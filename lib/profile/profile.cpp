@@ -1,0 +1,488 @@
+// The profiling parent: torch-free (see profile.h for the order of events).
+#include "profile/profile.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "core/gpu_info.h"
+#include "measure/baseline_cache.h"
+#include "measure/elf_symbols.h"
+#include "sandbox/confine.h"
+#include "task/bundle.h"
+#include "task/scripts.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+std::string detectGpuArch(const std::string& device) {
+  std::string index = device.size() > 5 ? device.substr(5) : "0";
+  std::string cmd = "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + index + " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::array<char, 64> buf{};
+  std::string out;
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  ::pclose(p);
+  std::string digits;
+  for (char c : out)
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  return digits.empty() ? "" : "sm_" + digits;
+}
+
+namespace {
+
+std::vector<double> numbers(const Json& j) {
+  std::vector<double> v;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_number()) v.push_back(x.get<double>());
+  return v;
+}
+
+Json timingJson(const SampleStats& s) {
+  Json j;
+  j["median_ms"] = s.median;
+  j["mean_ms"] = s.mean;
+  j["min_ms"] = s.min;
+  j["max_ms"] = s.max;
+  j["stddev_ms"] = s.stddev;
+  j["p10_ms"] = s.p10;
+  j["p90_ms"] = s.p90;
+  j["spread"] = s.spread();
+  j["ci95_low_ms"] = s.ci_low;
+  j["ci95_high_ms"] = s.ci_high;
+  j["ci95_half_width"] = s.ciHalfWidth();
+  j["n"] = s.n;
+  return j;
+}
+
+SampleStats statsFromJson(const Json& j) {
+  SampleStats s;
+  if (!j.is_object()) return s;
+  s.median = j.value("median_ms", 0.0);
+  s.mean = j.value("mean_ms", 0.0);
+  s.min = j.value("min_ms", 0.0);
+  s.max = j.value("max_ms", 0.0);
+  s.stddev = j.value("stddev_ms", 0.0);
+  s.p10 = j.value("p10_ms", 0.0);
+  s.p90 = j.value("p90_ms", 0.0);
+  s.ci_low = j.value("ci95_low_ms", 0.0);
+  s.ci_high = j.value("ci95_high_ms", 0.0);
+  s.n = j.value("n", std::size_t{0});
+  return s;
+}
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+}  // namespace
+
+Json TimingStats::toJson() const {
+  if (!present()) {
+    Json j;
+    j["error"] = error.empty() ? Json(nullptr) : Json(error);
+    return j;
+  }
+  Json j = timingJson(event);
+  j["cached"] = cached;
+  j["device"] = device.n ? timingJson(device) : Json(nullptr);
+  return j;
+}
+
+TimingStats TimingStats::fromJson(const Json& j) {
+  TimingStats t;
+  t.event = statsFromJson(j);
+  if (j.is_object() && j.contains("device")) t.device = statsFromJson(j["device"]);
+  t.cached = true;
+  return t;
+}
+
+fs::path defaultBaselineCacheDir() {
+  if (const char* d = std::getenv("KB_BASELINE_CACHE"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "kernelbench-rl/baselines";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache/kernelbench-rl/baselines";
+  return fs::temp_directory_path() / "kernelbench-rl-baselines";
+}
+
+void allowLibrariesForOps(const std::vector<std::string>& ops, ProvenancePolicy& policy) {
+  static const std::set<std::string> gemm = {
+      "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm",
+      "aten::addbmm", "aten::einsum", "aten::bilinear", "aten::scaled_dot_product_attention",
+      "aten::addmv", "aten::mv", "aten::dot", "aten::tensordot", "aten::_scaled_dot_product_attention"};
+  for (const auto& op : ops) {
+    if (gemm.count(op) || op.find("lstm") != std::string::npos || op.find("gru") != std::string::npos ||
+        op.find("rnn") != std::string::npos || op.find("multi_head_attention") != std::string::npos)
+      policy.allow_gemm_library = true;
+    if (op.find("conv") != std::string::npos || op == "aten::_convolution" || op == "aten::convolution")
+      policy.allow_conv_library = true;
+  }
+}
+
+Json ProfileResult::toJson() const {
+  ReportHeader h;
+  h.tool = "kbprof";
+  h.stage = "profile";
+  h.task_id = task_id;
+  h.solution_hash = solution_hash;
+  h.gpu = gpu;
+  h.driver = driver;
+  h.torch_version = torch_version;
+  h.started_at = started_at;
+  h.finished_at = finished_at;
+  h.status = status;
+  Json j = headerToJson(h);
+  j["message"] = message;
+  j["evidence"] = evidence;
+  j["device"] = device;
+  j["arch"] = arch.empty() ? Json(nullptr) : Json(arch);
+  j["timing_method"] = "cuda_events";
+  Json t;
+  t["eager"] = eager.toJson();
+  t["compile"] = compile.toJson();
+  t["candidate"] = candidate.toJson();
+  j["timings"] = t;
+  j["speedup_vs_eager"] = speedup_vs_eager ? Json(*speedup_vs_eager) : Json(nullptr);
+  j["speedup_vs_compile"] = speedup_vs_compile ? Json(*speedup_vs_compile) : Json(nullptr);
+  Json k = Json::array();
+  for (const auto& x : kernels) k.push_back(x.toJson());
+  j["kernels"] = k;
+  j["provenance"] = provenance.toJson();
+  j["plausibility"] = plausibility.toJson();
+  j["clamped_samples"] = clamped_samples;
+  Json s = Json::array();
+  for (const auto& x : seeds) s.push_back(x.toJson());
+  j["seeds"] = s;
+  j["sampled_seeds"] = sampled_seeds;
+  j["rounds"] = rounds;
+  j["stop"] = stop;
+  j["bandwidth_gbps"] = bandwidth_gbps;
+  j["seconds"] = seconds;
+  j["worker_seconds"] = worker_seconds;
+  j["reference_seconds"] = reference_seconds;
+  j["baseline_build_seconds"] = baseline_build_seconds;
+  j["worker"] = worker.toJson();
+  return j;
+}
+
+ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library, const std::string& solution_hash,
+                              const ProfileOptions& o) {
+  auto t0 = Clock::now();
+  protectMemoryFromSiblings();
+  ProfileResult r;
+  r.started_at = nowIso8601();
+  r.solution_hash = solution_hash;
+  TaskBundle bundle = openBundle(task_dir);
+  r.task_id = bundle.info.id;
+  auto done = [&](Status s, const std::string& message) {
+    r.status = s;
+    r.message = message;
+    r.seconds = since(t0);
+    r.finished_at = nowIso8601();
+    return r;
+  };
+
+  // 1. What the library imports (none: --baseline-only).
+  ElfSymbols symbols;
+  try {
+    if (!library.empty()) symbols = readElfSymbols(library);
+  } catch (const std::exception& e) {
+    return done(Status::InfraError, e.what());
+  }
+  std::vector<std::string> bad = forbiddenImports(symbols);
+  if (!bad.empty()) {
+    r.evidence = bad;
+    return done(Status::HackDetected, "the solution library imports " + bad.front());
+  }
+  r.device = checkDevice(o.device);
+  if (r.device == "cpu") throw UsageError("kbprof times on a GPU: use --device cuda or cuda:N");
+  r.driver = nvidiaDriverVersion();
+
+  // 2. The compiled baseline, once per task and architecture.
+  r.arch = o.arch.empty() ? detectGpuArch(r.device) : o.arch;
+  std::string compile_error;
+  if (o.compile_baseline && !r.arch.empty()) {
+    auto tb = Clock::now();
+    try {
+      bundle = ensureCompiled(bundle, r.arch, r.device, o.python);
+    } catch (const std::exception& e) {
+      compile_error = e.what();
+    }
+    r.baseline_build_seconds = since(tb);
+  }
+
+  // 3. The worker: correctness seeds, then the timed rounds.
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
+  std::vector<uint64_t> pool;
+  while (static_cast<int>(pool.size()) < std::max(2, o.pool_values)) {
+    uint64_t s = rng() >> 1;  // kept below 2^63: JSON readers take it as a signed integer too
+    if (taken.insert(s).second) pool.push_back(s);
+  }
+  Json profile;
+  profile["baselines"] = true;
+  profile["compile"] = o.compile_baseline && compile_error.empty();
+  // The worker reads the cache; --baseline-only measures afresh and writes.
+  fs::path cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
+  std::string task_hash = taskContentHash(bundle.dir, r.arch);
+  if (o.use_baseline_cache && !library.empty()) {
+    profile["baseline_cache_dir"] = cache_dir.string();
+    profile["task_hash"] = task_hash;
+  }
+  profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
+  profile["pool_seeds"] = pool;
+  profile["pool_bytes"] = o.pool_bytes;
+  profile["warmup"] = o.warmup;
+  profile["min_rounds"] = o.min_rounds;
+  profile["max_rounds"] = o.max_rounds;
+  profile["target_ci"] = o.target_ci;
+  profile["budget_seconds"] = o.budget_seconds;
+  profile["sample_rate"] = library.empty() ? 0.0 : o.sample_rate;
+  profile["sample_secret"] = rng() >> 1;
+
+  WorkerRequest req;
+  req.task_dir = bundle.dir;
+  req.library = library.empty() ? fs::path() : fs::absolute(library);
+  req.device = r.device;
+  if (o.verify && !library.empty()) req.seeds = bundle.info.correctness_seeds;
+  req.seccomp = o.seccomp;
+  req.landlock = o.landlock;
+  req.allow_open_rdwr = o.allow_open_rdwr;
+  req.profile = profile;
+  fs::path binary = o.worker.empty() ? findWorkerBinary() : o.worker;
+  fs::path scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
+  auto tw = Clock::now();
+  r.worker = runWorker(req, o.limits, binary, scratch, /*keep_dir=*/true);
+  r.worker_seconds = since(tw);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!dir.empty() && !std::getenv("KB_KEEP_WORKER_DIR")) fs::remove_all(dir, ec);
+    }
+  } cleanup{r.worker.dir};
+  const Json* timing = nullptr;
+  for (const auto& rec : r.worker.records)
+    if (rec.header.value("type", "") == "timing") timing = &rec.header;
+  if (r.worker.status != Status::Ok) return done(r.worker.status, r.worker.message);
+  if (!timing) return done(Status::InfraError, "the worker finished without a timing record");
+
+  const Json& tj = *timing;
+  r.gpu = tj.value("gpu", "");
+  r.torch_version = tj.value("torch_version", "");
+  r.rounds = tj.value("rounds", 0);
+  r.stop = tj.value("stop", "");
+  r.bandwidth_gbps = tj.value("bandwidth_gbps", 0.0);
+  r.sampled_seeds = tj.value("sampled_seeds", std::vector<uint64_t>{});
+
+  // 4. The reference checks the correctness seeds and the sampled calls.
+  CompareRequest cmp;
+  cmp.task_dir = bundle.dir;
+  cmp.device = r.device;
+  cmp.seeds = req.seeds;
+  cmp.seeds.insert(cmp.seeds.end(), r.sampled_seeds.begin(), r.sampled_seeds.end());
+  cmp.atol = bundle.info.atol;
+  cmp.rtol = bundle.info.rtol;
+  cmp.candidate_results = r.worker.dir / "result.bin";
+  if (!cmp.seeds.empty()) {
+    ReferenceVerdict v = compareWithReference(cmp, r.worker.dir, binary, o.reference_timeout_seconds);
+    r.reference_seconds = v.seconds;
+    r.seeds = v.seeds;
+    if (v.status != Status::Ok) {
+      std::string msg = v.message;
+      for (const auto& s : r.seeds)
+        if (s.status != Status::Ok && std::count(r.sampled_seeds.begin(), r.sampled_seeds.end(), s.seed))
+          msg = "a timed call (input seed " + std::to_string(s.seed) + ") gave a wrong result although the "
+                "verification calls were right: " + s.message;
+      return done(v.status, msg);
+    }
+  }
+
+  // 5. Timings, provenance, timer consistency, plausibility.
+  auto participant = [&](const char* name, TimingStats& out) {
+    if (!tj.contains(name)) return;
+    out.event = summarize(numbers(tj[name]["event_ms"]));
+    out.device = summarize(numbers(tj[name]["device_ms"]));
+  };
+  participant("candidate", r.candidate);
+  if (tj.value("baselines_cached", false)) {
+    const Json& c = tj["cached"];
+    if (c.contains("eager")) r.eager = TimingStats::fromJson(c["eager"]);
+    if (c.contains("compile") && c["compile"].contains("median_ms")) r.compile = TimingStats::fromJson(c["compile"]);
+    else if (c.contains("compile")) r.compile.error = c["compile"].value("error", "not timed");
+  } else {
+    participant("eager", r.eager);
+    participant("compile", r.compile);
+  }
+  if (!r.compile.present() && r.compile.error.empty())
+    r.compile.error = !compile_error.empty()           ? compile_error
+                      : tj.contains("compile_error")   ? tj["compile_error"].get<std::string>()
+                      : !o.compile_baseline            ? "not asked (--no-compile)"
+                                                       : "not timed";
+
+  std::vector<Activity> activities;
+  for (const auto& a : tj.value("activities", Json::array())) activities.push_back(Activity::fromJson(a));
+  std::vector<CallWindow> calls;
+  for (const auto& c : tj.value("calls", Json::array()))
+    calls.push_back({c.at(0).get<int64_t>(), c.at(2).get<uint64_t>()});
+  ProvenancePolicy policy;
+  policy.own_kernels = symbols.defined_functions;
+  allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);
+  r.provenance = checkProvenance(activities, calls, tj.value("launch_stream", uint32_t{0}), policy);
+  // The breakdown covers the timed calls only.
+  std::set<int64_t> timed;
+  for (const auto& c : tj.value("calls", Json::array()))
+    if (c.at(1) == "timed") timed.insert(c.at(0).get<int64_t>());
+  std::vector<Activity> timed_activities;
+  for (const auto& a : activities)
+    if (timed.count(a.owner)) timed_activities.push_back(a);
+  r.kernels = kernelBreakdown(timed_activities);
+
+  // Timer consistency: the events sit between the host's clock readings, and
+  // the device work of a call (one stream) fits between its events.
+  const Json& cj = tj.value("candidate", Json::object());
+  std::vector<double> ev = numbers(cj.value("event_ms", Json::array())), host = numbers(cj.value("host_ms", Json::array())),
+                      dev = numbers(cj.value("device_ms", Json::array()));
+  std::size_t inconsistent = 0;
+  std::string first_bad;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    bool bad_host = i < host.size() && ev[i] > host[i] + 0.05;
+    bool bad_dev = i < dev.size() && dev[i] > ev[i] * 1.10 + 0.01;
+    if (bad_host || bad_dev) {
+      if (first_bad.empty())
+        first_bad = "timed call " + std::to_string(i) + ": events " + fmt("%.4f", ev[i]) + " ms, host " +
+                    fmt("%.4f", i < host.size() ? host[i] : 0) + " ms, CUPTI device " + fmt("%.4f", i < dev.size() ? dev[i] : 0) + " ms";
+      ++inconsistent;
+    }
+  }
+
+  PlausibilityInput pin;
+  pin.input_bytes = tj.value("input_bytes", uint64_t{0});
+  pin.output_bytes = tj.value("output_bytes", uint64_t{0});
+  pin.bandwidth_gbps = r.bandwidth_gbps;
+  pin.flops = bundle.info.json.value("flops", 0.0);
+  if (r.candidate.present())
+    r.plausibility = checkPlausibility(pin, r.candidate.event.median, r.eager.event.median, o.plausibility_slack);
+  if (r.candidate.present() && r.plausibility.floor_ms > 0) {
+    std::vector<double> raised = ev;
+    for (double& x : raised)
+      if (x < r.plausibility.floor_ms) {
+        x = r.plausibility.floor_ms;
+        ++r.clamped_samples;
+      }
+    if (r.clamped_samples) {
+      SampleStats dev_stats = r.candidate.device;
+      r.candidate.event = summarize(raised);
+      r.candidate.device = dev_stats;
+    }
+  }
+  if (r.candidate.present() && r.eager.present()) r.speedup_vs_eager = r.eager.event.median / r.candidate.event.median;
+  if (r.candidate.present() && r.compile.present())
+    r.speedup_vs_compile = r.compile.event.median / r.candidate.event.median;
+
+  // The baselines this run measured go to the cache.
+  if (o.use_baseline_cache && !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty()) {
+    BaselineKey key;
+    key.task_hash = task_hash;
+    key.gpu = r.gpu;
+    key.driver = tj.value("driver", r.driver);
+    key.torch_version = r.torch_version;
+    Json entry;
+    entry["eager"] = r.eager.toJson();
+    entry["compile"] = r.compile.present() ? r.compile.toJson() : Json{{"error", r.compile.error}};
+    entry["measured_at"] = nowIso8601();
+    try {
+      writeBaselineCache(cache_dir, key, entry);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kbprof: warning: cannot write the baseline cache: %s\n", e.what());
+    }
+  }
+
+  if (!r.provenance.ok()) {
+    for (const auto& f : r.provenance.findings) r.evidence.push_back(f.rule + ": " + f.evidence);
+    return done(Status::HackDetected, "run-time provenance: " + r.provenance.findings.front().rule + ": " +
+                                          r.provenance.findings.front().evidence);
+  }
+  if (inconsistent > std::max<std::size_t>(2, ev.size() / 10)) {
+    r.evidence.push_back(std::to_string(inconsistent) + " of " + std::to_string(ev.size()) +
+                         " timed calls have inconsistent timers; first: " + first_bad);
+    return done(Status::HackDetected, "the CUDA event times disagree with the host clock or with CUPTI (" +
+                                          first_bad + "): the timer was tampered with");
+  }
+  if (!r.plausibility.ok) {
+    r.evidence.push_back("median " + fmt("%.4f", r.plausibility.candidate_ms) + " ms is below " +
+                         fmt("%.2f", r.plausibility.slack) + " x the physical floor of " +
+                         fmt("%.4f", r.plausibility.floor_ms) + " ms (" +
+                         std::to_string(pin.input_bytes + pin.output_bytes) + " bytes at " +
+                         fmt("%.0f", r.bandwidth_gbps) + " GB/s)");
+    return done(Status::HackDetected, "implausibly fast: " + r.evidence.back());
+  }
+  return done(Status::Ok, "");
+}
+
+std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
+  std::string out;
+  out += "kbprof: " + r.task_id + " on " + (r.gpu.empty() ? r.device : r.gpu) + ": " +
+         std::string(statusName(r.status)) + (r.message.empty() ? "" : " — " + r.message) + "\n";
+  for (const auto& e : r.evidence) out += "  evidence: " + e + "\n";
+  if (!r.candidate.present()) return out;
+  char line[256];
+  std::snprintf(line, sizeof line, "\n  %-10s %10s %10s %10s %10s %8s %6s  %s\n", "", "median ms", "mean ms",
+                "min ms", "device ms", "ci95 ±", "n", "speed-up");
+  out += line;
+  auto row = [&](const char* name, const TimingStats& t, std::optional<double> speedup) {
+    if (!t.present()) {
+      std::snprintf(line, sizeof line, "  %-10s %s\n", name, t.error.empty() ? "-" : t.error.substr(0, 120).c_str());
+    } else {
+      std::snprintf(line, sizeof line, "  %-10s %10.4f %10.4f %10.4f %10.4f %7.2f%% %6zu  %s%s\n", name, t.event.median,
+                    t.event.mean, t.event.min, t.device.median, 100 * t.event.ciHalfWidth(), t.event.n,
+                    speedup ? fmt("%.2fx", *speedup).c_str() : "", t.cached ? " (cached)" : "");
+    }
+    out += line;
+  };
+  row("eager", r.eager, std::nullopt);
+  row("compile", r.compile, std::nullopt);
+  out += "  ";
+  row("candidate", r.candidate, std::nullopt);
+  std::string vs;
+  if (r.speedup_vs_eager) vs += fmt("%.2fx vs eager", *r.speedup_vs_eager);
+  if (r.speedup_vs_compile) vs += (vs.empty() ? "" : ", ") + fmt("%.2fx vs torch.compile", *r.speedup_vs_compile);
+  if (!vs.empty()) out += "\n  candidate: " + vs + " (medians of CUDA-event times)\n";
+  if (!r.kernels.empty()) {
+    std::snprintf(line, sizeof line, "\n  %-60s %6s %10s %10s %6s\n", "candidate kernel", "calls", "total ms", "mean ms", "share");
+    out += line;
+    for (std::size_t i = 0; i < r.kernels.size() && i < max_kernels; ++i) {
+      const auto& k = r.kernels[i];
+      std::string name = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
+      std::snprintf(line, sizeof line, "  %-60s %6llu %10.4f %10.4f %5.1f%%\n", name.c_str(),
+                    static_cast<unsigned long long>(k.calls), k.total_ms, k.mean_ms, 100 * k.share);
+      out += line;
+    }
+  }
+  std::snprintf(line, sizeof line, "\n  %d rounds (%s), %zu timed calls checked against the reference, %.1f s\n",
+                r.rounds, r.stop.c_str(), r.sampled_seeds.size(), r.seconds);
+  out += line;
+  return out;
+}
+
+}  // namespace kb

@@ -1,0 +1,116 @@
+// `kbprof`: a built solution timed against the eager reference and the
+// torch.compile baseline on one GPU (DESIGN.md §6), with its run-time
+// provenance checked (§5) and the outputs of a random sample of timed calls
+// verified. Torch-free: the timing runs in the candidate worker
+// (harness/timing.cpp), the comparison in the reference worker.
+//
+// Order of events:
+//   1. the library's imports are read (measure/elf_symbols.h): torch
+//      symbols or the dynamic loader's look-ups end it as hack_detected;
+//   2. the compiled baseline is built if missing (scripts/baseline.py,
+//      once per task and GPU architecture);
+//   3. one confined worker: the correctness seeds (unless verify is off),
+//      then warm-up and interleaved timed rounds until the 95% interval of
+//      each median is within the target or the budget is spent; baselines
+//      come from the cache when this task, GPU, driver and torch have them;
+//   4. one reference worker checks the correctness seeds and the sampled
+//      timed calls;
+//   5. provenance, timer consistency and plausibility are judged here.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/report.h"
+#include "harness/worker.h"
+#include "measure/plausibility.h"
+#include "measure/provenance.h"
+#include "measure/stats.h"
+#include "verify/compare.h"
+
+namespace kb {
+
+struct ProfileOptions {
+  std::string device = "cuda";
+  bool verify = true;                  // run the task's correctness seeds first
+  bool compile_baseline = true;        // time torch.compile (builds it if missing)
+  bool use_baseline_cache = true;
+  std::filesystem::path baseline_cache_dir;  // empty: defaultBaselineCacheDir()
+  double target_ci = 0.01;             // stop when the 95% CI of every median is within ±1%
+  double budget_seconds = 10.0;        // ... or when the timed rounds took this long
+  int warmup = 3;
+  int min_rounds = 10;
+  int max_rounds = 2000;
+  double sample_rate = 0.25;           // chance that a timed call's outputs are checked
+  int pool_values = 8;                 // distinct input value sets the candidate rotates through
+  double plausibility_slack = 0.8;
+  WorkerLimits limits;                 // wall_seconds defaults higher below
+  bool seccomp = true, landlock = true, allow_open_rdwr = false;
+  std::filesystem::path worker;        // empty: findWorkerBinary()
+  std::filesystem::path scratch_dir;   // empty: the system temp directory
+  std::string python;                  // for building the compiled baseline
+  std::string arch;                    // empty: asked of nvidia-smi
+  double reference_timeout_seconds = 600.0;
+  uint64_t pool_bytes = 4ull << 30;
+
+  ProfileOptions() { limits.wall_seconds = 300.0; limits.cpu_seconds = 600; }
+};
+
+// One participant's timings.
+struct TimingStats {
+  SampleStats event;   // CUDA events on the launch stream, per call (ms)
+  SampleStats device;  // CUPTI: sum of the call's kernel/memcpy/memset durations (ms)
+  bool cached = false;
+  std::string error;   // why it was not timed ("" when it was)
+  bool present() const { return event.n > 0; }
+  Json toJson() const;  // kbreward's fields (median_ms, ...) plus "device"
+  static TimingStats fromJson(const Json& j);
+};
+
+struct ProfileResult {
+  Status status = Status::InfraError;
+  std::string message;
+  std::vector<std::string> evidence;  // what hack_detected rests on
+  std::string task_id, solution_hash, device, gpu, arch, driver, torch_version;
+  std::string started_at, finished_at;
+  TimingStats eager, compile, candidate;
+  std::optional<double> speedup_vs_eager, speedup_vs_compile;  // median ratios
+  std::vector<KernelStat> kernels;    // the candidate's, heaviest first
+  ProvenanceReport provenance;
+  Plausibility plausibility;
+  uint64_t clamped_samples = 0;       // timed calls raised to the physical floor
+  std::vector<SeedCheck> seeds;       // correctness seeds and sampled timed calls
+  std::vector<uint64_t> sampled_seeds;
+  int rounds = 0;
+  std::string stop;                   // "precise", "budget" or "max_rounds"
+  double bandwidth_gbps = 0;
+  double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
+  WorkerRun worker;
+  Json toJson() const;  // docs/kbprof.md
+};
+
+// Profiles `library` (built from `solution_dir`, whose hash names it) for
+// the task at `task_dir`. Throws kb::UsageError for a bad task or device;
+// every outcome of the candidate is a status.
+ProfileResult profileSolution(const std::filesystem::path& task_dir, const std::filesystem::path& library,
+                              const std::string& solution_hash, const ProfileOptions& options);
+
+// "sm_90" for a device ("cuda:N"), from nvidia-smi; "" when it cannot say.
+std::string detectGpuArch(const std::string& device);
+
+// $KB_BASELINE_CACHE, else $XDG_CACHE_HOME/kernelbench-rl/baselines, else
+// ~/.cache/kernelbench-rl/baselines.
+std::filesystem::path defaultBaselineCacheDir();
+
+// Which libraries the reference's ops allow (cuBLAS for GEMMs, cuDNN for
+// convolutions), from Reference::opKinds() names.
+void allowLibrariesForOps(const std::vector<std::string>& ops, ProvenancePolicy& policy);
+
+// The short table and the per-kernel breakdown (kbprof's default output).
+std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels = 10);
+
+}  // namespace kb

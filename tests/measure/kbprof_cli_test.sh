@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# kbprof's command line where no GPU is needed: help, bad input, a compile
+# error (nvcc runs here), a library that imports torch symbols (read before
+# anything runs), and a CPU device refused. Usage: kbprof_cli_test.sh KBPROF WORKDIR
+set -uo pipefail
+KBPROF="$1"; WORK="$2"
+SRC="${KB_SOURCE_ROOT:?}/testdata"
+rm -rf "$WORK"; mkdir -p "$WORK"
+fail=0
+expect() {  # expect NAME WANT_RC GOT_RC
+  if [ "$2" != "$3" ]; then echo "FAIL $1: exit $3, expected $2"; fail=1; else echo "ok   $1"; fi
+}
+
+"$KBPROF" --help >"$WORK/help.txt"; expect help 0 $?
+grep -q "baseline cache" "$WORK/help.txt" || { echo "FAIL help lacks the baseline cache"; fail=1; }
+grep -q "Exit status" "$WORK/help.txt" || { echo "FAIL help lacks exit codes"; fail=1; }
+
+"$KBPROF" 2>"$WORK/noargs.err"; expect no-args 2 $?
+"$KBPROF" "$WORK/nope" "$SRC/solutions-build/gemm_bias_relu" 2>"$WORK/missing.err"; expect missing-task 2 $?
+"$KBPROF" "$SRC/tasks/linear_relu" "$SRC/solutions-build/gemm_bias_relu" --target-ci 2 2>/dev/null; expect bad-target 2 $?
+
+# A compile error: reported as JSON, exit 1.
+mkdir -p "$WORK/broken"
+printf '#include <kb/solution.h>\nKB_FORWARD(ctx) { this is not C++; }\n' >"$WORK/broken/forward.cpp"
+"$KBPROF" "$SRC/tasks/linear_relu" "$WORK/broken" --arch sm_90 --cache-dir "$WORK/cache" --json "$WORK/broken.json" -q
+expect compile-error 1 $?
+[ "$(jq -r .status "$WORK/broken.json")" = compile_error ] || { echo "FAIL broken.json status"; fail=1; }
+[ "$(jq -r .tool "$WORK/broken.json")" = kbprof ] || { echo "FAIL broken.json tool"; fail=1; }
+
+# Torch behind a weak declaration: hack_detected before any GPU is needed.
+"$KBPROF" "$SRC/tasks/linear_relu" "$SRC/solutions-bench/weak_aten_relu" --arch sm_90 --cache-dir "$WORK/cache" \
+  --json "$WORK/weak.json" -q
+expect weak-aten 1 $?
+[ "$(jq -r .status "$WORK/weak.json")" = hack_detected ] || { echo "FAIL weak.json status: $(jq -c . "$WORK/weak.json" | head -c 400)"; fail=1; }
+jq -r '.evidence[0]' "$WORK/weak.json" | grep -q "_ZN2at5relu_" || { echo "FAIL weak.json evidence"; fail=1; }
+
+# A correct solution on a machine without a GPU (or with --device cpu): bad input.
+"$KBPROF" "$SRC/tasks/linear_relu" "$SRC/solutions-build/gemm_bias_relu" --arch sm_90 --cache-dir "$WORK/cache" \
+  --device cpu 2>"$WORK/cpu.err"
+expect cpu-device 2 $?
+grep -q "GPU" "$WORK/cpu.err" || { echo "FAIL cpu.err: $(cat "$WORK/cpu.err")"; fail=1; }
+exit $fail

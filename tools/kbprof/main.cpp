@@ -1,0 +1,172 @@
+// kbprof: times a solution against the eager reference and torch.compile on
+// one GPU, checks what it launched, and says by how much it is faster. A
+// thin driver: it parses flags, builds the solution (lib/build) and calls
+// lib/profile.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "build/build.h"
+#include "core/error.h"
+#include "kb_config.h"
+#include "profile/profile.h"
+#include "solution/solution.h"
+
+namespace {
+
+struct Flags {
+  std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
+  bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false;
+  double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25;
+  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10;
+};
+
+int exitCode(kb::Status s) {
+  if (s == kb::Status::Ok) return 0;
+  return s == kb::Status::InfraError ? 3 : 1;
+}
+
+int profile(const Flags& f, const std::string& device, const std::string& arch, const std::filesystem::path& library,
+            const std::string& hash, const kb::BuildResult* built = nullptr);
+
+// The report for a solution that never reached the GPU.
+kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
+  kb::ReportHeader h;
+  h.tool = "kbprof";
+  h.stage = "build";
+  h.solution_hash = b.solution_hash;
+  h.started_at = h.finished_at = kb::nowIso8601();
+  h.status = b.status;
+  kb::Json j = kb::headerToJson(h);
+  j["message"] = b.message;
+  j["evidence"] = kb::Json::array();
+  j["timing_method"] = "cuda_events";
+  j["timings"] = kb::Json::object();
+  j["build"] = b.toJson();
+  return j;
+}
+
+int run(const Flags& f) {
+  std::string device = f.device;
+  std::string arch = f.arch.empty() ? kb::detectGpuArch(device == "cuda" ? "cuda:0" : device) : f.arch;
+  if (f.solution.empty()) return profile(f, device, arch, {}, "");
+  kb::Solution sol = kb::loadSolution(f.solution);
+  kb::BuildOptions bo;
+  bo.target = kb::BuildTarget::Cuda;
+  bo.arch = arch.empty() ? "sm_90" : arch;
+  if (!f.cache_dir.empty()) bo.cache_dir = f.cache_dir;
+  kb::BuildResult built = kb::buildSolution(sol, bo);
+  if (built.status != kb::Status::Ok) {
+    kb::Json j = failedBuildReport(f, built);
+    if (f.json == "-") std::cout << j.dump(2) << "\n";
+    else if (!f.json.empty()) kb::writeJsonFile(f.json, j);
+    if (!f.quiet && f.json != "-")
+      std::cout << "kbprof: " << kb::statusName(built.status) << ": " << built.message << "\n" << built.diagnostics;
+    return exitCode(built.status);
+  }
+  return profile(f, device, arch, built.library, sol.hash, &built);
+}
+
+int profile(const Flags& f, const std::string& device, const std::string& arch, const std::filesystem::path& library,
+            const std::string& hash, const kb::BuildResult* built) {
+  kb::ProfileOptions o;
+  o.device = device;
+  o.verify = !f.no_verify;
+  o.compile_baseline = !f.no_compile;
+  o.use_baseline_cache = !f.no_baseline_cache;
+  if (!f.baseline_cache.empty()) o.baseline_cache_dir = f.baseline_cache;
+  o.target_ci = f.target_ci;
+  o.budget_seconds = f.budget;
+  o.warmup = f.warmup;
+  o.min_rounds = f.min_rounds;
+  o.max_rounds = f.max_rounds;
+  o.sample_rate = f.sample_rate;
+  o.limits.wall_seconds = f.timeout;
+  o.limits.cpu_seconds = static_cast<uint64_t>(f.timeout) * 2 + 1;
+  o.python = f.python;
+  o.arch = arch;
+  kb::ProfileResult r = kb::profileSolution(f.task, library, hash, o);
+  kb::Json j = r.toJson();
+  j["build"] = built ? built->toJson() : kb::Json(nullptr);
+  if (f.json == "-") {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (!f.json.empty()) kb::writeJsonFile(f.json, j);
+    if (!f.quiet) std::cout << kb::renderProfileText(r, static_cast<std::size_t>(f.kernels));
+  }
+  return exitCode(r.status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kbprof " KB_VERSION " -- time a solution against eager PyTorch and torch.compile on one GPU\n\n"
+      "  kbprof TASK SOLUTION_DIR [--json FILE]\n"
+      "  kbprof TASK                  time the baselines only and store them in the baseline cache\n\n"
+      "Builds the solution (cached), runs it in a sandboxed worker beside the task's eager reference and its\n"
+      "torch.compile baseline (an AOTInductor package, built on first need), all three interleaved on one\n"
+      "stream: L2 flushed before each call, CUDA events around it, CUPTI recording every kernel, memcpy and\n"
+      "memset, until the 95% interval of each median is within --target-ci or --budget-s is spent. Baseline\n"
+      "timings are cached per task, GPU, driver and torch, so a changed candidate costs only its own runs.\n"
+      "The task's correctness seeds run first, and a random sample of timed calls is checked against the\n"
+      "reference too. Work from outside the solution (ATen, Triton, a library its op class does not allow),\n"
+      "off the given stream, still running after the call, or timings that are physically implausible end\n"
+      "as hack_detected with the evidence.\n\n"
+      "Output: a table (median / mean / min / device time / interval per participant) and the candidate's\n"
+      "kernels (name, launches, total and mean time, share): what to optimise next. --json writes the\n"
+      "report (docs/kbprof.md), which kbreward reads.\n\n"
+      "Exit status: 0 ok, 1 the solution failed (compile_error, runtime_error, timeout, crash, incorrect,\n"
+      "hack_detected), 2 bad input, 3 infra_error."};
+  Flags f;
+  app.add_option("TASK", f.task, "Task bundle directory (task.json, model.py, reference.pt)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("SOLUTION_DIR", f.solution,
+                 "Solution directory (forward.cpp, kernels/); without it, only the baselines are timed "
+                 "(and stored in the baseline cache)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--device", f.device, "cuda or cuda:N")->capture_default_str();
+  app.add_option("--json", f.json, "Write the JSON report to FILE ('-': stdout instead of the table)");
+  app.add_flag("-q,--quiet", f.quiet, "No table on stdout");
+  app.add_option("--arch", f.arch, "GPU architecture for the build and the compiled baseline (default: asked of nvidia-smi)");
+  app.add_option("--cache-dir", f.cache_dir, "Build cache directory (default: kbcheck's)");
+  app.add_option("--baseline-cache", f.baseline_cache,
+                 "Baseline timing cache (default: $KB_BASELINE_CACHE or ~/.cache/kernelbench-rl/baselines)");
+  app.add_flag("--no-baseline-cache", f.no_baseline_cache, "Time eager and torch.compile again, and do not store them");
+  app.add_flag("--no-verify", f.no_verify, "Skip the correctness seeds (sampled timed calls are still checked)");
+  app.add_flag("--no-compile", f.no_compile, "Do not time torch.compile (no AOTInductor build)");
+  app.add_option("--target-ci", f.target_ci, "Stop when every median's 95% interval is within ± this fraction")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 0.5));
+  app.add_option("--budget-s", f.budget, "... or when the timed rounds took this many seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("--warmup", f.warmup, "Untimed calls of each participant first")->capture_default_str()->check(CLI::Range(0, 1000));
+  app.add_option("--min-rounds", f.min_rounds, "Timed rounds before the stopping rule applies")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 100000));
+  app.add_option("--max-rounds", f.max_rounds, "At most this many timed rounds")->capture_default_str()->check(CLI::Range(3, 1000000));
+  app.add_option("--sample-rate", f.sample_rate, "Chance that a timed call's outputs are checked against the reference")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
+      ->capture_default_str();
+  app.add_option("--python", f.python, "Python with torch, for building the compiled baseline");
+  app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")->capture_default_str();
+  app.set_version_flag("--version", KB_VERSION);
+  try {
+    app.parse(argc, argv);
+    if (f.max_rounds < f.min_rounds) throw kb::UsageError("--max-rounds is below --min-rounds");
+    return run(f);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const kb::UsageError& e) {
+    std::cerr << "kbprof: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "kbprof: internal error: " << e.what() << '\n';
+    return 3;
+  }
+}
