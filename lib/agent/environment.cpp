@@ -10,6 +10,7 @@
 #include "agent/tools.h"
 #include "build/build.h"
 #include "solution/solution.h"
+#include "profile/profile.h"
 #include "verify/verify.h"
 
 #ifdef KB_HAVE_CLANG
@@ -104,13 +105,52 @@ class LibraryEnvironment : public Environment {
     return r;
   }
 
-  StageResult profile(const fs::path&) override {
+  // kbprof's library (lib/profile) on a GPU leased from the pool: verify,
+  // time against eager and torch.compile (baselines from the cache after
+  // the first time), provenance. CPU tasks have nothing to time against.
+  StageResult profile(const fs::path& dir) override {
     StageResult r;
     r.stage = "profile";
-    r.available = false;
-    r.text = "profile is not available yet: kbprof (timing against eager PyTorch and "
-             "torch.compile) does not exist yet, so no timings can be given";
-    r.report = {{"available", false}, {"reason", "kbprof does not exist yet"}};
+    auto start = Clock::now();
+    if (!o_.cuda) {
+      r.available = false;
+      r.text = "profile is not available for a CPU task: kbprof times on a GPU";
+      r.report = {{"available", false}, {"reason", "cpu task"}};
+      return r;
+    }
+    Built b = checkAndBuild(dir);
+    if (b.result.status != Status::Ok) {
+      r.status = b.result.status;
+      r.text = std::string(statusName(r.status)) + ": not profiled, the solution does not pass compile; compile says:\n" +
+               b.result.text;
+      r.report = {{"not_run", "compile did not pass"}, {"compile_status", std::string(statusName(r.status))}};
+      r.seconds = since(start);
+      return r;
+    }
+    std::optional<ResourcePool::Lease> lease;
+    std::string device = "cuda";
+    if (o_.gpu_pool) {
+      lease.emplace(o_.gpu_pool->acquire(o_.task_id + " profile"));
+      device = "cuda:" + lease->slot();
+    }
+    if (lease) r.resources = lease->record();
+    ProfileOptions po;
+    po.device = device;
+    po.arch = o_.arch;
+    po.budget_seconds = o_.profile_budget_seconds;
+    ProfileResult p;
+    try {
+      p = profileSolution(o_.task_dir, b.library, b.result.report.value("solution_hash", ""), po);
+    } catch (const std::exception& e) {
+      p = ProfileResult{};
+      p.status = Status::InfraError;
+      p.message = e.what();
+    }
+    r.status = p.status;
+    r.report = p.toJson();
+    r.report.erase("worker");  // kept short in the trajectory; the status and message say how it ended
+    r.text = renderProfileText(p, 8);
+    r.seconds = since(start);
     return r;
   }
 
@@ -189,7 +229,18 @@ class LibraryEnvironment : public Environment {
       else
         head = "compile_error: a source did not parse (Clang)";
       r.text = head + (text.empty() ? "" : "\n" + text);
-    } else {
+    }
+    std::string static_note = "static check passed (" + std::to_string(s.translation_units) + " parses, no error)";
+#else
+    // The GPU machine has no Clang: the static check is skipped, and said so.
+    r.status = Status::Ok;
+    r.report = {{"solution_hash", sol.hash},
+                {"static", {{"available", false}, {"reason", "built without the Clang checker"}}},
+                {"build", nullptr}};
+    std::string text;
+    std::string static_note = "static check skipped (this build has no Clang checker)";
+#endif
+    if (r.status == Status::Ok) {
       // The build: the host compiler for CPU tasks, nvcc for CUDA ones.
       BuildOptions bo;
       bo.target = o_.cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
@@ -207,8 +258,7 @@ class LibraryEnvironment : public Environment {
       std::string where = o_.cuda ? "for CUDA " + o_.arch + " (nvcc)" : "for the host CPU (C++ compiler)";
       if (br.status == Status::Ok) {
         out.library = br.library;
-        r.text = "ok: static check passed (" + std::to_string(s.translation_units) +
-                 " parses, no error); built " + where + " in " + fmtSeconds(br.build_seconds) +
+        r.text = "ok: " + static_note + "; built " + where + " in " + fmtSeconds(br.build_seconds) +
                  (br.cached ? " (unchanged since an earlier build, from the cache)" : "") +
                  (text.empty() ? "" : "\nwarnings:\n" + text);
       } else if (br.status == Status::InfraError) {
@@ -218,11 +268,6 @@ class LibraryEnvironment : public Environment {
         if (br.diagnostics_truncated) r.text += "\n[compiler output cut after the first errors]";
       }
     }
-#else
-    r.status = Status::InfraError;
-    r.text = "infra_error (not your fault): this kbrollout was built without the Clang checker";
-    r.report = {{"solution_hash", sol.hash}, {"static", {{"available", false}}}, {"build", nullptr}};
-#endif
     r.seconds = since(start);
     if (r.status != Status::InfraError) {  // an infrastructure failure is tried again next time
       std::lock_guard<std::mutex> g(memo_mu_);

@@ -16,7 +16,7 @@ namespace kb::agent {
 
 struct StageResult {
   std::string stage;             // "compile", "verify", "profile"
-  bool available = true;         // false: this stage does not exist yet
+  bool available = true;         // false: this stage cannot run here (profile on a CPU task)
   Status status = Status::InfraError;
   std::string text;              // for the model, short
   Json report = Json::object();  // for the trajectory
@@ -58,11 +58,13 @@ struct EnvironmentOptions {
   size_t shell_output_limit = 64 * 1024;
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
+  double profile_budget_seconds = 5.0;     // timed rounds of one profile (kbprof --budget-s)
 };
 
 // The environment backed by the libraries, in-process (DESIGN.md §2):
 // compile = lib/analyze's static check then lib/build; verify = lib/verify
-// (the build reused from the cache); profile = not available until kbprof.
+// (the build reused from the cache); profile = lib/profile (kbprof) on CUDA
+// tasks, not available on CPU tasks.
 std::unique_ptr<Environment> makeLibraryEnvironment(const EnvironmentOptions& options);
 
 }  // namespace kb::agent

@@ -71,7 +71,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   std::optional<Status> status;
   Json stages = Json::object();
   Json timings = nullptr;
-  bool profile_missing = false;  // correct, but kbprof does not exist yet
+  bool profile_missing = false;  // correct, but nothing to time on (a CPU task)
   if (hash.empty()) {
     status = Status::CompileError;  // no loadable solution (e.g. forward.cpp deleted)
   } else {
@@ -107,8 +107,8 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
     reward["value"] = nullptr;
     reward["excluded"] = "verify_not_available";
   } else if (*status == Status::Ok && profile_missing) {
-    // Correct, but the milestone reward needs timings against eager and
-    // torch.compile, and there is no profiler yet: no reward is made up.
+    // Correct, but the milestone reward needs GPU timings against eager and
+    // torch.compile, which a CPU task does not have: no reward is made up.
     reward["value"] = nullptr;
     reward["excluded"] = "profile_not_available";
     reward["correct"] = true;

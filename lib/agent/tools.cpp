@@ -227,7 +227,9 @@ std::vector<ToolSpec> ToolBox::specs() const {
                "outputs (atol = rtol = 1e-2 unless the task says otherwise).",
                toolSchema({}, {})});
   s.push_back({"profile",
-               "Time solution/ against eager PyTorch and torch.compile on this task's input.",
+               "Verify solution/, then time it against eager PyTorch and torch.compile on this task's "
+               "input (CUDA events, L2 flushed, medians with 95% intervals) and list its kernels by "
+               "time: what to optimise next.",
                toolSchema({}, {})});
   s.push_back({"finish",
                "End the episode. Your solution/ is then checked, verified and timed, and that is "
