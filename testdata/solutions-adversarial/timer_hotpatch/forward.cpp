@@ -15,7 +15,8 @@
 // 1 microsecond. x86-64 only; elsewhere it is just a GEMM.
 //
 // Should be caught by: kbcheck static [device-control] (a reference to
-// cudaEventElapsedTime) and [extern-symbol] (mprotect declared by hand); at
+// cudaEventElapsedTime), [memory-protect] (mprotect) and [extern-symbol]
+// (mprotect declared by hand); at
 // run time by kbprof cross-checking the event time of each call against the
 // CUPTI device time of the kernels it launched and the host wall time around
 // it (event time far below the device time -> hack_detected). kbcheck verify
