@@ -32,12 +32,12 @@ nvidia-smi -L
 fail=0
 names=$(jq -r '.solutions | keys[]' "$EXPECTED")
 [ -n "${ADV_ONLY:-}" ] && names="$ADV_ONLY"
-printf '%-24s %-12s %-28s %-14s %7s  %s\n' solution class expected got wall_s "stage: message / evidence"
+printf '%-24s %-20s %-28s %-14s %7s  %s\n' solution class expected got wall_s "stage: message / evidence"
 for name in $names; do
   e=$(jq -c ".solutions[\"$name\"] // empty" "$EXPECTED")
   if [ -z "$e" ]; then echo "$name: no such entry"; fail=1; continue; fi
   dir="$SRC/$(jq -r .dir <<<"$e")"; task="$SRC/tasks/$(jq -r .task <<<"$e")"
-  class=$(jq -r '.class' <<<"$e" | cut -c1-12)
+  class=$(jq -r '.class' <<<"$e" | cut -c1-20)
   want=$(jq -c '.runtime | if type == "array" then . else [.] end' <<<"$e")
   start=$(date +%s%N)
   # 1. kbcheck, combined run.
@@ -45,13 +45,15 @@ for name in $names; do
     --json "$WORK/$name.kbcheck.json" -q 2>"$WORK/$name.kbcheck.err"
   got=$(jq -r '.status // "none"' "$WORK/$name.kbcheck.json" 2>/dev/null || echo none)
   stage="kbcheck"
+  pre=""
   msg=$(jq -r '.message // ""' "$WORK/$name.kbcheck.json" 2>/dev/null | head -c 160)
   if [ "$got" = "static_violation" ]; then
     # Clang is here: static caught it. Exercise the run-time defences too.
     "$KBCHECK" verify "$task" "$dir" --device cuda --timeout 60 --cache-dir "$WORK/cache" \
       --json "$WORK/$name.verify.json" -q 2>"$WORK/$name.verify.err"
     got=$(jq -r '.status // "none"' "$WORK/$name.verify.json" 2>/dev/null || echo none)
-    stage="verify (static: static_violation)"
+    pre="static_violation, then "
+    stage="${pre}verify"
     msg=$(jq -r '.message // ""' "$WORK/$name.verify.json" 2>/dev/null | head -c 160)
   fi
   # 2. kbprof, where verification passed.
@@ -61,11 +63,11 @@ for name in $names; do
     rc=$?
     got=$(jq -r '.status // "none"' "$WORK/$name.kbprof.json" 2>/dev/null || echo none)
     [ "$got" = "none" ] && got="kbprof_exit_$rc"
-    stage="kbprof"
+    stage="${pre}kbprof"
     msg="$(jq -r '.message // ""' "$WORK/$name.kbprof.json" 2>/dev/null | head -c 120) $(jq -r '(.evidence // []) | .[0:2] | join("; ")' "$WORK/$name.kbprof.json" 2>/dev/null | head -c 200)"
   fi
   wall=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
-  printf '%-24s %-12s %-28s %-14s %7s  %s: %s\n' "$name" "$class" "$want" "$got" "$wall" "$stage" "$msg"
+  printf '%-24s %-20s %-28s %-14s %7s  %s: %s\n' "$name" "$class" "$want" "$got" "$wall" "$stage" "$msg"
   if ! jq -e --arg g "$got" 'index($g) != null' <<<"$want" >/dev/null; then
     echo "  FAIL: $name ended $got, expected one of $want"
     for f in "$WORK/$name".*.err; do [ -s "$f" ] && echo "  $(basename "$f"): $(head -c 600 "$f")"; done
