@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on bundled data: set up, build, then statically check every
-# bundled solution (the legitimate examples in testdata/solutions and the
-# adversarial cases in tests/analyze/cases) and print a report.
+# bundled solution (the legitimate examples in testdata/solutions and
+# testdata/solutions-fast, the adversarial cases in tests/analyze/cases and
+# the hack-class solutions in testdata/solutions-adversarial) and print a
+# report.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 
@@ -13,7 +15,8 @@ mkdir -p "$OUT"
 
 printf '\n%-44s %-17s %6s %8s %9s %s\n' "solution" "status" "errors" "kernels" "launches" "library calls / first finding"
 printf '%s\n' "$(printf '%.0s-' {1..120})"
-for dir in "$KB_ROOT"/testdata/solutions/*/ "$KB_ROOT"/tests/analyze/cases/*/; do
+for dir in "$KB_ROOT"/testdata/solutions/*/ "$KB_ROOT"/testdata/solutions-fast/*/ \
+           "$KB_ROOT"/tests/analyze/cases/*/ "$KB_ROOT"/testdata/solutions-adversarial/*/; do
   name="${dir#"$KB_ROOT"/}"
   name="${name%/}"
   report="$OUT/$(echo "$name" | tr '/' '_').json"

@@ -27,6 +27,7 @@ const std::vector<RuleInfo>& allRules() {
       {"dynamic-loading", "No dlopen/dlsym or driver entry-point lookups: they bypass every static rule."},
       {"environment", "No reading or changing the environment."},
       {"raw-syscall", "No raw system calls or host inline assembly."},
+      {"memory-protect", "No changing memory protection: patching loaded code (the timer, the harness) bypasses every rule."},
       {"device-control", "No device, context or timer-event control: the harness owns them."},
       {"raw-alloc", "No raw device allocation: use ctx.output(), ctx.scratch(), ctx.create_state()."},
       {"interpose", "No definitions that stand in for CUDA, library or libc symbols, no load-time code."},
@@ -51,7 +52,7 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   if (on("torch-api")) rules.push_back(std::make_unique<TorchApiRule>("torch-api", ctx));
   if (on("extern-symbol")) rules.push_back(std::make_unique<ExternSymbolRule>("extern-symbol", ctx));
   for (const char* id : {"stream-create", "process", "file-io", "network", "dynamic-loading",
-                         "environment", "device-control", "raw-alloc"})
+                         "environment", "device-control", "raw-alloc", "memory-protect"})
     if (on(id)) rules.push_back(std::make_unique<BannedApiRule>(id, ctx, banned(id)));
   if (on("host-thread"))
     rules.push_back(std::make_unique<HostThreadRule>("host-thread", ctx, banned("host-thread")));

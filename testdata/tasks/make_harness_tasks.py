@@ -4,12 +4,15 @@ A stop-gap until `kbsynth export` writes bundles: it follows the format that
 lib/task/bundle.cpp reads (format_version 1, a "spec" input generator) and
 captures reference.pt with torch.jit.script. Run with the venv's python:
 
-    python testdata/tasks/make_harness_tasks.py
+    python testdata/tasks/make_harness_tasks.py [NAME...]
+
+With names, only those bundles are (re)written.
 """
 import hashlib
 import importlib.util
 import json
 import os
+import sys
 import textwrap
 
 import torch
@@ -73,6 +76,64 @@ TASKS = {
                 dict(kind="float", value=2.5)],
         seeds=[0, 1],
     ),
+    "matmul_2048": dict(
+        source='''
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """C = A @ B for square fp32 matrices: a GEMM large enough to time
+            (about 17 GFLOP, hundreds of microseconds on an H200)."""
+
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, a, b):
+                return torch.matmul(a, b)
+
+
+        def get_inputs():
+            return [torch.randn(2048, 2048), torch.randn(2048, 2048)]
+
+
+        def get_init_inputs():
+            return []
+        ''',
+        inputs=[dict(kind="tensor", dtype="float32", shape=[2048, 2048], distribution="normal",
+                     params=dict(mean=0.0, std=1.0)),
+                dict(kind="tensor", dtype="float32", shape=[2048, 2048], distribution="normal",
+                     params=dict(mean=0.0, std=1.0))],
+        seeds=[0, 1, 2],
+    ),
+    "silu_large": dict(
+        source='''
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """y = x * sigmoid(x) over 32M fp32 elements: memory bound, about
+            60 microseconds at an H200's bandwidth."""
+
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, x):
+                return torch.nn.functional.silu(x)
+
+
+        def get_inputs():
+            return [torch.randn(8192, 4096)]
+
+
+        def get_init_inputs():
+            return []
+        ''',
+        inputs=[dict(kind="tensor", dtype="float32", shape=[8192, 4096], distribution="normal",
+                     params=dict(mean=0.0, std=1.0))],
+        seeds=[0, 1, 2],
+    ),
 }
 
 
@@ -82,7 +143,13 @@ def sha(path):
 
 
 def main():
+    only = set(sys.argv[1:])
+    unknown = only - set(TASKS)
+    if unknown:
+        sys.exit("unknown task(s): " + ", ".join(sorted(unknown)))
     for name, t in TASKS.items():
+        if only and name not in only:
+            continue
         d = os.path.join(HERE, name)
         os.makedirs(d, exist_ok=True)
         src = textwrap.dedent(t["source"]).lstrip()

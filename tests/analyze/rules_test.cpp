@@ -137,7 +137,7 @@ TEST(StaticRulesCorpus, EveryRuleHasAViolatingCase) {
     for (const auto& [file, line, rule] : expectations(sourceRoot() / c)) covered.insert(rule);
   const std::set<std::string> rules = {"torch-api", "extern-symbol", "stream-create", "launch-stream",
                                        "host-thread", "process", "file-io", "network", "dynamic-loading",
-                                       "environment", "raw-syscall", "device-control", "raw-alloc",
+                                       "environment", "raw-syscall", "memory-protect", "device-control", "raw-alloc",
                                        "interpose", "mutable-global", "library-api", "device-library",
                                        "include", "symlink", "compiler-conditional"};
   for (const auto& rule : rules) EXPECT_TRUE(covered.count(rule)) << "no violating case for " << rule;

@@ -18,6 +18,7 @@ struct Workspace {
   int system(int x) const { return x * 2; }
   int read(int x) const { return x; }
   int getenv(int x) const { return x; }
+  int mprotect(int x) const { return x; }  // a member, not ::mprotect
 };
 
 int cudaStyleHelper(int x) { return x; }  // C++ linkage: no C symbol is replaced
@@ -25,7 +26,7 @@ int fork_join_tiles(int n) { return n / 2; }
 
 KB_FORWARD(ctx) {
   Workspace w;
-  int thread = w.open(1) + w.system(2) + w.read(3) + w.getenv(4);
+  int thread = w.open(1) + w.system(2) + w.read(3) + w.getenv(4) + w.mprotect(0);
   thread += ops::at::relu(-1) + cudaStyleHelper(1) + fork_join_tiles(4);
   kb::Tensor x = ctx.input(0);
   kb::Tensor y = ctx.output(0, {x.size(0)});

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# gpu suite, the run-time half of the adversarial suite: every solution of
+# testdata/solutions-adversarial/expected.json (one per hack class of
+# DESIGN.md §5, and the legitimate fast solutions) through
+#   kbcheck TASK SOL --device cuda          (static where built with Clang, build, verify)
+# and, when that ends ok, through
+#   kbprof TASK SOL --device cuda           (timing with CUPTI provenance)
+# The final status must be one of the entry's `runtime` statuses. Where
+# kbcheck has Clang, static catches many hacks first; then verify is run on
+# its own too, so that the run-time defences are still exercised.
+# Prints a table and fails on any mismatch.
+# Skips (exit 77) without a GPU or without a CUDA-enabled kbcheck-worker.
+# Usage: adversarial_gpu_test.sh KBCHECK KBPROF|none TORCH_CUDA(true|false) WORKDIR
+# Environment: ADV_ONLY="name ..." runs only those entries.
+set -uo pipefail
+KBCHECK="$1"; KBPROF="$2"; TORCH_CUDA="$3"; WORK="$4"
+if [ ! -e /dev/nvidiactl ] || ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "no GPU: skipped"; exit 77
+fi
+if [ "$TORCH_CUDA" != "true" ]; then
+  echo "kbcheck-worker was built without -Dtorch_cuda=true: skipped"; exit 77
+fi
+command -v jq >/dev/null || { echo "jq not found"; exit 1; }
+SRC="${KB_SOURCE_ROOT:?}/testdata"
+EXPECTED="$SRC/solutions-adversarial/expected.json"
+if [ "$KBPROF" = "none" ] || [ ! -x "$KBPROF" ]; then
+  echo "NOTE: kbprof not built: kbprof steps skipped; entries that only kbprof can catch will mismatch"
+  KBPROF=""
+fi
+rm -rf "$WORK"; mkdir -p "$WORK"
+nvidia-smi -L
+fail=0
+names=$(jq -r '.solutions | keys[]' "$EXPECTED")
+[ -n "${ADV_ONLY:-}" ] && names="$ADV_ONLY"
+printf '%-24s %-20s %-28s %-14s %7s  %s\n' solution class expected got wall_s "stage: message / evidence"
+for name in $names; do
+  e=$(jq -c ".solutions[\"$name\"] // empty" "$EXPECTED")
+  if [ -z "$e" ]; then echo "$name: no such entry"; fail=1; continue; fi
+  dir="$SRC/$(jq -r .dir <<<"$e")"; task="$SRC/tasks/$(jq -r .task <<<"$e")"
+  class=$(jq -r '.class' <<<"$e" | cut -c1-20)
+  want=$(jq -c '.runtime | if type == "array" then . else [.] end' <<<"$e")
+  start=$(date +%s%N)
+  # 1. kbcheck, combined run.
+  "$KBCHECK" "$task" "$dir" --device cuda --timeout 60 --cache-dir "$WORK/cache" \
+    --json "$WORK/$name.kbcheck.json" -q 2>"$WORK/$name.kbcheck.err"
+  got=$(jq -r '.status // "none"' "$WORK/$name.kbcheck.json" 2>/dev/null || echo none)
+  stage="kbcheck"
+  pre=""
+  msg=$(jq -r '.message // ""' "$WORK/$name.kbcheck.json" 2>/dev/null | head -c 160)
+  if [ "$got" = "static_violation" ]; then
+    # Clang is here: static caught it. Exercise the run-time defences too.
+    "$KBCHECK" verify "$task" "$dir" --device cuda --timeout 60 --cache-dir "$WORK/cache" \
+      --json "$WORK/$name.verify.json" -q 2>"$WORK/$name.verify.err"
+    got=$(jq -r '.status // "none"' "$WORK/$name.verify.json" 2>/dev/null || echo none)
+    pre="static_violation, then "
+    stage="${pre}verify"
+    msg=$(jq -r '.message // ""' "$WORK/$name.verify.json" 2>/dev/null | head -c 160)
+  fi
+  # 2. kbprof, where verification passed.
+  if [ "$got" = "ok" ] && [ -n "$KBPROF" ]; then
+    "$KBPROF" "$task" "$dir" --device cuda --cache-dir "$WORK/cache" \
+      --json "$WORK/$name.kbprof.json" -q 2>"$WORK/$name.kbprof.err"
+    rc=$?
+    got=$(jq -r '.status // "none"' "$WORK/$name.kbprof.json" 2>/dev/null || echo none)
+    [ "$got" = "none" ] && got="kbprof_exit_$rc"
+    stage="${pre}kbprof"
+    msg="$(jq -r '.message // ""' "$WORK/$name.kbprof.json" 2>/dev/null | head -c 120) $(jq -r '(.evidence // []) | .[0:2] | join("; ")' "$WORK/$name.kbprof.json" 2>/dev/null | head -c 200)"
+  fi
+  wall=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+  printf '%-24s %-20s %-28s %-14s %7s  %s: %s\n' "$name" "$class" "$want" "$got" "$wall" "$stage" "$msg"
+  if ! jq -e --arg g "$got" 'index($g) != null' <<<"$want" >/dev/null; then
+    echo "  FAIL: $name ended $got, expected one of $want"
+    for f in "$WORK/$name".*.err; do [ -s "$f" ] && echo "  $(basename "$f"): $(head -c 600 "$f")"; done
+    fail=1
+  fi
+done
+exit $fail
