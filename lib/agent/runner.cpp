@@ -16,8 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-TaskRef taskAt(const fs::path& dir) {
+TaskRef taskAt(const fs::path& dir, bool default_cuda) {
   TaskRef t;
+  t.cuda = default_cuda;
   t.dir = fs::absolute(dir).lexically_normal();
   if (t.dir.filename().empty()) t.dir = t.dir.parent_path();
   t.id = t.dir.filename().string();
@@ -31,15 +32,15 @@ TaskRef taskAt(const fs::path& dir) {
 
 }  // namespace
 
-std::vector<TaskRef> findTasks(const fs::path& path) {
+std::vector<TaskRef> findTasks(const fs::path& path, bool default_cuda) {
   if (!fs::is_directory(path)) throw UsageError("no such task directory: " + path.string());
-  if (fs::is_regular_file(path / "model.py")) return {taskAt(path)};
+  if (fs::is_regular_file(path / "model.py")) return {taskAt(path, default_cuda)};
   std::vector<TaskRef> out;
   std::vector<fs::path> dirs;
   for (const auto& e : fs::recursive_directory_iterator(path))
     if (e.is_regular_file() && e.path().filename() == "model.py") dirs.push_back(e.path().parent_path());
   std::sort(dirs.begin(), dirs.end());
-  for (const fs::path& d : dirs) out.push_back(taskAt(d));
+  for (const fs::path& d : dirs) out.push_back(taskAt(d, default_cuda));
   if (out.empty()) throw UsageError("no task (a directory with model.py) under " + path.string());
   return out;
 }

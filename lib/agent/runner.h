@@ -22,9 +22,10 @@ struct TaskRef {
   bool cuda = false;           // task.json "device" == "cuda" (default: CPU unless told)
 };
 
-// A task directory (with model.py), or a directory of them. Throws
-// kb::UsageError when none is found.
-std::vector<TaskRef> findTasks(const std::filesystem::path& path);
+// A task directory (with model.py), or a directory of them. A task runs on
+// CUDA when its task.json says "device": "cuda", on the CPU when it says
+// "cpu", else as `default_cuda` says. Throws kb::UsageError when none is found.
+std::vector<TaskRef> findTasks(const std::filesystem::path& path, bool default_cuda = false);
 
 struct RunOptions {
   std::vector<TaskRef> tasks;

@@ -58,7 +58,10 @@ for name in $names; do
   fi
   # 2. kbprof, where verification passed.
   if [ "$got" = "ok" ] && [ -n "$KBPROF" ]; then
-    "$KBPROF" "$task" "$dir" --device cuda --cache-dir "$WORK/cache" \
+    # No torch.compile baseline (an AOTInductor build per task, ~1 min each, is
+    # irrelevant to catching a hack); KB_ADV_KBPROF_ARGS overrides.
+    # shellcheck disable=SC2086
+    "$KBPROF" "$task" "$dir" --device cuda --cache-dir "$WORK/cache" ${KB_ADV_KBPROF_ARGS:---no-compile --budget-s 2} \
       --json "$WORK/$name.kbprof.json" -q 2>"$WORK/$name.kbprof.err"
     rc=$?
     got=$(jq -r '.status // "none"' "$WORK/$name.kbprof.json" 2>/dev/null || echo none)

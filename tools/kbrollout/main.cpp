@@ -26,6 +26,7 @@ void onSignal(int) { requestStop(); }
 struct Flags {
   std::string tasks, out, work_dir, policy_url, model, api_key_env = "OPENAI_API_KEY", extra_body;
   std::string guide, gpus, reward_scheme = "milestone";
+  std::string device = "auto";
   int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
   int64_t context_tokens = 131072, seed = -1;
   double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
@@ -61,6 +62,11 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_flag("--vllm-token-ids", f.vllm_token_ids,
                 "ask vLLM for token ids (return_token_ids, return_tokens_as_token_ids)");
   app->add_flag("--no-logprobs", f.no_logprobs, "do not ask for log-probabilities");
+  app->add_option("--device", f.device,
+                  "Where tasks without a \"device\" in task.json run: cuda, cpu, or auto (cuda when this "
+                  "machine has an NVIDIA GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   app->add_option("--gpus", f.gpus, "GPU ordinals for verify/profile jobs, e.g. 0,1,2,3 (default $KB_GPUS or 0)");
   app->add_option("--cpu-workers", f.cpu_workers, "concurrent compile jobs (default: cores)");
   app->add_option("--guide", f.guide, "the instruction document (default docs/agent-guide.md)");
@@ -97,7 +103,8 @@ Json resultOf(const Json& t) {
 
 int run(Flags& f, bool eval) {
   RunOptions o;
-  o.tasks = findTasks(f.tasks);
+  bool cuda = f.device == "cuda" || (f.device == "auto" && std::filesystem::exists("/dev/nvidiactl"));
+  o.tasks = findTasks(f.tasks, cuda);
   o.samples = eval && f.samples < 1 ? 1 : f.samples;
   o.parallel = f.parallel;
   fs::path out_dir;
