@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace kb {
@@ -165,6 +166,40 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
                                 (lib == "cublas" ? "no GEMM in the reference" : "no convolution in the reference") + ")");
     else
       add("foreign-kernel", describe(a) + ": not defined by the solution's library nor by an allowed library");
+  }
+  // skipped-work: the kernels every verified call launched (the warm-up
+  // calls' when nothing was verified) must appear in every timed call.
+  std::map<int64_t, std::set<std::string>> launched;
+  for (const auto& a : activities)
+    if (a.owner >= 0 && a.kind == ActivityKind::Kernel) launched[a.owner].insert(a.name);
+  for (const char* reference_kind : {"seed", "warmup"}) {
+    std::optional<std::set<std::string>> common;
+    for (const auto& c : calls) {
+      if (c.kind != reference_kind) continue;
+      const auto& k = launched[c.index];
+      if (!common) {
+        common = k;
+      } else {
+        std::set<std::string> both;
+        for (const auto& n : *common)
+          if (k.count(n)) both.insert(n);
+        common = both;
+      }
+    }
+    if (!common) continue;
+    for (const auto& c : calls) {
+      if (c.kind != "timed") continue;
+      for (const auto& n : *common)
+        if (!launched[c.index].count(n)) {
+          std::string name = demangle(n);
+          if (name.size() > 160) name = name.substr(0, 157) + "...";
+          add("skipped-work", "timed call " + std::to_string(c.index) + " did not launch " + name +
+                                  ", which every " + (std::string(reference_kind) == "seed" ? "verified" : "warm-up") +
+                                  " call launched (a result replayed instead of computed?)");
+          break;
+        }
+    }
+    break;
   }
   for (const auto& [rule, n] : count)
     if (n > max_findings)

@@ -19,6 +19,9 @@
 //                    stream (work that escaped the timer)
 //   unowned-work     work no call and not the harness launched: another host
 //                    thread (or a callback) that the solution started
+//   skipped-work     a timed call that did not launch a kernel every verified
+//                    ("seed") call launched: a result replayed from a cache
+//                    (keyed by pointer or content) instead of computed
 #pragma once
 
 #include <cstdint>
@@ -55,6 +58,7 @@ struct Activity {
 struct CallWindow {
   int64_t index = 0;
   uint64_t marker_start_ns = 0;  // the end-of-call marker on the launch stream (0: unknown)
+  std::string kind;              // "init", "seed" (verified), "warmup", "timed"
 };
 
 struct ProvenancePolicy {

@@ -344,7 +344,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   for (const auto& a : tj.value("activities", Json::array())) activities.push_back(Activity::fromJson(a));
   std::vector<CallWindow> calls;
   for (const auto& c : tj.value("calls", Json::array()))
-    calls.push_back({c.at(0).get<int64_t>(), c.at(2).get<uint64_t>()});
+    calls.push_back({c.at(0).get<int64_t>(), c.at(2).get<uint64_t>(), c.at(1).get<std::string>()});
   ProvenancePolicy policy;
   policy.own_kernels = symbols.defined_functions;
   allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);

@@ -167,3 +167,37 @@ TEST(Provenance, AnonymousNamespaceKernelsMatchTheirStub) {
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+// A cache that replays its result with one copy on a hit: the timed call
+// launches none of the GEMM kernel the verified calls launched.
+TEST(Provenance, SkippedWorkIsAReplay) {
+  ProvenancePolicy p;
+  p.own_kernels = {"_Z5sgemmPKfS0_Pfiii", "_Z4tailPf"};
+  Activity copy;
+  copy.kind = ActivityKind::Memcpy;
+  copy.name = "DtoD";
+  copy.stream = 7;
+  copy.owner = 3;
+  std::vector<Activity> acts = {kernel("_Z5sgemmPKfS0_Pfiii", 7, 0), kernel("_Z4tailPf", 7, 0),
+                                kernel("_Z5sgemmPKfS0_Pfiii", 7, 1),  // seed 1 without tail: not common
+                                kernel("_Z5sgemmPKfS0_Pfiii", 7, 2),  // timed call 2 computes
+                                copy};                                 // timed call 3 replays
+  std::vector<CallWindow> calls = {{0, 0, "seed"}, {1, 0, "seed"}, {2, 0, "timed"}, {3, 0, "timed"}};
+  ProvenanceReport r = checkProvenance(acts, calls, 7, p);
+  ASSERT_EQ(rules(r), std::vector<std::string>{"skipped-work"});
+  EXPECT_NE(r.findings[0].evidence.find("timed call 3 did not launch sgemm(float const*, float const*, float*, int, int, int)"),
+            std::string::npos)
+      << r.findings[0].evidence;
+  // Without verified calls, the warm-up calls are the reference.
+  calls = {{0, 0, "warmup"}, {1, 0, "warmup"}, {2, 0, "timed"}, {3, 0, "timed"}};
+  EXPECT_EQ(rules(checkProvenance(acts, calls, 7, p)), std::vector<std::string>{"skipped-work"});
+  // Every timed call computing: clean.
+  acts.back() = kernel("_Z5sgemmPKfS0_Pfiii", 7, 3);
+  EXPECT_TRUE(checkProvenance(acts, calls, 7, p).ok());
+}
+
+}  // namespace
+}  // namespace kb
