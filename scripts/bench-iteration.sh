@@ -8,7 +8,8 @@
 #
 #   bash scripts/bench-iteration.sh TASK SOLUTION_DIR [ITERATIONS=3]
 #
-# Environment: KBPROF, KBCHECK (default: build/tools/...).
+# Environment: KBPROF, KBCHECK (default: build/tools/...); KB_BENCH_ARGS: more
+# kbprof flags for every run (e.g. --no-compile for a task without a compiled baseline).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TASK="$1"; SOL="$2"; N="${3:-3}"
@@ -23,7 +24,7 @@ have_static=0
 "$KBCHECK" static --help >/dev/null 2>&1 && have_static=1
 
 # Baselines into the cache first (not part of an iteration).
-"$KBPROF" "$TASK" -q --json "$WORK/baseline.json" || { echo "baseline run failed"; jq -c '{status,message}' "$WORK/baseline.json"; exit 1; }
+"$KBPROF" "$TASK" ${KB_BENCH_ARGS:-} -q --json "$WORK/baseline.json" || { echo "baseline run failed"; jq -c '{status,message}' "$WORK/baseline.json"; exit 1; }
 echo "baselines: eager $(jq .timings.eager.median_ms "$WORK/baseline.json") ms, compile $(jq .timings.compile.median_ms "$WORK/baseline.json") ms ($(jq -r .gpu "$WORK/baseline.json"))"
 
 printf '%-4s %9s %9s %9s %9s %9s %9s  %s\n' iter static_s build_s worker_s ref_s kbprof_s total_s status
@@ -39,7 +40,7 @@ for i in $(seq 1 "$N"); do
     static_s=$(sub "$(now)" "$t0")
   fi
   t1=$(now)
-  "$KBPROF" "$TASK" "$cand" -q --json "$WORK/prof-$i.json"
+  "$KBPROF" "$TASK" "$cand" ${KB_BENCH_ARGS:-} -q --json "$WORK/prof-$i.json"
   prof_s=$(sub "$(now)" "$t1")
   total=$(add "$static_s" "$prof_s")
   totals+=("$total")

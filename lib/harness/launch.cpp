@@ -247,7 +247,7 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
   spec.result_file = result_file;
   spec.result_limit = limits.result_limit;
   run.process = runProcess(spec);
-  run.records = readRecords(result_file, &run.protocol_problem);
+  run.records = readRecords(result_file, &run.protocol_problem, /*headers_only=*/true);
   if (run.process.result_truncated && run.protocol_problem.empty())
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
   classify(run, limits);

@@ -236,6 +236,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     double target = opts_.value("target_ci", 0.01);
     double budget = opts_.value("budget_seconds", 5.0);
     double sample_rate = opts_.value("sample_rate", 0.25);
+    std::size_t max_samples = opts_.value("max_samples", std::size_t{2});
     std::mt19937_64 rng(opts_.value("sample_secret", uint64_t{0x5eed}));
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     std::vector<bool> value_sampled(values_.size(), false);
@@ -295,7 +296,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       output_bytes_ = 0;
       for (const auto& o : c->outputs)
         if (o.defined()) output_bytes_ += o.nbytes();
-      if (!value_sampled[value] && uniform(rng) < sample_rate) {
+      if (!value_sampled[value] && sampled_.size() < max_samples && uniform(rng) < sample_rate) {
         value_sampled[value] = true;
         Json rec;
         rec["type"] = "seed";

@@ -69,7 +69,7 @@ bool writeRecord(int fd, const Json& header, const std::string& payload) {
          writeAll(fd, &pl, 8) && writeAll(fd, payload.data(), payload.size());
 }
 
-std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem) {
+std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem, bool headers_only) {
   std::vector<WireRecord> out;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -108,8 +108,12 @@ std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::stri
       return out;
     }
     WireRecord r;
-    r.payload.resize(pl);
-    in.read(r.payload.data(), static_cast<std::streamsize>(pl));
+    if (headers_only) {
+      in.seekg(static_cast<std::streamoff>(pl), std::ios::cur);
+    } else {
+      r.payload.resize(pl);
+      in.read(r.payload.data(), static_cast<std::streamsize>(pl));
+    }
     pos += pl;
     try {
       r.header = Json::parse(h);

@@ -45,8 +45,11 @@ std::string dtypeName(int32_t dtype);
 bool writeRecord(int fd, const Json& header, const std::string& payload);
 
 // Parses the records in `path`. Stops at the first malformed one and says so
-// in `*problem` (records before it are returned).
-std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem);
+// in `*problem` (records before it are returned). `headers_only` skips the
+// payloads (left empty): the parent, which never looks at tensors, does not
+// read the gigabytes a large task's outputs and inputs take.
+std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem,
+                                    bool headers_only = false);
 
 // The header entry describing a tensor whose bytes follow in the payload.
 Json tensorHeader(const WireTensor& t);

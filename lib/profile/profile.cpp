@@ -258,6 +258,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   profile["target_ci"] = o.target_ci;
   profile["budget_seconds"] = o.budget_seconds;
   profile["sample_rate"] = library.empty() ? 0.0 : o.sample_rate;
+  profile["max_samples"] = o.max_samples;
   profile["sample_secret"] = rng() >> 1;
 
   WorkerRequest req;

@@ -46,7 +46,8 @@ struct ProfileOptions {
   int min_rounds = 10;
   int max_rounds = 2000;
   double sample_rate = 0.25;           // chance that a timed call's outputs are checked
-  int pool_values = 8;                 // distinct input value sets the candidate rotates through
+  int max_samples = 2;                 // ... at most this many per profile
+  int pool_values = 4;                 // distinct input value sets the candidate rotates through
   double plausibility_slack = 0.8;
   WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;

@@ -18,7 +18,7 @@ struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25;
-  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10;
+  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, max_samples = 2;
 };
 
 int exitCode(kb::Status s) {
@@ -81,6 +81,7 @@ int profile(const Flags& f, const std::string& device, const std::string& arch, 
   o.min_rounds = f.min_rounds;
   o.max_rounds = f.max_rounds;
   o.sample_rate = f.sample_rate;
+  o.max_samples = f.max_samples;
   o.limits.wall_seconds = f.timeout;
   o.limits.cpu_seconds = static_cast<uint64_t>(f.timeout) * 2 + 1;
   o.python = f.python;
@@ -150,6 +151,9 @@ int main(int argc, char** argv) {
   app.add_option("--sample-rate", f.sample_rate, "Chance that a timed call's outputs are checked against the reference")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-samples", f.max_samples, "At most this many timed calls checked (each costs a reference run)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
       ->capture_default_str();
   app.add_option("--python", f.python, "Python with torch, for building the compiled baseline");
