@@ -18,6 +18,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "harness/dtype.h"
 #include "kb/solution.h"
@@ -36,11 +37,6 @@ namespace {
 constexpr int kResultFd = 3;
 constexpr int kMaxOutputs = 64;
 constexpr std::size_t kMaxMessage = 2048;
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 enum class Phase { Init, Forward };
 

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "task/scripts.h"
@@ -26,10 +27,6 @@ namespace fs = std::filesystem;
 namespace kb::synth {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string pad5(int64_t i) {
   char b[32];
@@ -393,7 +390,8 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
 
 // Seconds a task may take in its worker: --task-timeout, else
 // $KB_SYNTH_TASK_TIMEOUT, else 600. The script stops itself at that (SIGALRM,
-// between Python steps); the driver kills the worker 30 s later.
+// between Python steps); the driver kills the worker as much again later
+// (at most 30 s).
 double taskTimeout(const FilterOptions& o) {
   if (o.task_timeout > 0) return o.task_timeout;
   if (const char* e = std::getenv("KB_SYNTH_TASK_TIMEOUT"); e && std::atof(e) > 0) return std::atof(e);
@@ -498,7 +496,7 @@ void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::st
         enum { done, died, timed_out, interrupted } outcome = died;
         std::string line;
         while (sent) {
-          double left = std::min(task_limit + 30 - since(t0), st.timeLeft());
+          double left = std::min(task_limit + std::min(30.0, task_limit) - since(t0), st.timeLeft());
           auto r = w->readLine(line, left);
           if (r == ScriptWorker::Read::eof) break;
           if (r == ScriptWorker::Read::timeout) {
