@@ -36,13 +36,24 @@ fs::path scriptsDir() {
   return fs::path(KB_SOURCE_ROOT) / "scripts";
 }
 
+namespace {
+
+// {python, scripts/<script>, args...}; throws when the script is missing.
+std::vector<std::string> scriptArgv(const std::string& python, const std::string& script,
+                                    const std::vector<std::string>& args) {
+  fs::path path = scriptsDir() / script;
+  if (!fs::exists(path)) throw Error("missing helper script " + path.string() + " (set KB_SCRIPTS_DIR)");
+  std::vector<std::string> argv = {python, path.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
 ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
                        const std::function<void(const Json&)>& on_line) {
-  fs::path path = scriptsDir() / script;
-  if (!fs::exists(path)) throw Error("missing helper script " + path.string() + " (set KB_SCRIPTS_DIR)");
-  std::vector<std::string> argv_s = {python, path.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> argv_s = scriptArgv(python, script, args);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -90,10 +101,7 @@ ScriptResult runScript(const std::string& python, const std::string& script,
 
 ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
                            const std::vector<std::string>& args) {
-  fs::path path = scriptsDir() / script;
-  if (!fs::exists(path)) throw Error("missing helper script " + path.string() + " (set KB_SCRIPTS_DIR)");
-  std::vector<std::string> argv_s = {python, path.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> argv_s = scriptArgv(python, script, args);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
