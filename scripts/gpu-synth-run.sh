@@ -142,7 +142,8 @@ step_run() {
   echo "=== run: $N tasks, seed $SEED, $JOBS filter workers, work $WORK"
   [ -x "$KBSYNTH" ] || { echo "no $KBSYNTH: run the build step first"; return 1; }
   "$KB_PYTHON" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no CUDA')" || return 1
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
+  mkdir -p "$(dirname "$WORK")"
   restore || return 1
   refs=(--reference "$ROOT/testdata/tasks-src")
   [ -n "${KB_KERNELBENCH:-}" ] && refs+=(--reference "$KB_KERNELBENCH")

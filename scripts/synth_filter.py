@@ -455,7 +455,7 @@ def main():
     refs = synth_ast.ReferenceSet(a.reference) if "decontam" in stages and a.reference else None
     ctx = {"device": device, "init_seed": a.init_seed, "refs": refs, "max_similarity": a.max_similarity,
            "min_ms": a.min_ms, "max_ms": a.max_ms, "timeout": a.timeout,
-           "lock": GpuLock(a.gpu_lock if device.type == "cuda" else "", device)}
+           "lock": GpuLock(a.gpu_lock, device)}
     signal.signal(signal.SIGALRM, _alarm)
     kbtask.emit({"hello": {"pid": os.getpid(), "torch": kbtask.torch_version(), "device": str(device),
                            "startup_s": round(time.time() - _T0, 3)}})
