@@ -357,10 +357,13 @@ _CHUNK = 1 << 24  # elements compared at a time (bounded memory for GB-sized out
 
 
 def _chunks(x, y):
+    """Matching float64 chunks of x and y, on x's device: comparing two
+    GB-sized CUDA outputs stays on the GPU (copying them to the host and
+    converting there took ~17 s a task with 12 workers on the H200)."""
     x = x.detach().reshape(-1)
     y = y.detach().reshape(-1)
     for i in range(0, x.numel(), _CHUNK):
-        yield x[i:i + _CHUNK].cpu().double(), y[i:i + _CHUNK].cpu().double()
+        yield x[i:i + _CHUNK].double(), y[i:i + _CHUNK].to(x.device).double()
 
 
 def max_abs_diff(a, b):

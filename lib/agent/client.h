@@ -1,29 +1,20 @@
-// An OpenAI-compatible chat-completions client over libcurl: tool (function)
-// calling, sampling parameters, a timeout per request, retries with
-// exponential back-off on 429, 5xx, transport errors and unreadable bodies,
-// and the token ids and log-probabilities that vLLM and SGLang can return.
-// docs/kbrollout.md ("Policy endpoint") lists what is sent and read.
+// The agent's policy endpoint: an OpenAI-compatible chat-completions server
+// (lib/chat does the HTTP, retries and parsing), with tool (function)
+// calling, sampling parameters, and the token ids and log-probabilities that
+// vLLM and SGLang can return. docs/kbrollout.md ("Policy endpoint") lists
+// what is sent and read.
 #pragma once
 
 #include <string>
 
 #include "agent/policy.h"
+#include "chat/client.h"
 
 namespace kb::agent {
 
-struct ClientConfig {
-  std::string base_url;  // e.g. http://127.0.0.1:8000/v1 (".../chat/completions" is appended)
-  std::string model;
-  std::string api_key;   // sent as "Authorization: Bearer"; empty: no header
-  double timeout_seconds = 600.0;        // one request, connect to last byte
-  double connect_timeout_seconds = 10.0;
-  int max_attempts = 6;                  // requests per response, first included
-  double backoff_initial_seconds = 1.0;  // doubled after each failure ...
-  double backoff_max_seconds = 60.0;     // ... up to this, with +-25% jitter
-  // Merged into every request body last (e.g. {"return_token_ids": true} for
-  // vLLM, {"chat_template_kwargs": {...}}); may override any field.
-  Json extra_body = Json::object();
-};
+// timeout_seconds, connect_timeout_seconds, max_attempts, backoff_* and
+// extra_body as lib/chat documents them.
+using ClientConfig = chat::Config;
 
 // Fills the unset fields from the environment: base URL from OPENAI_BASE_URL
 // (else KB_POLICY_URL), key from OPENAI_API_KEY, model from KB_MODEL (else

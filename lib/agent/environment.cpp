@@ -9,6 +9,7 @@
 #include "agent/shell.h"
 #include "agent/tools.h"
 #include "build/build.h"
+#include "core/clock.h"
 #include "solution/solution.h"
 #include "profile/profile.h"
 #include "verify/verify.h"
@@ -22,9 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string fmtSeconds(double s) {
   char buf[32];

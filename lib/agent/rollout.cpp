@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/trajectory.h"
+#include "core/clock.h"
 #include "kb_config.h"
 #include "reward/reward.h"
 #include "solution/solution.h"
@@ -15,9 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string readText(const fs::path& p) {
   std::ifstream in(p);

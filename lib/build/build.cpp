@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "build/nvrtc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "kb_config.h"
@@ -24,12 +25,7 @@ namespace fs = std::filesystem;
 namespace kb {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr const char* kKeyVersion = "kb-build-v1";
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string readFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

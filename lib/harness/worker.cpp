@@ -18,6 +18,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "harness/dtype.h"
 #include "kb/solution.h"

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include "core/clock.h"
 #include "core/json.h"
 #include "harness/worker.h"
 #include "kb/solution.h"
@@ -22,11 +23,6 @@ namespace kb {
 constexpr int kResultFd = 3;
 constexpr int kMaxOutputs = 64;
 constexpr std::size_t kMaxMessage = 2048;
-
-using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 enum class Phase { Init, Forward };
 

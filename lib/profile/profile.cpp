@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "measure/baseline_cache.h"
@@ -25,9 +26,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/clock.h"
+
 extern char** environ;
 
 #ifndef SYS_pidfd_open
@@ -28,12 +30,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 void closeFd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -254,7 +250,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
       int st;
       ::waitpid(pid, &st, 0);
       cleanup();
-      r.wall_seconds = secondsSince(t0);
+      r.wall_seconds = since(t0);
       return r;
     }
   }
@@ -317,7 +313,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   if (pidfd >= 0) ::close(pidfd);
   cleanup();
 
-  r.wall_seconds = secondsSince(t0);
+  r.wall_seconds = since(t0);
   r.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
                   ru.ru_stime.tv_usec * 1e-6;
   r.max_rss_kib = static_cast<uint64_t>(ru.ru_maxrss);

@@ -4,13 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #ifdef KB_HAVE_CURL
-#include <curl/curl.h>
+#include "chat/client.h"
 #endif
 
 #include "synth/ops.h"
@@ -91,58 +90,32 @@ std::string llmUserPrompt(const Composed& chain, const Catalog& catalog) {
 
 namespace {
 
-#ifdef KB_HAVE_CURL
-std::once_flag curl_once;
-
-size_t onBody(char* ptr, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(ptr, size * n);
-  return size * n;
-}
-#endif
-
 struct HttpReply {
   long status = 0;          // 0: no HTTP reply
   std::string body;
-  std::string transport;    // curl's error, when status is 0
+  std::string transport;    // the transport error, when status is 0
   bool timed_out = false;
 };
 
-HttpReply post(const LlmOptions& o, const std::string& url, const std::string& body) {
+// One POST through lib/chat (libcurl).
+HttpReply post(const LlmOptions& o, const std::string& body) {
   HttpReply r;
 #ifdef KB_HAVE_CURL
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  CURL* c = curl_easy_init();
-  if (!c) {
-    r.transport = "curl_easy_init failed";
-    return r;
-  }
-  struct curl_slist* h = nullptr;
-  h = curl_slist_append(h, "Content-Type: application/json");
-  std::string auth = "Authorization: Bearer " + o.api_key;
-  if (!o.api_key.empty()) h = curl_slist_append(h, auth.c_str());
-  char err[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1000));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(o.timeout_s, 30.0) * 1000));
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-  CURLcode rc = curl_easy_perform(c);
-  if (rc == CURLE_OK) {
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+  chat::Config c;
+  c.base_url = o.base_url;
+  c.api_key = o.api_key;
+  c.timeout_seconds = o.timeout_s;
+  c.connect_timeout_seconds = std::min(o.timeout_s, 30.0);
+  chat::HttpReply h = chat::post(c, body);
+  if (h.transport_ok) {
+    r.status = h.status;
+    r.body = std::move(h.body);
   } else {
-    r.transport = err[0] ? err : curl_easy_strerror(rc);
-    r.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    r.transport = h.transport_error;
+    r.timed_out = h.timed_out;
   }
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
 #else
   (void)o;
-  (void)url;
   (void)body;
   r.transport = "kbsynth was built without libcurl: the LLM composer is not available";
 #endif
@@ -209,7 +182,7 @@ LlmResult LlmClient::completeProgram(const std::string& system, const std::strin
       std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(wait * 1000)));
     }
     res.attempts = attempt;
-    HttpReply r = post(o_, url, body);
+    HttpReply r = post(o_, body);
     ++spent_.requests;
     ++res.usage.requests;
     Json log = {{"attempt", attempt}, {"http_status", r.status}};
@@ -237,22 +210,22 @@ LlmResult LlmClient::completeProgram(const std::string& system, const std::strin
       res.reason = "bad_request";
       return res;
     }
-    Json reply = Json::parse(r.body, nullptr, false);
     std::string content;
-    if (reply.is_object() && reply.contains("choices") && reply["choices"].is_array() && !reply["choices"].empty() &&
-        reply["choices"][0].contains("message") && reply["choices"][0]["message"].contains("content") &&
-        reply["choices"][0]["message"]["content"].is_string()) {
-      content = reply["choices"][0]["message"]["content"].get<std::string>();
-    } else {
+    int64_t pt = static_cast<int64_t>(body.size() / 4), ct = 0;
+#ifdef KB_HAVE_CURL
+    try {
+      chat::Completion reply = chat::parseCompletion(r.body);
+      if (!reply.has_content) throw chat::BadReply("no choices[0].message.content");
+      content = reply.content;
+      // Usage as reported, else estimated at 4 characters a token.
+      ct = static_cast<int64_t>(content.size() / 4);
+      if (reply.prompt_tokens >= 0) pt = reply.prompt_tokens;
+      if (reply.completion_tokens >= 0) ct = reply.completion_tokens;
+    } catch (const chat::BadReply&) {
       fail("malformed_reply", "not a chat completion: " + clip(r.body, 120));
       continue;
     }
-    // Usage as reported, else estimated at 4 characters a token.
-    int64_t pt = static_cast<int64_t>(body.size() / 4), ct = static_cast<int64_t>(content.size() / 4);
-    if (reply.contains("usage") && reply["usage"].is_object()) {
-      pt = reply["usage"].value("prompt_tokens", pt);
-      ct = reply["usage"].value("completion_tokens", ct);
-    }
+#endif
     spent_.prompt_tokens += pt;
     spent_.completion_tokens += ct;
     res.usage.prompt_tokens += pt;

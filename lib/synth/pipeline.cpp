@@ -7,14 +7,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "task/scripts.h"
@@ -24,10 +27,6 @@ namespace fs = std::filesystem;
 namespace kb::synth {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string pad5(int64_t i) {
   char b[32];
@@ -296,11 +295,21 @@ struct FilterState {
   Clock::time_point start = Clock::now(), last_save = Clock::now();
   size_t done = 0, total = 0;
   std::ofstream times;
-  std::string phase;
+  // --time-limit: no task is started after it, and a task still running is
+  // stopped unrecorded (a later run resumes it).
+  bool has_deadline = false;
+  Clock::time_point deadline;
+  // Worker processes started in the current group, and their start-up seconds.
+  int starts = 0;
+  double startup_seconds = 0;
 
   void save() {
     writeManifest(run.manifest(), records);
     last_save = Clock::now();
+  }
+  bool outOfTime() const { return has_deadline && Clock::now() >= deadline; }
+  double timeLeft() const {
+    return has_deadline ? std::chrono::duration<double>(deadline - Clock::now()).count() : 1e9;
   }
 };
 
@@ -339,105 +348,202 @@ bool finished(const Json& rec, const std::vector<std::string>& stages) {
   return true;
 }
 
-struct ScriptJob {
-  std::vector<std::string> ids;
-};
+// Records one task's result and prints a progress line (under the lock).
+void noteResult(FilterState& st, const Json& res, const std::vector<std::string>& group, const std::string& label) {
+  mergeResult(st, res, group, label);
+  ++st.done;
+  std::string what = res.value("verdict", "") == "dropped"
+                         ? "dropped at " + res.value("dropped_at", std::string("?")) + " (" +
+                               res.value("reason", std::string("?")) + ")"
+                         : "passed";
+  for (const auto& g : group)
+    if (res["stages"].contains(g) && res["stages"][g].value("status", "") == "skipped")
+      what += " (" + g + " skipped: " + res["stages"][g].value("reason", std::string("?")) + ")";
+  double el = since(st.start);
+  std::fprintf(stderr, "kbsynth: filter %s [%zu/%zu, %.0f s, %.2f s/task] %s: %s\n", label.c_str(), st.done, st.total,
+               el, el / std::max<size_t>(st.done, 1), res.value("id", std::string("?")).c_str(), what.c_str());
+  if (since(st.last_save) > 2.0) st.save();
+}
 
-// Runs synth_filter.py over chunks of tasks with `jobs` worker processes at
-// a time. A worker that dies takes only its chunk: the tasks it did not
-// report are retried one per process, and recorded as crashes if they die again.
+// The result of a task whose worker was killed (timeout) or died (crash):
+// the stages it reported before, and a failure at the stage it was in.
+Json failedResult(const std::string& id, const std::vector<std::string>& stages, const Json& partial,
+                  const std::string& reason, const std::string& message, double seconds) {
+  Json res = {{"id", id}, {"stages", partial}, {"verdict", "kept"}, {"dropped_at", nullptr}, {"reason", nullptr},
+              {"seconds", seconds}};
+  for (const auto& s : stages) {
+    if (partial.contains(s)) continue;
+    res["stages"][s] = {{"status", "fail"}, {"reason", reason}, {"message", message}};
+    res["verdict"] = "dropped";
+    res["dropped_at"] = s;
+    res["reason"] = reason;
+    break;
+  }
+  return res;
+}
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Seconds a task may take in its worker: --task-timeout, else
+// $KB_SYNTH_TASK_TIMEOUT, else 600. The script stops itself at that (SIGALRM,
+// between Python steps); the driver kills the worker as much again later
+// (at most 30 s).
+double taskTimeout(const FilterOptions& o) {
+  if (o.task_timeout > 0) return o.task_timeout;
+  if (const char* e = std::getenv("KB_SYNTH_TASK_TIMEOUT"); e && std::atof(e) > 0) return std::atof(e);
+  return 600;
+}
+
+// Runs the stages of `group` on `ids` with `jobs` long-lived
+// scripts/synth_filter.py workers, each fed one task at a time over its
+// stdin (the next task goes to whichever worker is free). A task whose
+// worker dies is tried once more in a fresh worker and recorded as `crash`
+// if that one dies too; a task over the time limit has its worker killed
+// and is recorded as `timeout`. With `gpu_lock`, the workers share one GPU
+// and time their forwards under an exclusive lock (synth_filter.py).
 void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::string>& group,
-              std::vector<std::string> ids, int jobs, const std::string& label) {
+              const std::vector<std::string>& ids, int jobs, const std::string& label, bool gpu_lock) {
   if (ids.empty()) return;
-  // Parallel groups: about two chunks per worker, at most 25 tasks each (a
-  // crash costs one chunk). The sequential timing group: one long process
-  // (start-up is paid once; a crash is still retried per task).
-  int chunk = o.chunk > 0 ? o.chunk
-              : jobs == 1   ? static_cast<int>(std::clamp<size_t>(ids.size(), 1, 400))
-                            : static_cast<int>(std::clamp<size_t>(ids.size() / (jobs * 2) + 1, 1, 25));
-  std::vector<std::vector<std::string>> chunks;
-  for (size_t i = 0; i < ids.size(); i += chunk)
-    chunks.emplace_back(ids.begin() + i, ids.begin() + std::min(ids.size(), i + chunk));
-  std::string stage_list;
-  for (const auto& s : group) stage_list += (stage_list.empty() ? "" : ",") + s;
-  std::vector<std::string> base_args = {"--device", o.device, "--stages", stage_list,
-                                        "--max-similarity", std::to_string(o.max_similarity),
-                                        "--min-ms", std::to_string(o.min_ms), "--max-ms", std::to_string(o.max_ms)};
-  for (const auto& r : o.references) base_args.insert(base_args.end(), {"--reference", r});
-  std::string python = pythonPath(o.python);
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(ids.size())));
+  const double task_limit = taskTimeout(o);
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<std::string> args = {"--jobs", "-", "--device", o.device, "--stages", joined(group, ","),
+                                   "--max-similarity", std::to_string(o.max_similarity),
+                                   "--min-ms", std::to_string(o.min_ms), "--max-ms", std::to_string(o.max_ms),
+                                   "--timeout", std::to_string(static_cast<int>(std::ceil(task_limit))),
+                                   "--threads", std::to_string(std::max(1, cores / jobs))};
+  for (const auto& r : o.references) args.insert(args.end(), {"--reference", r});
+  if (gpu_lock && jobs > 1) {
+    fs::path dir = st.run.work() / "gpu-lock";
+    fs::create_directories(dir);
+    args.insert(args.end(), {"--gpu-lock", dir.string()});
+  }
+  const std::string python = pythonPath(o.python);
   std::atomic<size_t> next{0};
-  std::atomic<int> counter{0};
   std::atomic<bool> no_device{false};
-  fs::create_directories(st.run.work());
+  std::string start_error;  // under st.mu
 
-  auto runChunk = [&](const std::vector<std::string>& chunk_ids) -> std::set<std::string> {
-    fs::path jobs_file = st.run.work() / ("jobs-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".jsonl");
-    {
-      std::ofstream f(jobs_file);
+  auto slot = [&] {
+    std::unique_ptr<ScriptWorker> w;
+    int served = 0, failed_starts = 0;
+    auto stopping = [&] {
+      if (no_device || st.outOfTime()) return true;
       std::lock_guard<std::mutex> lock(st.mu);
-      for (const auto& id : chunk_ids) {
-        const Json& rec = st.records[st.by_id[id]];
-        Json job = {{"id", id}, {"program", (st.run.out / rec["program"].get<std::string>()).string()}};
-        if (rec.contains("output") && rec["output"].is_object() && rec["output"].contains("shape"))
-          job["expect"] = rec["output"];
-        f << job.dump() << "\n";
-      }
-    }
-    std::vector<std::string> args = {"--jobs", jobs_file.string()};
-    args.insert(args.end(), base_args.begin(), base_args.end());
-    std::set<std::string> reported;
-    ScriptResult r = runScript(python, "synth_filter.py", args, [&](const Json& line) {
-      std::lock_guard<std::mutex> lock(st.mu);
-      reported.insert(line.value("id", ""));
-      mergeResult(st, line, group, label);
-      ++st.done;
-      const Json& rec = st.records[st.by_id[line.value("id", "")]];
-      std::string what = line.value("verdict", "") == "dropped"
-                             ? "dropped at " + line.value("dropped_at", std::string("?")) + " (" +
-                                   line.value("reason", std::string("?")) + ")"
-                             : "passed";
-      for (const auto& g : group)
-        if (line["stages"].contains(g) && line["stages"][g].value("status", "") == "skipped")
-          what += " (" + g + " skipped: " + line["stages"][g].value("reason", std::string("?")) + ")";
-      double el = since(st.start);
-      std::fprintf(stderr, "kbsynth: filter %s [%zu/%zu, %.0f s, %.2f s/task] %s: %s\n", label.c_str(), st.done,
-                   st.total, el, el / std::max<size_t>(st.done, 1), rec["id"].get<std::string>().c_str(), what.c_str());
-      if (since(st.last_save) > 2.0) st.save();
-    });
-    std::error_code ec;
-    fs::remove(jobs_file, ec);
-    if (r.exit_code == 3 && reported.empty()) no_device = true;
-    std::set<std::string> missing;
-    for (const auto& id : chunk_ids)
-      if (!reported.count(id)) missing.insert(id);
-    if (!missing.empty() && !no_device)
-      std::fprintf(stderr, "kbsynth: filter: a worker exited (status %d) before %zu of its tasks\n", r.exit_code,
-                   missing.size());
-    return missing;
-  };
-
-  auto worker = [&] {
-    for (size_t k; (k = next++) < chunks.size();) {
-      if (no_device) return;
-      auto missing = runChunk(chunks[k]);
-      if (no_device) return;
-      for (const auto& id : missing) {  // one per process
-        auto again = runChunk({id});
-        if (!again.empty() && !no_device) {
+      return !start_error.empty();
+    };
+    // A fresh worker that has said hello; false when none could be started.
+    auto start = [&]() -> bool {
+      while (!stopping()) {
+        auto t0 = Clock::now();
+        w = std::make_unique<ScriptWorker>(python, "synth_filter.py", args);
+        served = 0;
+        std::string line;
+        for (;;) {
+          auto r = w->readLine(line, std::min(300.0, st.timeLeft()));
+          if (r != ScriptWorker::Read::line) break;
+          Json j = Json::parse(line, nullptr, false);
+          if (j.is_object() && j.contains("hello")) {
+            std::lock_guard<std::mutex> lock(st.mu);
+            ++st.starts;
+            st.startup_seconds += since(t0);
+            return true;
+          }
+        }
+        w->kill();
+        int code = w->wait();
+        w.reset();
+        if (st.outOfTime()) return false;
+        if (code == 3) {
+          no_device = true;
+          return false;
+        }
+        if (++failed_starts >= 2) {
           std::lock_guard<std::mutex> lock(st.mu);
-          Json res = {{"id", id}, {"verdict", "dropped"}, {"dropped_at", group.front()}, {"reason", "crash"},
-                      {"stages", {{group.front(), {{"status", "fail"}, {"reason", "crash"},
-                                                   {"message", "the filter process died on this task"}}}}}};
-          mergeResult(st, res, group, label);
-          ++st.done;
+          start_error = "synth_filter.py exited (status " + std::to_string(code) + ") before it was ready, twice";
+          return false;
         }
       }
+      return false;
+    };
+    for (size_t k; !stopping() && (k = next++) < ids.size();) {
+      const std::string& id = ids[k];
+      Json job;
+      std::vector<std::string> job_stages;
+      {
+        std::lock_guard<std::mutex> lock(st.mu);
+        const Json& rec = st.records[st.by_id[id]];
+        job = {{"id", id}, {"program", (st.run.out / rec["program"].get<std::string>()).string()}};
+        if (rec.contains("output") && rec["output"].is_object() && rec["output"].contains("shape"))
+          job["expect"] = rec["output"];
+        for (const auto& s : group)  // a resumed task: only the stages it lacks
+          if (!rec.contains("filter") || !rec["filter"]["stages"].contains(s)) job_stages.push_back(s);
+        job["stages"] = job_stages;
+      }
+      for (int attempt = 1;; ++attempt) {
+        if (w && o.chunk > 0 && served >= o.chunk) {  // a fresh process every --chunk tasks
+          w->wait();
+          w.reset();
+        }
+        if (!w && !start()) return;
+        ++served;
+        auto t0 = Clock::now();
+        Json partial = Json::object();
+        bool sent = w->send(job.dump());
+        enum { done, died, timed_out, interrupted } outcome = died;
+        std::string line;
+        while (sent) {
+          double left = std::min(task_limit + std::min(30.0, task_limit) - since(t0), st.timeLeft());
+          auto r = w->readLine(line, left);
+          if (r == ScriptWorker::Read::eof) break;
+          if (r == ScriptWorker::Read::timeout) {
+            outcome = st.outOfTime() ? interrupted : timed_out;
+            break;
+          }
+          Json j = Json::parse(line, nullptr, false);
+          if (!j.is_object() || j.value("id", "") != id) continue;
+          if (j.contains("verdict")) {
+            std::lock_guard<std::mutex> lock(st.mu);
+            noteResult(st, j, group, label);
+            outcome = done;
+            break;
+          }
+          if (j.contains("stage") && j.contains("result")) partial[j["stage"].get<std::string>()] = j["result"];
+        }
+        if (outcome == done) break;
+        w->kill();
+        int code = w->wait();
+        w.reset();
+        if (outcome == interrupted) return;  // unrecorded: resumed by a later run
+        if (outcome == died && attempt < 2) continue;  // once more, in a fresh worker
+        std::lock_guard<std::mutex> lock(st.mu);
+        if (outcome == timed_out)
+          noteResult(st, failedResult(id, job_stages, partial, "timeout",
+                                      "no result within the per-task limit of " + std::to_string(static_cast<int>(task_limit)) +
+                                          " s; the worker was killed",
+                                      since(t0)),
+                     group, label);
+        else
+          noteResult(st, failedResult(id, job_stages, partial, "crash",
+                                      "the filter process died on this task twice (exit status " + std::to_string(code) + ")",
+                                      since(t0)),
+                     group, label);
+        break;
+      }
+    }
+    if (w) {
+      if (st.outOfTime()) w->kill();
+      w->wait();  // end of input: the worker exits
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, std::min<int>(jobs, static_cast<int>(chunks.size()))); ++t) threads.emplace_back(worker);
+  for (int t = 0; t < jobs; ++t) threads.emplace_back(slot);
   for (auto& t : threads) t.join();
   if (no_device) throw Error("synth_filter.py: no CUDA device for --device " + o.device);
+  if (!start_error.empty()) throw Error(start_error);
 }
 
 }  // namespace
@@ -496,25 +602,32 @@ int runFilter(const FilterOptions& o) {
   for (size_t i = 0; i < st.records.size(); ++i) st.by_id[st.records[i]["id"].get<std::string>()] = i;
   st.times.open(run.times(), std::ios::app);
 
-  int jobs = o.jobs > 0 ? o.jobs
-                        : std::max(1, std::min(o.device == "cpu" ? static_cast<int>(std::thread::hardware_concurrency())
-                                                                 : 12,
-                                               static_cast<int>(std::thread::hardware_concurrency())));
-  // Stage groups: the timing stage alone, one process at a time (a timed
-  // forward must not share the GPU); the others in parallel.
-  std::vector<std::pair<std::vector<std::string>, bool>> groups;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const bool cuda = o.device != "cpu" && o.device != "meta";
+  int jobs = o.jobs > 0 ? o.jobs : std::max(1, std::min(cuda ? 12 : cores, cores));
+  // torch.compile is CPU-bound (Inductor, Triton): as many workers as cores on a GPU machine.
+  int compile_jobs = o.compile_jobs > 0 ? o.compile_jobs : cuda ? std::min(cores, 16) : jobs;
+  // Stage groups: every stage but compile in one pass per task (one model,
+  // one set of inputs; the timed forwards hold the GPU alone through the
+  // workers' shared lock), then torch.compile for the tasks that survived.
+  std::vector<std::vector<std::string>> groups(1);
   for (const auto& s : stages) {
-    bool seq = s == "timing";
-    if (groups.empty() || groups.back().second != seq || seq) groups.push_back({{}, seq});
-    groups.back().first.push_back(s);
+    if (s == "compile") groups.push_back({});
+    groups.back().push_back(s);
   }
   size_t pending = 0;
   for (const auto& r : st.records)
     if (r.value("status", "") != "compose_failed" && !finished(r, stages)) ++pending;
-  std::fprintf(stderr, "kbsynth: filtering %zu tasks on %s (%zu already filtered), stages %s, %d worker processes\n",
-               pending, o.device.c_str(), st.records.size() - pending, settings["stages"].dump().c_str(), jobs);
+  std::fprintf(stderr, "kbsynth: filtering %zu tasks on %s (%zu already filtered), stages %s, %d worker processes%s\n",
+               pending, o.device.c_str(), st.records.size() - pending, settings["stages"].dump().c_str(), jobs,
+               groups.size() > 1 ? (" (" + std::to_string(compile_jobs) + " for torch.compile)").c_str() : "");
   auto start = Clock::now();
-  for (const auto& [group, sequential] : groups) {
+  if (o.time_limit > 0) {
+    st.has_deadline = true;
+    st.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit));
+  }
+  for (const auto& group : groups) {
+    if (group.empty() || st.outOfTime()) continue;
     std::vector<std::string> ids;
     for (const auto& r : st.records) {
       if (r.value("status", "") != "composed") continue;
@@ -523,29 +636,24 @@ int runFilter(const FilterOptions& o) {
         if (!r.contains("filter") || !r["filter"]["stages"].contains(s)) need = true;
       if (need) ids.push_back(r["id"]);
     }
-    std::string label;
-    for (const auto& s : group) label += (label.empty() ? "" : "+") + s;
+    std::string label = joined(group, "+");
+    int workers = std::max(1, std::min<int>(group.front() == "compile" ? compile_jobs : jobs, static_cast<int>(ids.size())));
     st.done = 0;
     st.total = ids.size();
     st.start = Clock::now();
-    if (group == std::vector<std::string>{"timing"} && o.device == "cpu") {
-      // No GPU: timing is recorded as skipped (not passed) without starting Python.
-      for (const auto& id : ids) {
-        Json res = {{"id", id}, {"verdict", "kept"}, {"seconds", 0.0},
-                    {"stages", {{"timing", {{"status", "skipped"}, {"reason", "no_gpu"},
-                                            {"message", "eager timing needs a CUDA device"}}}}}};
-        mergeResult(st, res, group, label);
-      }
-      std::fprintf(stderr, "kbsynth: filter: timing skipped for %zu tasks (no GPU: --device cpu)\n", ids.size());
-    } else {
-      runGroup(st, o, group, ids, sequential ? 1 : jobs, label);
-    }
+    st.starts = 0;
+    st.startup_seconds = 0;
     if (!ids.empty())
-      st.times << Json({{"group", label}, {"tasks", ids.size()}, {"workers", sequential ? 1 : jobs},
+      std::fprintf(stderr, "kbsynth: filter %s: %zu tasks, %d worker processes\n", label.c_str(), ids.size(), workers);
+    runGroup(st, o, group, ids, workers, label, cuda);
+    if (!ids.empty())
+      st.times << Json({{"group", label}, {"tasks", st.done}, {"workers", workers},
+                        {"worker_starts", st.starts},
+                        {"startup_seconds", std::round(st.startup_seconds * 1000) / 1000},
                         {"wall_seconds", std::round(since(st.start) * 1000) / 1000}}).dump() << "\n";
     st.times.flush();
     // Out of memory under parallel load: once more, one task at a time.
-    if (!sequential && jobs > 1) {
+    if (workers > 1 && !st.outOfTime()) {
       std::vector<std::string> oom;
       for (const auto& id : ids) {
         Json& r = st.records[st.by_id[id]];
@@ -561,18 +669,22 @@ int runFilter(const FilterOptions& o) {
         std::fprintf(stderr, "kbsynth: filter: %zu tasks ran out of memory in parallel; again one at a time\n", oom.size());
         st.done = 0;
         st.total = oom.size();
-        runGroup(st, o, group, oom, 1, label + " (alone)");
+        st.start = Clock::now();
+        runGroup(st, o, group, oom, 1, label + " (alone)", false);
+        st.times << Json({{"group", label + " (alone)"}, {"tasks", st.done}, {"workers", 1},
+                          {"wall_seconds", std::round(since(st.start) * 1000) / 1000}}).dump() << "\n";
       }
     }
     st.save();
   }
+  const bool stopped = st.outOfTime();
   // Verdicts.
   for (auto& r : st.records)
     if (r.value("status", "") == "composed" && finished(r, stages)) r["status"] = "kept";
   st.save();
 
   // Bundles of the kept tasks (scripts/capture.py, CPU).
-  if (o.bundles) {
+  if (o.bundles && !stopped) {
     std::vector<Json> jobs_list;
     for (auto& r : st.records) {
       if (r.value("status", "") != "kept" || r.contains("bundle")) continue;
@@ -634,7 +746,15 @@ int runFilter(const FilterOptions& o) {
   }
   std::fprintf(stderr, "kbsynth: filter: %zu kept, %zu dropped, in %.1f s (%s)\n", kept, dropped, since(start),
                run.manifest().string().c_str());
-  return runStats(run.out, false) == 0 ? 0 : 3;
+  if (runStats(run.out, false) != 0) return 3;
+  if (stopped) {
+    size_t left = 0;
+    for (const auto& r : st.records) left += r.value("status", "") == "composed" ? 1 : 0;
+    std::fprintf(stderr, "kbsynth: filter: stopped by --time-limit %g s with %zu tasks unfinished; run the same "
+                         "command again to resume\n", o.time_limit, left);
+    return 1;
+  }
+  return 0;
 }
 
 // ---- stats ---------------------------------------------------------------------

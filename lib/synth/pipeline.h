@@ -41,8 +41,11 @@ struct FilterOptions {
   std::vector<std::string> references;
   double max_similarity = 0.9;
   double min_ms = 1.0, max_ms = 100.0;
-  int jobs = 0;                     // 0: automatic
-  int chunk = 0;                    // tasks per worker process; 0: automatic
+  int jobs = 0;                     // worker processes; 0: the cores (at most 12 on CUDA)
+  int compile_jobs = 0;             // workers of the torch.compile stage; 0: the cores (at most 16) on CUDA, else jobs
+  int chunk = 0;                    // tasks per worker process before a fresh one; 0: no limit
+  double task_timeout = 0;          // seconds per task in its worker; 0: $KB_SYNTH_TASK_TIMEOUT, else 600
+  double time_limit = 0;            // stop starting tasks after this many seconds (exit 1, resumable); 0: none
   bool bundles = false;             // capture kept tasks as bundles under OUT/tasks
   bool force = false;               // refilter tasks already filtered
   std::string python;

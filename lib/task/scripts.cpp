@@ -1,11 +1,16 @@
 #include "task/scripts.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,13 +36,24 @@ fs::path scriptsDir() {
   return fs::path(KB_SOURCE_ROOT) / "scripts";
 }
 
+namespace {
+
+// {python, scripts/<script>, args...}; throws when the script is missing.
+std::vector<std::string> scriptArgv(const std::string& python, const std::string& script,
+                                    const std::vector<std::string>& args) {
+  fs::path path = scriptsDir() / script;
+  if (!fs::exists(path)) throw Error("missing helper script " + path.string() + " (set KB_SCRIPTS_DIR)");
+  std::vector<std::string> argv = {python, path.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
 ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
                        const std::function<void(const Json&)>& on_line) {
-  fs::path path = scriptsDir() / script;
-  if (!fs::exists(path)) throw Error("missing helper script " + path.string() + " (set KB_SCRIPTS_DIR)");
-  std::vector<std::string> argv_s = {python, path.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> argv_s = scriptArgv(python, script, args);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -81,6 +97,117 @@ ScriptResult runScript(const std::string& python, const std::string& script,
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
+                           const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s = scriptArgv(python, script, args);
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int sv[2], outp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw Error(std::string("socketpair: ") + std::strerror(errno));
+  if (pipe2(outp, O_CLOEXEC) != 0) {
+    close(sv[0]);
+    close(sv[1]);
+    throw Error(std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, outp[1], STDOUT_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, python.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(sv[1]);
+  close(outp[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    close(outp[0]);
+    throw Error("cannot run " + python + ": " + std::strerror(rc) + " (set --python or KB_PYTHON)");
+  }
+  pid_ = pid;
+  in_ = sv[0];
+  out_ = outp[0];
+}
+
+ScriptWorker::~ScriptWorker() {
+  if (!reaped_) kill();
+  if (in_ >= 0) close(in_);
+  if (out_ >= 0) close(out_);
+}
+
+bool ScriptWorker::send(const std::string& line) {
+  if (in_ < 0) return false;
+  std::string data = line + "\n";
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::send(in_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+ScriptWorker::Read ScriptWorker::readLine(std::string& line, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));
+  for (;;) {
+    if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+      line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      return Read::line;
+    }
+    if (out_ < 0) return Read::eof;
+    double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return Read::timeout;
+    pollfd p{out_, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(std::min(left * 1000.0, 60000.0)) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    char chunk[65536];
+    ssize_t n = read(out_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(out_);
+      out_ = -1;
+      if (!buf_.empty()) {  // a last line without its newline
+        line.swap(buf_);
+        buf_.clear();
+        return Read::line;
+      }
+      return Read::eof;
+    }
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+void ScriptWorker::kill() {
+  if (reaped_ || pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  wait();
+}
+
+int ScriptWorker::wait() {
+  if (in_ >= 0) {
+    close(in_);
+    in_ = -1;
+  }
+  if (!reaped_ && pid_ > 0) {
+    while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
 }
 
 TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,

@@ -34,6 +34,39 @@ ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
                        const std::function<void(const Json&)>& on_line = {});
 
+// A long-lived helper, `python scripts/<script> args...`, spoken to line by
+// line: JSON lines go to its stdin (a socket, so that writing to a dead
+// worker is an error, not SIGPIPE), lines come back from its stdout with a
+// time limit; its stderr goes straight to ours. It runs in its own process
+// group, which kill() and the destructor end with SIGKILL.
+class ScriptWorker {
+ public:
+  // Throws kb::Error when the interpreter cannot be started.
+  ScriptWorker(const std::string& python, const std::string& script, const std::vector<std::string>& args);
+  ~ScriptWorker();
+  ScriptWorker(const ScriptWorker&) = delete;
+  ScriptWorker& operator=(const ScriptWorker&) = delete;
+
+  // Sends one line (a newline is added); false when the worker has gone.
+  bool send(const std::string& line);
+  enum class Read { line, timeout, eof };
+  // The next stdout line (without its newline) within timeout_s seconds.
+  Read readLine(std::string& line, double timeout_s);
+  // SIGKILL to the worker's process group; then reaps it.
+  void kill();
+  // Closes its stdin and waits for it to exit; the exit status (128+N when
+  // killed by signal N). kill() first to stop it instead.
+  int wait();
+  int pid() const { return pid_; }
+
+ private:
+  int pid_ = -1;
+  int in_ = -1, out_ = -1;
+  std::string buf_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
 // The compiled baseline for `arch` on first need: when checkCompiled() finds
 // compiled/<arch>.pt2 missing or stale, runs scripts/baseline.py for
 // `device` ("cpu", "cuda", "cuda:1") and re-opens the bundle. Returns the

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "task/bundle.h"
 
@@ -9,11 +10,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 StageReport skipped(const std::string& name) {
   StageReport s;

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "harness/dtype.h"
 #include "harness/wire.h"
@@ -27,11 +28,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string out = "[";

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "sandbox/confine.h"
@@ -17,11 +18,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) {
   uint64_t n = dtype == "float64" || dtype == "int64"   ? 8

@@ -14,13 +14,12 @@
 // and prompt_token_ids; token ids are the bytes of content + arguments.
 #pragma once
 
-#include <atomic>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/json.h"
+#include "http_server.h"
 
 namespace kb::test {
 
@@ -31,30 +30,22 @@ class ScriptedServer {
   ScriptedServer(const ScriptedServer&) = delete;
   ScriptedServer& operator=(const ScriptedServer&) = delete;
 
-  int port() const { return port_; }
-  std::string baseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  int port() const { return http_->port(); }
+  std::string baseUrl() const { return http_->url(); }
   // Every request body received (parsed; {"unparsable": text} if not JSON),
-  // with "_path" and "_authorization" added, in arrival order.
+  // with "_path" (the request line) and "_authorization" added, in arrival order.
   std::vector<Json> requests() const;
-  void stop();
+  void stop() { http_->stop(); }
 
   // The token ids and log-probabilities a reply to `step` carries.
   static std::vector<int64_t> tokenIds(const Json& step);
   static double logprobOf(size_t i) { return -0.125 * static_cast<double>(i % 7); }
 
  private:
-  void acceptLoop();
-  void handle(int fd);
+  HttpReply answer(const HttpRequest& req, size_t index) const;
 
   Json script_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<size_t> next_{0};
-  mutable std::mutex mu_;
-  std::vector<Json> requests_;
-  std::vector<std::thread> conns_;
-  std::thread acceptor_;
+  std::unique_ptr<HttpServer> http_;  // the tests' shared server (tests/support)
 };
 
 }  // namespace kb::test

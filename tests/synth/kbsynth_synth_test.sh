@@ -7,7 +7,8 @@
 #   resumed gives the same manifest and programs; a filter run killed half-way
 #   and resumed gives the same manifest as an uninterrupted one; torch.compile
 #   and bundles on a few tasks; decontamination of a renamed copy; the GPU
-#   run's 300 programs checked for shapes on the meta device; error exits.
+#   run's 300 programs checked for shapes on the meta device; a crashing and a
+#   hanging task, --time-limit and its resume; error exits.
 # Usage: kbsynth_synth_test.sh KBSYNTH WORKDIR
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"
@@ -137,7 +138,39 @@ expect "gpu profile: 300 programs build and give the predicted shapes (meta devi
 expect "meta device refuses stages that need values (exit 2)" \
   test "$(exit_code "$KBSYNTH" filter "$G" --device meta --stages parse,eager,compile --force)" = 2
 
-# 8. Bad input: exit 2 with one line.
+# 8. Workers that die or hang cost one task each; --time-limit stops a run
+#    that the same command resumes.
+FT="$ROOT/testdata/synth/filter"
+H="$WORK/h"
+"$KBSYNTH" compose -n 3 --seed 3 --profile tiny -o "$H" --mix 2:1 >/dev/null 2>&1
+cp "$FT/crash.py" "$H/programs/00000.py"; cp "$FT/hang.py" "$H/programs/00001.py"
+t0=$(date +%s)
+"$KBSYNTH" filter "$H" --stages parse,eager,deterministic --task-timeout 2 -j 1 >/dev/null 2>"$WORK/filter-h.err"
+expect "filter with a crashing and a hanging task exits 0" test $? -eq 0
+hs=$(jq -r 'select(.id == "synth/s3/00001") | .seconds | floor' "$H/times.jsonl")
+expect "the hanging task was killed 2 s after its limit of 2 s, not waited for (${hs} s; run $(( $(date +%s) - t0 )) s)" \
+  test "${hs:-999}" -lt 15
+expect "a task that kills its worker twice: dropped at eager (crash), its parse stage recorded" \
+  test "$(jq -c 'select(.index == 0) | [.status, .filter.dropped_at, .filter.reason, .filter.stages.parse.status]' "$H/manifest.jsonl")" = \
+       '["dropped","eager","crash","pass"]'
+expect "a task that ignores the soft limit: dropped at eager (timeout)" \
+  test "$(jq -c 'select(.index == 1) | [.status, .filter.dropped_at, .filter.reason]' "$H/manifest.jsonl")" = \
+       '["dropped","eager","timeout"]'
+expect "the task after them is filtered normally" test "$(jq -r 'select(.index == 2) | .status' "$H/manifest.jsonl")" = kept
+I="$WORK/i"
+"$KBSYNTH" compose -n 4 --seed 3 --profile tiny -o "$I" >/dev/null 2>&1
+cp "$FT/slow.py" "$I/programs/00000.py"
+"$KBSYNTH" filter "$I" --stages parse,eager --time-limit 3 -j 1 >/dev/null 2>"$WORK/filter-i1.err"
+expect "--time-limit: exit 1" test $? -eq 1
+expect "--time-limit: says how to resume" grep -q "stopped by --time-limit" "$WORK/filter-i1.err"
+expect "--time-limit: the task in flight is not recorded" \
+  test "$(jq -r 'select(.index == 0) | .filter' "$I/manifest.jsonl")" = null
+"$KBSYNTH" filter "$I" --stages parse,eager -j 1 >/dev/null 2>"$WORK/filter-i2.err"
+expect "the same command resumes and finishes (exit 0)" test $? -eq 0
+expect "every task has a verdict after the resume" \
+  test "$(jq -s '[.[] | select(.status == "composed")] | length' "$I/manifest.jsonl")" = 0
+
+# 9. Bad input: exit 2 with one line.
 expect "filter of a folder that is not a run: exit 2" test "$(exit_code "$KBSYNTH" filter "$WORK/nope")" = 2
 expect "bad --mix: exit 2" test "$(exit_code "$KBSYNTH" compose -n 2 -o "$WORK/x" --mix 7:1)" = 2
 expect "unknown stage: exit 2" test "$(exit_code "$KBSYNTH" filter "$A" --stages eager,frobnicate --force)" = 2

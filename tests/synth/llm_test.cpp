@@ -1,5 +1,5 @@
 // The LLM composer against a real HTTP server started by the test
-// (http_server.h, 127.0.0.1): the libcurl client, its retries on 5xx / 429 /
+// (tests/support/http_server.h, 127.0.0.1): the libcurl client, its retries on 5xx / 429 /
 // timeouts / dropped connections / malformed bodies / replies without a
 // program, the fatal errors, the spend cap, and `kbsynth compose --composer
 // llm` end to end (KB_KBSYNTH names the binary).
@@ -14,8 +14,7 @@
 #include "synth/pipeline.h"
 
 using namespace kb::synth;
-using kbtest::HttpServer;
-using kbtest::Reply;
+using kb::test::HttpServer;
 
 namespace {
 
@@ -108,7 +107,7 @@ TEST(Llm, RetriesServerErrorsTimeoutsHangUpsAndMalformedReplies) {
   EXPECT_EQ(r.attempt_log[2]["outcome"], "ok");
 
   HttpServer t;
-  t.push({200, completion(fenced()), 1500});  // slower than the 0.5 s timeout
+  t.push({200, completion(fenced()), 1.5});   // slower than the 0.5 s timeout
   t.push({0, "", 0, true});                   // connection closed without a reply
   t.push({429, R"({"error": "rate limited"})"});
   t.push({200, completion(fenced())});

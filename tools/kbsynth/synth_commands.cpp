@@ -56,8 +56,11 @@ void addSynthCommands(CLI::App& app, SynthCli& s) {
   s.filter->add_option("--max-similarity", s.fo.max_similarity, "Largest AST similarity kept (default 0.9)");
   s.filter->add_option("--min-ms", s.fo.min_ms, "Shortest eager forward kept, ms (default 1)");
   s.filter->add_option("--max-ms", s.fo.max_ms, "Longest eager forward kept, ms (default 100)");
-  s.filter->add_option("-j,--jobs", s.fo.jobs, "Worker processes (default: cores, at most 12 on CUDA)");
-  s.filter->add_option("--chunk", s.fo.chunk, "Tasks per worker process (default automatic)");
+  s.filter->add_option("-j,--jobs", s.fo.jobs, "Worker processes of the filter pass (default: cores, at most 12 on CUDA)");
+  s.filter->add_option("--compile-jobs", s.fo.compile_jobs, "Worker processes of the torch.compile stage (default: cores, at most 16, on CUDA; else --jobs)");
+  s.filter->add_option("--chunk", s.fo.chunk, "Tasks per worker process before it is replaced by a fresh one (default: no limit)");
+  s.filter->add_option("--task-timeout", s.fo.task_timeout, "Seconds a task may take in its worker before it is killed and recorded as timeout (default $KB_SYNTH_TASK_TIMEOUT, else 600)");
+  s.filter->add_option("--time-limit", s.fo.time_limit, "Stop after this many seconds, tasks in flight unrecorded; exit 1; the same command resumes (default: none)");
   s.filter->add_flag("--bundles", s.fo.bundles, "Also capture the kept tasks as task bundles under OUT/tasks (scripts/capture.py, CPU)");
   s.filter->add_flag("--force", s.fo.force, "Filter every task again (needed when the settings change)");
 
