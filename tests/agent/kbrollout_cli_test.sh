@@ -79,4 +79,21 @@ jq -e '.tool == "kbrollout" and .task_id == "testdata/linear_relu" and .status =
 [ -f "$T/eval/timeline.json" ] || fail "timeline.json"
 "$KBREWARD" report "$T/eval/results.jsonl" > "$T/report.txt" 2>&1 || fail "kbreward report: $(cat "$T/report.txt")"
 grep -q "1" "$T/report.txt" || fail "report"
+
+# Parallel rollouts against one server: a per-conversation script gives each
+# its own replay (what scripts/gpu-rollout-validate.sh uses on the GPU).
+cat > "$T/par.json" <<JSON
+{"per_conversation": [
+ {"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": $GOOD}}]},
+ {"tool_calls": [{"name": "compile", "arguments": {}}]},
+ {"tool_calls": [{"name": "finish", "arguments": {}}]}]}
+JSON
+start_server "$T/par.json"
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --samples 4 -j 4 --device cpu \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --out "$T/par" --no-progress 2> "$T/par.err"
+rc=$?
+stop_server
+[ $rc -eq 0 ] || fail "parallel eval exited $rc: $(cat "$T/par.err")"
+jq -e -s 'length == 4 and all(.[]; .status == "ok" and .end.reason == "finish" and .end.turns == 3)' \
+  "$T/par/trajectories.jsonl" > /dev/null || fail "parallel rollouts: $(jq -c '{status, end}' "$T/par/trajectories.jsonl")"
 echo "ok"

@@ -47,8 +47,19 @@ std::vector<int64_t> ScriptedServer::tokenIds(const Json& step) {
 }
 
 HttpReply ScriptedServer::answer(const HttpRequest& r, size_t index) const {
-  if (index >= script_.size()) return {500, R"({"error":{"message":"script exhausted"}})"};
-  const Json& step = script_[index];
+  // {"per_conversation": [...]}: the step is the number of assistant turns
+  // the request already carries, so parallel rollouts each get the whole
+  // script in order (kbrollout -j N against one server).
+  const Json* steps = &script_;
+  if (script_.is_object() && script_.contains("per_conversation")) {
+    steps = &script_["per_conversation"];
+    Json body = parsed(r);
+    index = 0;
+    for (const Json& m : body.value("messages", Json::array()))
+      if (m.value("role", "") == "assistant") ++index;
+  }
+  if (index >= steps->size()) return {500, R"({"error":{"message":"script exhausted"}})"};
+  const Json& step = (*steps)[index];
   HttpReply out;
   out.delay_s = step.value("delay_s", 0.0);
   if (step.value("close", false)) {

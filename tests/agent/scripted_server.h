@@ -8,7 +8,9 @@
 //   {"raw": "..."}                          200 with this body verbatim (malformed)
 //   {"close": true}                         close the connection without answering
 // and any step may carry "delay_s": N (sleep first: a timeout to the client).
-// After the script: 500 "script exhausted".
+// After the script: 500 "script exhausted". {"per_conversation": [steps]}
+// instead of an array picks the step by the number of assistant messages
+// in the request, so that parallel conversations each replay the script.
 // A normal reply carries usage, logprobs (when the request asks) with
 // "token_id:N" tokens, choices[0].token_ids (when it asks return_token_ids)
 // and prompt_token_ids; token ids are the bytes of content + arguments.
