@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # kbprof's command line where no GPU is needed: help, bad input, a compile
 # error (nvcc runs here), a library that imports torch symbols (read before
-# anything runs), and a CPU device refused. Usage: kbprof_cli_test.sh KBPROF WORKDIR
+# anything runs), a CPU device refused, and kbreward reading two reports
+# recorded on the H200. Usage: kbprof_cli_test.sh KBPROF WORKDIR KBREWARD
 set -uo pipefail
-KBPROF="$1"; WORK="$2"
+KBPROF="$1"; WORK="$2"; KBREWARD="${3:-}"
 SRC="${KB_SOURCE_ROOT:?}/testdata"
 rm -rf "$WORK"; mkdir -p "$WORK"
 fail=0
@@ -39,4 +40,14 @@ jq -r '.evidence[0]' "$WORK/weak.json" | grep -q "_ZN2at5relu_" || { echo "FAIL 
   --device cpu 2>"$WORK/cpu.err"
 expect cpu-device 2 $?
 grep -q "GPU" "$WORK/cpu.err" || { echo "FAIL cpu.err: $(cat "$WORK/cpu.err")"; fail=1; }
+# kbreward reads kbprof's reports (recorded on the H200: testdata/prof/README.md).
+if [ -n "$KBREWARD" ]; then
+  "$KBREWARD" --prof "$SRC/prof/second_stream.json" >"$WORK/r1.json" 2>/dev/null
+  [ "$(jq -r .reward "$WORK/r1.json")" = "-1.0" ] || [ "$(jq -r .reward "$WORK/r1.json")" = "-1" ] \
+    || { echo "FAIL kbreward on hack_detected: $(cat "$WORK/r1.json")"; fail=1; }
+  "$KBREWARD" --prof "$SRC/prof/cublas_2048.json" >"$WORK/r2.json" 2>/dev/null
+  [ "$(jq -r .excluded "$WORK/r2.json")" = "missing_timings" ] || { echo "FAIL kbreward without compile timing: $(cat "$WORK/r2.json")"; fail=1; }
+  [ "$(jq -r .timings.candidate.n "$WORK/r2.json")" = "131" ] || { echo "FAIL kbreward timings"; fail=1; }
+  echo "ok   kbreward reads kbprof reports"
+fi
 exit $fail
