@@ -1,6 +1,8 @@
 """PyTorch's own view of a task's timings, for kbprof's parity check
-(issue 5): for each task bundle, model(*x) and torch.compile(model)(*x)
-timed the way kbprof times them -- warm-up, then calls interleaved
+(issue 5): for each task bundle, model(*x), torch.compile(model)(*x) and
+the bundle's own AOTInductor package (compiled/sm_XY.pt2, what kbprof times
+as its compile baseline; "aoti" below, when the bundle has one) timed the way
+kbprof times them -- warm-up, then calls interleaved
 eager/compiled, L2 flushed (a buffer of twice the L2 zeroed) before each,
 torch.cuda.Event around each call on the current stream -- and the median
 per participant. One JSON line per task on stdout.
@@ -10,6 +12,7 @@ per participant. One JSON line per task on stdout.
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import sys
 
@@ -41,6 +44,16 @@ def main():
             tid, model, x = load_model(task_dir)
             compiled = torch.compile(model)
             fns = {"eager": model, "compile": compiled}
+            major, minor = torch.cuda.get_device_capability()
+            pkg = f"{task_dir}/compiled/sm_{major}{minor}.pt2"
+            if os.path.exists(pkg):
+                runner = torch._inductor.aoti_load_package(pkg)
+                fqns = runner.get_constant_fqns()
+                if fqns:  # weights kept out of the package: supply the module's
+                    state = dict(model.state_dict())
+                    runner.load_constants({n: state[n] for n in fqns}, check_full_update=True)
+                tensors = [t for t in x if isinstance(t, torch.Tensor)]
+                fns["aoti"] = lambda *_: runner(*tensors)
             times = {k: [] for k in fns}
             with torch.no_grad():
                 for _ in range(a.warmup):
@@ -48,7 +61,8 @@ def main():
                         f(*x)
                 torch.cuda.synchronize()
                 for i in range(a.calls):
-                    order = list(fns) if i % 2 == 0 else list(reversed(list(fns)))
+                    keys = list(fns)
+                    order = keys[i % len(keys):] + keys[:i % len(keys)]
                     for k in order:
                         flush.zero_()
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -60,6 +74,7 @@ def main():
             print(json.dumps({"task": task_dir, "id": tid,
                               "eager_median_ms": statistics.median(times["eager"]),
                               "compile_median_ms": statistics.median(times["compile"]),
+                              "aoti_median_ms": statistics.median(times["aoti"]) if times.get("aoti") else None,
                               "calls": a.calls}), flush=True)
         except Exception as ex:  # one bad task does not end the run
             print(json.dumps({"task": task_dir, "error": f"{type(ex).__name__}: {ex}"[:300]}), flush=True)
