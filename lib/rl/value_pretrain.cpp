@@ -1,0 +1,104 @@
+// Value pretraining of the critic (DESIGN.md §1): at the start of each epoch
+// the critic's own values give GAE advantages over each episode's action
+// tokens (terminal reward), and the targets V_targ = V(s_t) + A_t; then
+//   L = (1/N) sum_t 0.5 (V(s_t) - V_targ,t)^2        (clipped around V(s_t) with --value-clip).
+#include <cmath>
+
+#include "core/error.h"
+#include "rl/advantages.h"
+#include "rl/critic.h"
+#include "rl/losses.h"
+#include "rl/optimizer.h"
+#include "rl/train_common.h"
+
+namespace kb::rl {
+
+AdamWOptions adamOptions(const TrainOptions& o, double lr);
+
+// V(s_t) of every owned sequence of `episodes` into `table` (no gradient).
+void criticValues(const Critic& critic, const Dataset& data, const Distributed& dist,
+                  const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
+  at::NoGradGuard no_grad;
+  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, episodes), micro, device)) {
+    const at::Tensor v = critic.values(mb.ids, mb.attention);
+    scatterTable(table, mb, v.narrow(1, 0, v.size(1) - 1));
+  }
+}
+
+Json runValuePretrain(const ValuePretrainOptions& opt) {
+  const TrainOptions& o = opt.train;
+  Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
+  const at::Device device = processDevice(o, dist);
+  Dataset data = loadDataset(o, nullptr, /*need_reward=*/true);
+  progress(o, dist, "value-pretrain: " + std::to_string(data.episodes.size()) + " episodes with a reward (" +
+                        std::to_string(data.dropped_no_reward) + " without one left out)");
+  Critic critic = loadCritic(o.model, {device.str(), o.dtype});
+  const std::vector<at::Tensor> params = critic.trainableParameters();
+  for (const at::Tensor& p : params) p.set_requires_grad(true);
+  AdamW optim(params, adamOptions(o, o.lr));
+  const auto steps = makeSchedule(data.episodes.size(), o);
+  const size_t per_epoch = (data.episodes.size() + static_cast<size_t>(o.batch_size) - 1) / static_cast<size_t>(o.batch_size);
+  std::vector<size_t> all(data.episodes.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  TokenTable old_values = emptyTable(data), adv = emptyTable(data), ret = emptyTable(data);
+  MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path());
+  Json last;
+  for (size_t step = 0; step < steps.size(); ++step) {
+    if (step % per_epoch == 0) {  // fresh targets from the current critic
+      criticValues(critic, data, dist, all, o.micro_batch, device, old_values);
+      gaeTables(data, dist, old_values, opt.gamma, opt.lambda, adv, ret);
+    }
+    Stopwatch clock;
+    const double N = actionTokens(data, steps[step]);
+    StepSums sums = zeroSums({"value_loss", "tokens", "ev_n", "ev_y", "ev_yy", "ev_r", "ev_rr"}, {});
+    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, steps[step]), o.micro_batch, device)) {
+      at::Tensor v = critic.values(mb.ids, mb.attention);
+      v = v.narrow(1, 0, v.size(1) - 1);
+      const at::Tensor target = gatherTable(ret, mb, device);
+      const at::Tensor loss = valueLossSum(v, gatherTable(old_values, mb, device), target, mb.mask, opt.value_clip);
+      (loss / N).backward();
+      at::NoGradGuard no_grad;
+      sums.add("value_loss", loss.item<double>());
+      sums.add("tokens", static_cast<double>(mb.tokens));
+      const at::Tensor m = mb.mask, y = target, res = target - v.detach();
+      sums.add("ev_n", m.sum().item<double>());
+      sums.add("ev_y", (y * m).sum().item<double>());
+      sums.add("ev_yy", (y * y * m).sum().item<double>());
+      sums.add("ev_r", (res * m).sum().item<double>());
+      sums.add("ev_rr", (res * res * m).sum().item<double>());
+    }
+    dist.allReduceGradients(params);
+    const double grad_norm = clipGradNorm(params, o.max_grad_norm);
+    const double lr = optim.step();
+    optim.zeroGrad();
+    sums.reduce(dist, device);
+    synchronize(device);
+    const double seconds = clock.seconds();
+    ExplainedVarianceSums ev{sums.get("ev_n"), sums.get("ev_y"), sums.get("ev_yy"), sums.get("ev_r"), sums.get("ev_rr")};
+    Json r = {{"stage", "value-pretrain"}, {"step", step + 1}, {"steps", steps.size()}, {"lr", lr}};
+    addRewardMetrics(r, data, steps[step]);
+    r["loss"] = sums.get("value_loss") / N;
+    r["value_loss"] = sums.get("value_loss") / N;
+    r["explained_var"] = finiteOrNull(ev.value());
+    r["grad_norm"] = grad_norm;
+    r["action_tokens"] = N;
+    r["tokens"] = sums.get("tokens");
+    r["tokens_per_s"] = sums.get("tokens") / seconds;
+    r["seconds"] = seconds;
+    metrics.write(r);
+    progress(o, dist, progressLine(r));
+    last = r;
+  }
+  Json summary = {{"stage", "value-pretrain"}, {"data", data.toJson()}, {"options", optionsJson(o)},
+                  {"gamma", opt.gamma}, {"lambda", opt.lambda}, {"value_clip", opt.value_clip},
+                  {"head_loaded", critic.head_loaded}, {"world_size", dist.worldSize()},
+                  {"steps", steps.size()}, {"last", last}};
+  if (dist.rank() == 0) {
+    saveCritic(critic, o.out, {.dtype = "", .copy_files_from = o.model});
+    writeJsonFile(o.out / "train_summary.json", summary);
+  }
+  dist.barrier();
+  return summary;
+}
+
+}  // namespace kb::rl
