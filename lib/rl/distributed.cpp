@@ -105,24 +105,16 @@ void Distributed::allReduceMax(std::vector<at::Tensor>& tensors) {
   }
 }
 
-void Distributed::allReduceGradients(const std::vector<at::Tensor>& params) {
-  if (!active() || params.empty()) return;
-  // One fp32 buffer: a parameter without a gradient contributes zeros, so
-  // every process sends the same layout.
+void Distributed::allReduceGradients(std::vector<at::Tensor>& buffers) {
+  if (!active() || buffers.empty()) return;
   std::vector<at::Tensor> flat;
-  for (const at::Tensor& p : params) {
-    at::Tensor g = p.grad();
-    flat.push_back(g.defined() ? g.reshape({-1}).to(at::kFloat) : at::zeros({p.numel()}, p.options().dtype(at::kFloat)));
-  }
-  at::Tensor buffer = at::cat(flat);
-  std::vector<at::Tensor> one{buffer};
+  for (const at::Tensor& b : buffers) flat.push_back(b.reshape({-1}));
+  std::vector<at::Tensor> one{at::cat(flat)};
   allReduceSum(one);
   int64_t offset = 0;
-  for (const at::Tensor& p : params) {
-    at::Tensor part = buffer.narrow(0, offset, p.numel()).view(p.sizes()).to(p.scalar_type());
-    offset += p.numel();
-    if (p.grad().defined()) p.mutable_grad().copy_(part);
-    else p.mutable_grad() = part.clone();
+  for (at::Tensor& b : buffers) {
+    b.copy_(one[0].narrow(0, offset, b.numel()).view(b.sizes()));
+    offset += b.numel();
   }
 }
 

@@ -39,8 +39,9 @@ class Distributed {
   // works (CPU for gloo, CUDA for nccl).
   void allReduceSum(std::vector<at::Tensor>& tensors);
   void allReduceMax(std::vector<at::Tensor>& tensors);
-  // Sums the gradients of `params` (fp32 flat buffer, one collective).
-  void allReduceGradients(const std::vector<at::Tensor>& params);
+  // Sums gradient buffers (all of one dtype) over processes: one flat
+  // buffer, one collective.
+  void allReduceGradients(std::vector<at::Tensor>& buffers);
   void barrier();
 
   struct Impl;

@@ -21,7 +21,7 @@ double AdamW::learningRate(int64_t t) const {
   return o_.lr * std::min(1.0, static_cast<double>(t) / static_cast<double>(o_.warmup_steps));
 }
 
-double AdamW::step() {
+double AdamW::step(const std::vector<at::Tensor>& grads) {
   at::NoGradGuard no_grad;
   ++t_;
   const double lr = learningRate(t_);
@@ -29,8 +29,7 @@ double AdamW::step() {
   const double bc2 = 1.0 - std::pow(o_.beta2, static_cast<double>(t_));
   for (size_t i = 0; i < params_.size(); ++i) {
     at::Tensor& p = params_[i];
-    if (!p.grad().defined()) continue;
-    const at::Tensor g = p.grad().to(at::kFloat);
+    const at::Tensor g = grads.at(i).to(at::kFloat);
     at::Tensor w = master_[i].defined() ? master_[i] : p.detach();
     m_[i].mul_(o_.beta1).add_(g, 1.0 - o_.beta1);
     v_[i].mul_(o_.beta2).addcmul_(g, g, 1.0 - o_.beta2);
@@ -40,26 +39,6 @@ double AdamW::step() {
     if (master_[i].defined()) p.detach().copy_(w);
   }
   return lr;
-}
-
-void AdamW::zeroGrad() {
-  for (at::Tensor& p : params_)
-    if (p.grad().defined()) p.mutable_grad() = at::Tensor();
-}
-
-double clipGradNorm(const std::vector<at::Tensor>& params, double max_norm) {
-  at::NoGradGuard no_grad;
-  std::vector<at::Tensor> sq;
-  for (const at::Tensor& p : params)
-    if (p.grad().defined()) sq.push_back(p.grad().to(at::kFloat).pow(2).sum());
-  if (sq.empty()) return 0.0;
-  const double norm = std::sqrt(at::stack(sq).sum().to(at::kDouble).item<double>());
-  if (max_norm > 0 && norm > max_norm) {
-    const double scale = max_norm / (norm + 1e-6);
-    for (const at::Tensor& p : params)
-      if (p.grad().defined()) p.mutable_grad().mul_(scale);
-  }
-  return norm;
 }
 
 }  // namespace kb::rl

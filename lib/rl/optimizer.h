@@ -1,5 +1,5 @@
-// AdamW (Loshchilov & Hutter 2019) with linear warm-up, and global-norm
-// gradient clipping.
+// AdamW (Loshchilov & Hutter 2019) with linear warm-up (gradient clipping:
+// gradients.h).
 //
 //   lr_t = lr * min(1, t / warmup_steps)          (t = 1, 2, ...; warmup 0: lr)
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
@@ -29,10 +29,9 @@ struct AdamWOptions {
 class AdamW {
  public:
   AdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
-  // One update from the parameters' .grad (a parameter without one is
-  // skipped); returns the learning rate used. Gradients are left as they are.
-  double step();
-  void zeroGrad();
+  // One update from `grads` (one per parameter, any floating dtype, e.g. a
+  // Gradients buffer); returns the learning rate used.
+  double step(const std::vector<at::Tensor>& grads);
   double learningRate(int64_t step) const;  // lr_t for step t (1-based)
   int64_t steps() const { return t_; }
   const std::vector<at::Tensor>& params() const { return params_; }
@@ -42,9 +41,5 @@ class AdamW {
   AdamWOptions o_;
   int64_t t_ = 0;
 };
-
-// Scales the gradients so that their global L2 norm is at most max_norm
-// (max_norm <= 0: no clipping); returns the norm before clipping.
-double clipGradNorm(const std::vector<at::Tensor>& params, double max_norm);
 
 }  // namespace kb::rl

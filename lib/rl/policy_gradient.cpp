@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "rl/advantages.h"
 #include "rl/critic.h"
+#include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
 #include "rl/train_common.h"
@@ -29,15 +30,15 @@
 namespace kb::rl {
 
 AdamWOptions adamOptions(const TrainOptions& o, double lr);
-void criticValues(const Critic& critic, const Dataset& data, const Distributed& dist,
+void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
                   const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table);
 
 namespace {
 
-void policyLogprobs(const policy::Model& model, const Dataset& data, const Distributed& dist,
+void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
                     const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
   at::NoGradGuard no_grad;
-  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, episodes), micro, device))
+  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device))
     scatterTable(table, mb, targetLogprobs(model.forward(mb.ids, mb.attention), mb.ids));
 }
 
@@ -53,6 +54,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     throw UsageError("--old-logprobs must be recompute or recorded");
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
   const at::Device device = processDevice(o, dist);
+  const Sharding shards = makeSharding(o, dist);
   Dataset data = loadDataset(o, nullptr, /*need_reward=*/true);
   progress(o, dist, stage + ": " + std::to_string(data.episodes.size()) + " episodes with a reward (" +
                         std::to_string(data.dropped_no_reward) + " without one left out)");
@@ -69,10 +71,10 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   // --- Quantities of the rollout batch, fixed for the whole run.
   TokenTable old_logp = emptyTable(data), ref_logp = emptyTable(data), old_values = emptyTable(data),
              adv = emptyTable(data), ret = emptyTable(data);
-  policyLogprobs(actor, data, dist, all, o.micro_batch, device, old_logp);
+  policyLogprobs(actor, data, shards, all, o.micro_batch, device, old_logp);
   StepSums pre = zeroSums({"mismatch_sum", "mismatch_n", "adv_n", "adv_sum", "adv_sq"}, {});
   for (size_t e = 0; e < data.episodes.size(); ++e) {
-    if (!owns(dist, e)) continue;
+    if (!shards.owns(e)) continue;
     for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s) {
       const Sequence& seq = data.episodes[e].sequences[s];
       for (size_t j = 0; j < seq.ids.size(); ++j) {
@@ -91,11 +93,11 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   }
   if (opt.kl_coef > 0) {
     const policy::Model ref = policy::loadModel(opt.reference, {device.str(), o.dtype});
-    policyLogprobs(ref, data, dist, all, o.micro_batch, device, ref_logp);
+    policyLogprobs(ref, data, shards, all, o.micro_batch, device, ref_logp);
   }
   if (ppo) {
-    criticValues(*critic, data, dist, all, o.micro_batch, device, old_values);
-    gaeTables(data, dist, old_values, opt.gamma, opt.lambda, adv, ret);
+    criticValues(*critic, data, shards, all, o.micro_batch, device, old_values);
+    gaeTables(data, shards, old_values, opt.gamma, opt.lambda, adv, ret);
   } else {
     std::vector<double> rewards;
     std::vector<std::string> groups;
@@ -109,7 +111,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
         adv[e][s].assign(data.episodes[e].sequences[s].ids.size(), static_cast<float>(a[e]));
   }
   for (size_t e = 0; e < data.episodes.size(); ++e) {
-    if (!owns(dist, e)) continue;
+    if (!shards.owns(e)) continue;
     for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s)
       for (size_t j = 0; j < data.episodes[e].sequences[s].ids.size(); ++j)
         if (data.episodes[e].sequences[s].mask[j]) {
@@ -131,12 +133,15 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   actor.setRequiresGrad(true);
   const std::vector<at::Tensor> actor_params = actor.parameters();
   AdamW actor_optim(actor_params, adamOptions(o, o.lr));
+  Gradients actor_grads(actor_params, gradientDtype(o.grad_dtype, actor.dtype()));
   std::vector<at::Tensor> critic_params;
   std::unique_ptr<AdamW> critic_optim;
+  std::unique_ptr<Gradients> critic_grads;
   if (ppo) {
     critic_params = critic->trainableParameters();
     for (const at::Tensor& p : critic_params) p.set_requires_grad(true);
     critic_optim = std::make_unique<AdamW>(critic_params, adamOptions(o, opt.critic_lr > 0 ? opt.critic_lr : o.lr));
+    critic_grads = std::make_unique<Gradients>(critic_params, gradientDtype(o.grad_dtype, critic->backbone.dtype()));
   }
   const auto steps = makeSchedule(data.episodes.size(), o);
   MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path());
@@ -147,7 +152,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     StepSums sums = zeroSums({"pg_loss", "kl_ref", "entropy", "approx_kl", "clip_low", "clip_high", "ratio_sum",
                               "value_loss", "tokens", "ev_n", "ev_y", "ev_yy", "ev_r", "ev_rr"},
                              {"ratio_max"});
-    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, steps[step]), o.micro_batch, device)) {
+    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, shards, steps[step]), o.micro_batch, device)) {
       const at::Tensor logits = actor.forward(mb.ids, mb.attention);
       const at::Tensor logp = targetLogprobs(logits, mb.ids);  // float32
       const at::Tensor old = gatherTable(old_logp, mb, device);
@@ -160,6 +165,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
         loss = loss + opt.kl_coef * kl_ref;
       }
       (loss / N).backward();
+      actor_grads.accumulate();
       at::Tensor vloss, v, r;
       if (ppo) {
         v = critic->values(mb.ids, mb.attention);
@@ -167,6 +173,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
         r = gatherTable(ret, mb, device);
         vloss = valueLossSum(v, gatherTable(old_values, mb, device), r, mb.mask, opt.value_clip);
         (vloss / N).backward();
+        critic_grads->accumulate();
       }
       at::NoGradGuard no_grad;
       const int64_t T = logits.size(1);
@@ -189,16 +196,16 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
         sums.add("ev_rr", (res * res * m).sum().item<double>());
       }
     }
-    dist.allReduceGradients(actor_params);
-    const double grad_norm = clipGradNorm(actor_params, o.max_grad_norm);
-    const double lr = actor_optim.step();
-    actor_optim.zeroGrad();
+    dist.allReduceGradients(actor_grads.buffers());
+    const double grad_norm = actor_grads.clipNorm(o.max_grad_norm);
+    const double lr = actor_optim.step(actor_grads.buffers());
+    actor_grads.zero();
     double critic_grad_norm = NAN;
     if (ppo) {
-      dist.allReduceGradients(critic_params);
-      critic_grad_norm = clipGradNorm(critic_params, o.max_grad_norm);
-      critic_optim->step();
-      critic_optim->zeroGrad();
+      dist.allReduceGradients(critic_grads->buffers());
+      critic_grad_norm = critic_grads->clipNorm(o.max_grad_norm);
+      critic_optim->step(critic_grads->buffers());
+      critic_grads->zero();
     }
     sums.reduce(dist, device);
     synchronize(device);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "policy/model.h"
+#include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
 #include "rl/train_common.h"
@@ -17,6 +18,7 @@ Json runRft(const RftOptions& opt) {
   const TrainOptions& o = opt.train;
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
   const at::Device device = processDevice(o, dist);
+  const Sharding shards = makeSharding(o, dist);
   Dataset data = loadDataset(o, &opt.filters, /*need_reward=*/false);
   progress(o, dist, "rft: kept " + std::to_string(data.filter.kept) + " of " + std::to_string(data.filter.seen) +
                         " trajectories; rejections " + data.filter.toJson()["reasons"].dump());
@@ -24,6 +26,7 @@ Json runRft(const RftOptions& opt) {
   model.setRequiresGrad(true);
   const std::vector<at::Tensor> params = model.parameters();
   AdamW optim(params, adamOptions(o, o.lr));
+  Gradients grads(params, gradientDtype(o.grad_dtype, model.dtype()));
   const auto steps = makeSchedule(data.episodes.size(), o);
   MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path());
   Json last;
@@ -31,22 +34,23 @@ Json runRft(const RftOptions& opt) {
     Stopwatch clock;
     const double N = actionTokens(data, steps[step]);
     StepSums sums = zeroSums({"nll", "entropy", "tokens"}, {});
-    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, steps[step]), o.micro_batch, device)) {
+    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, shards, steps[step]), o.micro_batch, device)) {
       // Forward, loss, backward; gradients accumulate over micro-batches.
       const at::Tensor logits = model.forward(mb.ids, mb.attention);
       const at::Tensor logp = targetLogprobs(logits, mb.ids);
       const at::Tensor nll = nllSum(logp, mb.mask);
       (nll / N).backward();
+      grads.accumulate();
       at::NoGradGuard no_grad;
       const int64_t T = logits.size(1);
       sums.add("nll", nll.item<double>());
       sums.add("entropy", (entropyFromLogits(logits.detach().narrow(1, 0, T - 1)) * mb.mask).sum().item<double>());
       sums.add("tokens", static_cast<double>(mb.tokens));
     }
-    dist.allReduceGradients(params);
-    const double grad_norm = clipGradNorm(params, o.max_grad_norm);
-    const double lr = optim.step();
-    optim.zeroGrad();
+    dist.allReduceGradients(grads.buffers());
+    const double grad_norm = grads.clipNorm(o.max_grad_norm);
+    const double lr = optim.step(grads.buffers());
+    grads.zero();
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();

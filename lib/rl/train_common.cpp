@@ -34,7 +34,8 @@ Json Dataset::toJson() const {
             {"action_tokens", actions},
             {"tokens_from_recorded", from_recorded},
             {"tokens_from_template", from_template},
-            {"truncated_episodes", truncated}};
+            {"truncated_episodes", truncated},
+            {"substituted_rewards", substituted_rewards}};
   if (filtered) j["filters"] = filter.toJson();
   return j;
 }
@@ -53,6 +54,14 @@ Dataset loadDataset(const TrainOptions& o, const FilterOptions* filters, bool ne
     d.unreadable_lines += skipped;
   }
   d.records = all.size();
+  if (o.unprofiled_correct_reward)
+    for (Json& t : all)
+      if (t.contains("reward") && t["reward"].is_object() && t["reward"].value("value", Json()).is_null() &&
+          t["reward"].value("excluded", Json()) == "profile_not_available" && t["reward"].value("correct", false)) {
+        t["reward"]["value"] = *o.unprofiled_correct_reward;
+        t["reward"]["substituted"] = true;
+        ++d.substituted_rewards;
+      }
   if (filters) {
     all = filterTrajectories(all, *filters, &d.filter);
     d.filtered = true;
@@ -95,18 +104,36 @@ std::vector<std::vector<size_t>> makeSchedule(size_t n, const TrainOptions& o) {
   return steps;
 }
 
-std::vector<SeqRef> ownedSequences(const Dataset& d, const Distributed& dist, const std::vector<size_t>& episodes) {
-  std::vector<SeqRef> out;
-  for (size_t e : episodes)
-    if (owns(dist, e))
-      for (size_t s = 0; s < d.episodes[e].sequences.size(); ++s) out.push_back({e, s});
-  return out;
+Sharding makeSharding(const TrainOptions& o, const Distributed& d) {
+  Sharding sh;
+  sh.rank = d.rank();
+  sh.world_size = d.worldSize();
+  sh.shards = static_cast<size_t>(o.shards > 0 ? o.shards : d.worldSize());
+  if (sh.shards % static_cast<size_t>(sh.world_size) != 0)
+    throw UsageError("--shards " + std::to_string(sh.shards) + " is not a multiple of WORLD_SIZE " +
+                     std::to_string(sh.world_size));
+  return sh;
 }
 
-std::vector<MicroBatch> microBatches(const Dataset& d, const std::vector<SeqRef>& items, int64_t size,
+std::vector<std::vector<SeqRef>> ownedSequences(const Dataset& d, const Sharding& sh,
+                                                const std::vector<size_t>& episodes) {
+  std::vector<std::vector<SeqRef>> groups;
+  for (size_t shard = 0; shard < sh.shards; ++shard) {
+    if (static_cast<int>(shard % static_cast<size_t>(sh.world_size)) != sh.rank) continue;
+    std::vector<SeqRef> g;
+    for (size_t e : episodes)
+      if (sh.shardOf(e) == shard)
+        for (size_t s = 0; s < d.episodes[e].sequences.size(); ++s) g.push_back({e, s});
+    if (!g.empty()) groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+std::vector<MicroBatch> microBatches(const Dataset& d, const std::vector<std::vector<SeqRef>>& groups, int64_t size,
                                      const at::Device& device) {
   std::vector<MicroBatch> out;
   const size_t chunk = static_cast<size_t>(std::max<int64_t>(1, size));
+  for (const std::vector<SeqRef>& items : groups)
   for (size_t b = 0; b < items.size(); b += chunk) {
     MicroBatch mb;
     mb.items.assign(items.begin() + static_cast<long>(b), items.begin() + static_cast<long>(std::min(items.size(), b + chunk)));
@@ -258,17 +285,17 @@ Json optionsJson(const TrainOptions& o) {
           {"weight_decay", o.weight_decay}, {"warmup_steps", o.warmup_steps},
           {"max_grad_norm", o.max_grad_norm}, {"batch_size", o.batch_size},
           {"micro_batch", o.micro_batch}, {"epochs", o.epochs}, {"max_steps", o.max_steps},
-          {"seed", o.seed}, {"max_length", o.max_length}, {"use_recorded_tokens", o.use_recorded_tokens}};
+          {"seed", o.seed}, {"shards", o.shards}, {"grad_dtype", o.grad_dtype}, {"max_length", o.max_length}, {"use_recorded_tokens", o.use_recorded_tokens}};
 }
 
 }  // namespace kb::rl
 
 namespace kb::rl {
 
-void gaeTables(const Dataset& d, const Distributed& dist, const TokenTable& values, double gamma, double lambda,
+void gaeTables(const Dataset& d, const Sharding& sh, const TokenTable& values, double gamma, double lambda,
                TokenTable& adv, TokenTable& ret) {
   for (size_t e = 0; e < d.episodes.size(); ++e) {
-    if (!owns(dist, e)) continue;
+    if (!sh.owns(e)) continue;
     const Episode& ep = d.episodes[e];
     std::vector<double> v;
     for (size_t s = 0; s < ep.sequences.size(); ++s)

@@ -23,7 +23,7 @@ namespace kb::rl {
 struct Dataset {
   std::vector<Episode> episodes;
   size_t records = 0, unreadable_lines = 0, dropped_no_reward = 0, truncated = 0;
-  size_t from_recorded = 0, from_template = 0;
+  size_t from_recorded = 0, from_template = 0, substituted_rewards = 0;
   FilterSummary filter;  // rft only
   bool filtered = false;
   Json toJson() const;
@@ -37,11 +37,18 @@ Dataset loadDataset(const TrainOptions& o, const FilterOptions* filters, bool ne
 // (seeded) shuffle cut into chunks of batch_size. Same on every process.
 std::vector<std::vector<size_t>> makeSchedule(size_t episodes, const TrainOptions& o);
 
-// The process that owns an episode: episode % world_size (fixed for the run,
-// so per-episode data computed once stays where it is used).
-inline bool owns(const Distributed& d, size_t episode) {
-  return static_cast<int>(episode % static_cast<size_t>(d.worldSize())) == d.rank();
-}
+// Which process works on which episode: episode e is in shard e % shards,
+// shard s is processed by rank s % world_size (fixed for the run, so
+// per-episode data computed once stays where it is used).
+struct Sharding {
+  size_t shards = 1;
+  int rank = 0, world_size = 1;
+  size_t shardOf(size_t episode) const { return episode % shards; }
+  bool owns(size_t episode) const {
+    return static_cast<int>(shardOf(episode) % static_cast<size_t>(world_size)) == rank;
+  }
+};
+Sharding makeSharding(const TrainOptions& o, const Distributed& d);
 
 struct SeqRef {
   size_t episode, sequence;
@@ -56,11 +63,14 @@ struct MicroBatch {
   at::Tensor mask;       // [B, T-1] float32: 1 where ids[:, 1:] is an action token
   int64_t tokens = 0;    // real (non-padding) tokens
 };
-std::vector<MicroBatch> microBatches(const Dataset& d, const std::vector<SeqRef>& items, int64_t size,
+// Micro-batches of at most `size` sequences, cut within each group.
+std::vector<MicroBatch> microBatches(const Dataset& d, const std::vector<std::vector<SeqRef>>& groups, int64_t size,
                                      const at::Device& device);
 
-// The sequences of the given episodes that this process owns, in order.
-std::vector<SeqRef> ownedSequences(const Dataset& d, const Distributed& dist, const std::vector<size_t>& episodes);
+// The sequences of the given episodes that this process owns, one group per
+// owned shard (in shard order), episodes in the order given.
+std::vector<std::vector<SeqRef>> ownedSequences(const Dataset& d, const Sharding& sh,
+                                                const std::vector<size_t>& episodes);
 
 // Per-token values stored per sequence (token-aligned: entry j for ids[j]).
 using TokenTable = std::vector<std::vector<std::vector<float>>>;  // [episode][sequence][token]
@@ -112,7 +122,7 @@ namespace kb::rl {
 
 // GAE (advantages.h) per owned episode over its action tokens in order, with
 // the episode's reward on the last one: fills adv and ret (= adv + value).
-void gaeTables(const Dataset& d, const Distributed& dist, const TokenTable& values, double gamma, double lambda,
+void gaeTables(const Dataset& d, const Sharding& sh, const TokenTable& values, double gamma, double lambda,
                TokenTable& adv, TokenTable& ret);
 
 // Number of action tokens of the given episodes (all processes).

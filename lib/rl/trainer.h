@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,19 @@ struct TrainOptions {
   int64_t micro_batch = 4;   // sequences per forward/backward pass (per process)
   int64_t epochs = 1;        // passes over the episodes
   int64_t max_steps = 0;     // stop after this many optimizer steps (0: no limit)
+  // Episode e belongs to shard e % shards, shard s to process s % WORLD_SIZE;
+  // micro-batches never mix shards. Runs with the same shards give the same
+  // weights for any WORLD_SIZE dividing it. 0: shards = WORLD_SIZE.
+  int64_t shards = 0;
+  std::string grad_dtype = "auto";  // gradient accumulation: auto, float64, float32 (gradients.h)
   uint64_t seed = 0;         // shuffling
   bool shuffle = true;
   size_t max_length = 0;     // cut longer sequences (0: no limit)
   bool use_recorded_tokens = true;
+  // A correct solution that kbrollout could not time has reward.value null
+  // (excluded "profile_not_available"); when set, such a trajectory gets this
+  // reward instead of being left out (1 = the paper's "correct, not faster").
+  std::optional<double> unprofiled_correct_reward;
   bool progress = true;      // a line per step on stderr (rank 0)
 };
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "rl/advantages.h"
 #include "rl/critic.h"
+#include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
 #include "rl/train_common.h"
@@ -16,10 +17,10 @@ namespace kb::rl {
 AdamWOptions adamOptions(const TrainOptions& o, double lr);
 
 // V(s_t) of every owned sequence of `episodes` into `table` (no gradient).
-void criticValues(const Critic& critic, const Dataset& data, const Distributed& dist,
+void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
                   const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
   at::NoGradGuard no_grad;
-  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, episodes), micro, device)) {
+  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device)) {
     const at::Tensor v = critic.values(mb.ids, mb.attention);
     scatterTable(table, mb, v.narrow(1, 0, v.size(1) - 1));
   }
@@ -29,6 +30,7 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
   const TrainOptions& o = opt.train;
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
   const at::Device device = processDevice(o, dist);
+  const Sharding shards = makeSharding(o, dist);
   Dataset data = loadDataset(o, nullptr, /*need_reward=*/true);
   progress(o, dist, "value-pretrain: " + std::to_string(data.episodes.size()) + " episodes with a reward (" +
                         std::to_string(data.dropped_no_reward) + " without one left out)");
@@ -36,6 +38,7 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
   const std::vector<at::Tensor> params = critic.trainableParameters();
   for (const at::Tensor& p : params) p.set_requires_grad(true);
   AdamW optim(params, adamOptions(o, o.lr));
+  Gradients grads(params, gradientDtype(o.grad_dtype, critic.backbone.dtype()));
   const auto steps = makeSchedule(data.episodes.size(), o);
   const size_t per_epoch = (data.episodes.size() + static_cast<size_t>(o.batch_size) - 1) / static_cast<size_t>(o.batch_size);
   std::vector<size_t> all(data.episodes.size());
@@ -45,18 +48,19 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
   Json last;
   for (size_t step = 0; step < steps.size(); ++step) {
     if (step % per_epoch == 0) {  // fresh targets from the current critic
-      criticValues(critic, data, dist, all, o.micro_batch, device, old_values);
-      gaeTables(data, dist, old_values, opt.gamma, opt.lambda, adv, ret);
+      criticValues(critic, data, shards, all, o.micro_batch, device, old_values);
+      gaeTables(data, shards, old_values, opt.gamma, opt.lambda, adv, ret);
     }
     Stopwatch clock;
     const double N = actionTokens(data, steps[step]);
     StepSums sums = zeroSums({"value_loss", "tokens", "ev_n", "ev_y", "ev_yy", "ev_r", "ev_rr"}, {});
-    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, dist, steps[step]), o.micro_batch, device)) {
+    for (const MicroBatch& mb : microBatches(data, ownedSequences(data, shards, steps[step]), o.micro_batch, device)) {
       at::Tensor v = critic.values(mb.ids, mb.attention);
       v = v.narrow(1, 0, v.size(1) - 1);
       const at::Tensor target = gatherTable(ret, mb, device);
       const at::Tensor loss = valueLossSum(v, gatherTable(old_values, mb, device), target, mb.mask, opt.value_clip);
       (loss / N).backward();
+      grads.accumulate();
       at::NoGradGuard no_grad;
       sums.add("value_loss", loss.item<double>());
       sums.add("tokens", static_cast<double>(mb.tokens));
@@ -67,10 +71,10 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
       sums.add("ev_r", (res * m).sum().item<double>());
       sums.add("ev_rr", (res * res * m).sum().item<double>());
     }
-    dist.allReduceGradients(params);
-    const double grad_norm = clipGradNorm(params, o.max_grad_norm);
-    const double lr = optim.step();
-    optim.zeroGrad();
+    dist.allReduceGradients(grads.buffers());
+    const double grad_norm = grads.clipNorm(o.max_grad_norm);
+    const double lr = optim.step(grads.buffers());
+    grads.zero();
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();

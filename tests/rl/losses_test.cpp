@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
 
@@ -64,7 +65,7 @@ TEST(Losses, ClippedSurrogateEveryBranch) {
 
 TEST(Losses, ValueLossPlainAndClipped) {
   const std::vector<float> v = {1.0f, 0.0f, 2.0f, -1.0f, 0.5f, 9.0f}, vo = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f},
-                           ret = {0.0f, 1.0f, 0.0f, 1.0f, 0.5f, 0.0f};
+                           ret = {1.0f, 1.0f, 0.0f, 1.0f, 0.5f, 0.0f};  // token 0: V moved past the clip toward R
   std::vector<float> m(kMask.begin(), kMask.end());
   double plain = 0, clipped = 0;
   for (int i = 0; i < 6; ++i) {
@@ -107,9 +108,14 @@ TEST(Optimizer, AdamWStepsByHandWithWarmupAndClipping) {
   o.warmup_steps = 2;
   o.weight_decay = 0.1;
   AdamW opt({w}, o);
-  w.mutable_grad() = at::tensor({0.3f, -0.4f});
-  EXPECT_NEAR(clipGradNorm({w}, 0.25), 0.5, 1e-6);  // scaled to 0.25: g = [0.15, -0.2]
-  EXPECT_NEAR(opt.step(), 0.05, 1e-12);
+  Gradients grads({w}, at::kDouble);
+  w.mutable_grad() = at::tensor({0.1f, -0.1f});
+  grads.accumulate();  // two micro-batches add up: g = [0.3, -0.4]
+  EXPECT_FALSE(w.grad().defined());
+  w.mutable_grad() = at::tensor({0.2f, -0.3f});
+  grads.accumulate();
+  EXPECT_NEAR(grads.clipNorm(0.25), 0.5, 1e-6);  // scaled to 0.25: g = [0.15, -0.2]
+  EXPECT_NEAR(opt.step(grads.buffers()), 0.05, 1e-12);
   // Step 1: m = 0.1 g, v = 0.001 g^2; mhat = g, vhat = g^2; update = sign(g) (eps small).
   const double g[2] = {0.15, -0.2}, w0[2] = {1.0, -2.0};
   for (int i = 0; i < 2; ++i) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
+#include "rl/checkpoint_diff.h"
 #include "rl/plot.h"
 #include "rl/toy_rollout.h"
 #include "rl/trainer.h"
@@ -52,12 +53,23 @@ void addTrain(CLI::App* app, TrainOptions& o, const std::string& model_help) {
   app->add_option("--max-steps", o.max_steps, "stop after this many optimizer steps (0: no limit)")
       ->capture_default_str();
   app->add_option("--seed", o.seed, "shuffling seed (the same on every process)")->capture_default_str();
+  app->add_option("--shards", o.shards,
+                  "episode e goes to shard e % shards, shard s to process s % WORLD_SIZE; micro-batches stay "
+                  "within a shard, so runs with the same --shards give the same weights for any WORLD_SIZE "
+                  "dividing it (0: WORLD_SIZE)")
+      ->capture_default_str();
+  app->add_option("--grad-dtype", o.grad_dtype,
+                  "gradient accumulation buffers: auto (float64 for float32 models, else float32), float64, float32")
+      ->capture_default_str();
   app->add_flag("!--no-shuffle", o.shuffle, "keep the file order");
   app->add_option("--max-length", o.max_length, "cut sequences longer than this many tokens (0: no limit)")
       ->capture_default_str();
   app->add_flag("!--retokenize", o.use_recorded_tokens,
                 "ignore recorded token ids and encode every conversation with the chat template");
   app->add_flag("!--no-progress", o.progress, "no per-step line on stderr");
+  app->add_option("--unprofiled-correct-reward", o.unprofiled_correct_reward,
+                  "reward for a correct solution that could not be timed (reward.value null, excluded "
+                  "profile_not_available); unset: such trajectories have no reward");
 }
 
 void addPolicyGradient(CLI::App* app, PolicyGradientOptions& p, bool ppo) {
@@ -174,6 +186,12 @@ int main(int argc, char** argv) {
   init_cmd->add_option("--dtype", init_dtype)->capture_default_str();
   init_cmd->add_option("--seed", init_seed)->capture_default_str();
 
+  fs::path diff_a, diff_b;
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff", "largest absolute weight difference between two checkpoints, per safetensors file (JSON)");
+  diff_cmd->add_option("a", diff_a, "checkpoint directory")->required()->check(CLI::ExistingDirectory);
+  diff_cmd->add_option("b", diff_b, "checkpoint directory")->required()->check(CLI::ExistingDirectory);
+
   CLI::App* toy_cmd = app.add_subcommand(
       "toy", "the toy task family of the learning demonstration (docs/kbtrain.md \"The toy task family\")");
   toy_cmd->require_subcommand(1);
@@ -222,6 +240,8 @@ int main(int argc, char** argv) {
     } else if (init_cmd->parsed()) {
       writeRandomModel(init_config, init_tokenizer, init_out, init_dtype, init_seed);
       std::fprintf(stderr, "kbtrain init-model: wrote %s\n", init_out.c_str());
+    } else if (diff_cmd->parsed()) {
+      printJson(checkpointDiff(diff_a, diff_b));
     } else if (demos_cmd->parsed()) {
       printJson(writeToyDemonstrations(toy_first, toy_last, toy_out));
     } else if (roll_cmd->parsed()) {

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# kbtrain on the GPU machine: the checks of issue #10 that need GPUs, one
+# step per invocation, each well under 8 minutes once built.
+#
+#   (on the dev machine)  bash scripts/gpu-carry.sh
+#   (on the GPU machine)  bash scripts/gpu-build.sh build-gpu        # once, before the steps
+#   bash scripts/gpu-train-validate.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
+#   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
+#   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
+#
+# Results (metrics, summaries, curves.html) go to $OUT/<step> when $OUT is set
+# (the device tool brings $OUT back), else gpu-train-out/<step>. Knobs are
+# environment variables, listed at each step. docs/kbtrain.md explains the
+# figures; docs/gpu-validation.md is where the lead records them.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STEP="${1:?usage: gpu-train-validate.sh ddp|throughput|learn [BUILD_DIR]}"
+BUILD="${2:-$ROOT/build-gpu}"
+RES="${OUT:-$ROOT/gpu-train-out}/$STEP"
+mkdir -p "$RES"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+
+if [ ! -x "$BUILD/tools/kbtrain/kbtrain" ]; then
+  log "building (scripts/gpu-build.sh $BUILD)"
+  bash "$ROOT/scripts/gpu-build.sh" "$BUILD" > "$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
+fi
+KBTRAIN="$BUILD/tools/kbtrain/kbtrain"
+TOKDIR="$ROOT/testdata/policy/qwen2-tiny"
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >&2 || true
+
+# A Qwen2 config of the given shape (vocabulary of the tiny test tokenizer
+# unless VOCAB is given).
+write_config() {  # file hidden intermediate layers heads kv_heads vocab dtype
+  cat > "$1" <<JSON
+{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": $2, "intermediate_size": $3,
+ "num_hidden_layers": $4, "num_attention_heads": $5, "num_key_value_heads": $6, "vocab_size": $7,
+ "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true,
+ "torch_dtype": "$8", "eos_token_id": null, "bos_token_id": null}
+JSON
+}
+
+# Synthetic trajectories with recorded token ids: N episodes of PROMPT + GEN tokens.
+synthetic_trajectories() {  # file n prompt gen
+  python3 - "$@" <<'PY'
+import json, random, sys
+path, n, prompt, gen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(0)
+with open(path, "w") as f:
+    for i in range(n):
+        t = {"rollout_id": f"syn-{i // 4}#{i % 4}", "task_id": f"syn-{i // 4}",
+             "messages": [{"role": "user", "content": "synthetic"}],
+             "turns": [{"turn": 0, "prompt_messages": 1, "response": {
+                 "content": "", "tool_calls": [], "finish_reason": "stop",
+                 "prompt_token_ids": [rng.randrange(800) for _ in range(prompt)],
+                 "token_ids": [rng.randrange(800) for _ in range(gen)],
+                 "logprobs": [-6.7] * gen}}],
+             "status": "ok" if i % 2 == 0 else "incorrect",
+             "reward": {"value": 1.0 if i % 2 == 0 else -1.0, "correct": i % 2 == 0}}
+        f.write(json.dumps(t) + "\n")
+PY
+}
+
+case "$STEP" in
+ddp)
+  # NCCL, 2 processes (cuda:0, cuda:1) on halves of each batch vs 1 process on
+  # cuda:0 with the whole batch; float32, so the only differences are float
+  # summation order. Knobs: HIDDEN (256), LAYERS (4).
+  NGPU=$(nvidia-smi -L | wc -l)
+  [ "$NGPU" -ge 2 ] || { echo "ddp needs 2 GPUs (nvidia-h200-x2); found $NGPU"; exit 1; }
+  write_config "$WORK/cfg.json" "${HIDDEN:-256}" 704 "${LAYERS:-4}" 4 2 802 float32
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
+  "$KBTRAIN" toy demos --first-seed 0 --last-seed 31 --out "$WORK/demos.jsonl" > /dev/null
+  "$KBTRAIN" toy rollout --model "$WORK/init" --first-seed 0 --last-seed 31 --max-new-tokens 48 --device cuda \
+    --out "$WORK/random.jsonl" > /dev/null
+  cat "$WORK/demos.jsonl" "$WORK/random.jsonl" > "$WORK/traj.jsonl"
+  ARGS=(--batch-size 16 --micro-batch 2 --epochs 2 --lr 1e-4 --warmup-steps 2 --device cuda --no-progress)
+  run_pair() {  # stage out extra...
+    local stage="$1" out="$2"; shift 2
+    "$KBTRAIN" "$stage" "$WORK/traj.jsonl" "${ARGS[@]}" "$@" --out "$out-1gpu" > "$RES/$stage-1gpu.json"
+    local port=$((20000 + RANDOM % 20000)) pids=()
+    for r in 0 1; do
+      WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$KBTRAIN" "$stage" "$WORK/traj.jsonl" "${ARGS[@]}" "$@" --out "$out-2gpu" > "$RES/$stage-2gpu-rank$r.json" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  }
+  T0=$(date +%s)
+  run_pair rft "$WORK/rft" --model "$WORK/init" --keep-no-reward --min-reward -10
+  run_pair ppo "$WORK/ppo" --model "$WORK/init" --critic "$WORK/init"
+  echo "== ddp: NCCL 2 processes vs 1 GPU, same batch (float32, $(( $(date +%s) - T0 )) s)"
+  for s in rft ppo; do
+    "$KBTRAIN" diff "$WORK/$s-1gpu" "$WORK/$s-2gpu" > "$RES/$s-diff.json"
+    echo "$s actor   max |w_1 - w_2| = $(python3 -c "import json;print(json.load(open('$RES/$s-diff.json'))['max_abs_diff'])")"
+  done
+  "$KBTRAIN" diff "$WORK/ppo-1gpu/critic" "$WORK/ppo-2gpu/critic" > "$RES/ppo-critic-diff.json"
+  echo "ppo critic max |w_1 - w_2| = $(python3 -c "import json;print(json.load(open('$RES/ppo-critic-diff.json'))['max_abs_diff'])")"
+  "$KBTRAIN" diff "$WORK/init" "$WORK/ppo-1gpu" > "$RES/ppo-moved.json"
+  echo "(weights moved by training: max |w_init - w_ppo| = $(python3 -c "import json;print(json.load(open('$RES/ppo-moved.json'))['max_abs_diff'])"))"
+  cp "$WORK"/ppo-1gpu/metrics.jsonl "$RES/ppo-1gpu-metrics.jsonl"; cp "$WORK"/ppo-2gpu/metrics.jsonl "$RES/ppo-2gpu-metrics.jsonl"
+  ;;
+
+throughput)
+  # One PPO update step (actor + critic: forward, backward, AdamW with fp32
+  # master weights) on a Qwen2.5-0.5B-shaped model in bfloat16 (random
+  # weights; vocabulary 151936), BATCH sequences of SEQ tokens (PROMPT of them
+  # prompt), MICRO per pass; kbtrain first, then scripts/ppo_step_reference.py.
+  BATCH=${BATCH:-16}; SEQ=${SEQ:-1024}; PROMPT=${PROMPT:-512}; MICRO=${MICRO:-4}; STEPS=${STEPS:-5}; WARM=2
+  write_config "$WORK/cfg.json" 896 4864 24 14 2 151936 bfloat16
+  log "random Qwen2.5-0.5B-shaped checkpoint"
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/m" --dtype bfloat16
+  synthetic_trajectories "$WORK/traj.jsonl" "$BATCH" "$PROMPT" $((SEQ - PROMPT))
+  log "kbtrain ppo: $((STEPS + WARM)) steps"
+  "$KBTRAIN" ppo "$WORK/traj.jsonl" --model "$WORK/m" --critic "$WORK/m" --out "$WORK/out" --device cuda \
+    --dtype bfloat16 --batch-size "$BATCH" --micro-batch "$MICRO" --epochs $((STEPS + WARM)) --lr 1e-6 \
+    --no-shuffle > "$RES/kbtrain-summary.json"
+  cp "$WORK/out/metrics.jsonl" "$RES/kbtrain-metrics.jsonl"
+  log "plain PyTorch reference"
+  python3 "$ROOT/scripts/ppo_step_reference.py" --config "$WORK/cfg.json" --batch "$BATCH" --seq "$SEQ" \
+    --prompt "$PROMPT" --micro-batch "$MICRO" --steps "$STEPS" --warmup "$WARM" > "$RES/reference.json"
+  python3 - "$RES" "$WARM" <<'PY'
+import json, statistics, sys
+res, warm = sys.argv[1], int(sys.argv[2])
+rows = [json.loads(l) for l in open(f"{res}/kbtrain-metrics.jsonl")][warm:]
+k_tps = statistics.median(r["tokens_per_s"] for r in rows)
+k_s = statistics.median(r["seconds"] for r in rows)
+ref = json.load(open(f"{res}/reference.json"))
+print(f"== throughput: PPO update step (actor+critic fwd+bwd+AdamW), Qwen2.5-0.5B shape, bf16, "
+      f"{ref['batch']} x {ref['seq']} tokens, micro-batch {ref['micro_batch']}")
+print(f"{'implementation':<28}{'tokens/s':>12}{'step s (median)':>18}")
+print(f"{'kbtrain (C++ LibTorch)':<28}{k_tps:>12.0f}{k_s:>18.3f}")
+print(f"{'PyTorch (Python) reference':<28}{ref['tokens_per_s']:>12.0f}{ref['step_s_median']:>18.3f}")
+print(f"kbtrain / reference = {k_tps / ref['tokens_per_s']:.2f}x   (torch {ref['torch']}, "
+      f"{ref['params_actor'] / 1e6:.0f}M parameters per model)")
+PY
+  ;;
+
+learn)
+  # The toy task family (docs/kbtrain.md): a random-init Qwen2 of HIDDEN x
+  # LAYERS learns from DEMOS demonstrations by rft (RFT_STEPS steps, kept short
+  # on purpose so that PPO has room), then ITERS iterations of: rollout on
+  # fresh training seeds (TASKS x SAMPLES, temperature 1) -> ppo (critic from
+  # value-pretrain on the first rollout) -> greedy evaluation on EVAL held-out
+  # seeds (never trained on). Prints the held-out mean reward per iteration.
+  HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_STEPS=${RFT_STEPS:-40}
+  ITERS=${ITERS:-6}; TASKS=${TASKS:-128}; SAMPLES=${SAMPLES:-4}; EVAL=${EVAL:-256}
+  PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; DEV=${DEV:-cuda}
+  HELD=1000000
+  write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
+  "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$RES/demos.jsonl" > /dev/null
+  evaluate() {  # model label
+    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
+      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" > "$RES/eval-$2.json"
+    python3 -c "import json;r=json.load(open('$RES/eval-$2.json'));print(f\"$2\t{r['mean_reward']:+.3f}\t{r['pass_rate']:.3f}\t{json.dumps(r['reasons'])}\")" \
+      | tee -a "$RES/table.tsv"
+  }
+  printf 'stage\theld-out mean reward\tpass rate\tfailure reasons\n' | tee "$RES/table.tsv"
+  evaluate "$WORK/init" "init"
+  log "rft on $DEMOS demonstrations, $RFT_STEPS steps"
+  "$KBTRAIN" rft "$RES/demos.jsonl" --model "$WORK/init" --out "$WORK/rft" --device "$DEV" --batch-size 64 \
+    --micro-batch 64 --lr 1e-3 --warmup-steps 10 --max-steps "$RFT_STEPS" --no-progress > "$RES/rft-summary.json"
+  cp "$WORK/rft/metrics.jsonl" "$RES/rft-metrics.jsonl"
+  evaluate "$WORK/rft" "rft"
+  POLICY="$WORK/rft"; CRITIC=""
+  METRICS=("$RES/rft-metrics.jsonl")
+  for k in $(seq 1 "$ITERS"); do
+    FIRST=$((10000 + k * TASKS))
+    "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
+      --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
+      --out "$WORK/roll-$k.jsonl" > "$RES/rollout-$k.json"
+    if [ -z "$CRITIC" ]; then
+      "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
+        --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --no-progress > "$RES/value-pretrain.json"
+      cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"
+      CRITIC="$WORK/critic0"
+    fi
+    "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/ppo-$k" --device "$DEV" \
+      --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --no-progress \
+      > "$RES/ppo-$k.json"
+    cp "$WORK/ppo-$k/metrics.jsonl" "$RES/ppo-$k-metrics.jsonl"
+    METRICS+=("$RES/ppo-$k-metrics.jsonl")
+    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout: mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}\")" >&2
+    POLICY="$WORK/ppo-$k"; CRITIC="$WORK/ppo-$k/critic"
+    evaluate "$POLICY" "ppo-$k"
+  done
+  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family: rft then ppo" 2>/dev/null
+  echo "== learn: held-out ($EVAL tasks, greedy) mean reward per stage (reward +1 correct, -1 otherwise)"
+  column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
+  ;;
+*)
+  echo "unknown step '$STEP' (ddp, throughput, learn)"; exit 2 ;;
+esac
