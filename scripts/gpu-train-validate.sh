@@ -7,6 +7,8 @@
 #   bash scripts/gpu-train-validate.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
 #   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
 #   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
+#   DEV=cpu HIDDEN=64 LAYERS=2 DEMOS=64 RFT_CHUNK=2 RFT_MAX_CHUNKS=1 ITERS=1 TASKS=4 SAMPLES=2 EVAL=4 \
+#     bash scripts/gpu-train-validate.sh learn build   # a CPU smoke run of the same pipeline
 #
 # Results (metrics, summaries, curves.html) go to $OUT/<step> when $OUT is set
 # (the device tool brings $OUT back), else gpu-train-out/<step>. Knobs are
@@ -139,55 +141,70 @@ PY
 
 learn)
   # The toy task family (docs/kbtrain.md): a random-init Qwen2 of HIDDEN x
-  # LAYERS learns from DEMOS demonstrations by rft (RFT_STEPS steps, kept short
-  # on purpose so that PPO has room), then ITERS iterations of: rollout on
-  # fresh training seeds (TASKS x SAMPLES, temperature 1) -> ppo (critic from
-  # value-pretrain on the first rollout) -> greedy evaluation on EVAL held-out
-  # seeds (never trained on). Prints the held-out mean reward per iteration.
-  HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_STEPS=${RFT_STEPS:-40}
-  ITERS=${ITERS:-6}; TASKS=${TASKS:-128}; SAMPLES=${SAMPLES:-4}; EVAL=${EVAL:-256}
+  # LAYERS is first taught by rft on DEMOS demonstrations, in chunks of
+  # RFT_CHUNK steps, until its greedy pass rate on the held-out tasks reaches
+  # RFT_TARGET (or RFT_MAX_CHUNKS chunks): partly competent on purpose, so
+  # that what follows has room. Then ITERS iterations of: rollout on fresh
+  # training seeds (TASKS tasks x SAMPLES answers, temperature 1) -> ALGO
+  # (ppo: critic from value-pretrain on the first rollout; or grpo) -> greedy
+  # evaluation on EVAL held-out seeds (never trained on). No demonstration is
+  # used after rft: any gain in the ppo rows comes from the reward.
+  HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
+  RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
+  ITERS=${ITERS:-8}; TASKS=${TASKS:-128}; SAMPLES=${SAMPLES:-4}; EVAL=${EVAL:-256}
   PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; DEV=${DEV:-cuda}
   HELD=1000000
   write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
   "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
   "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$RES/demos.jsonl" > /dev/null
-  evaluate() {  # model label
+  PASS=0
+  evaluate() {  # model label -> sets PASS
     "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
       --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" > "$RES/eval-$2.json"
     python3 -c "import json;r=json.load(open('$RES/eval-$2.json'));print(f\"$2\t{r['mean_reward']:+.3f}\t{r['pass_rate']:.3f}\t{json.dumps(r['reasons'])}\")" \
       | tee -a "$RES/table.tsv"
+    PASS=$(python3 -c "import json;print(json.load(open('$RES/eval-$2.json'))['pass_rate'])")
   }
-  printf 'stage\theld-out mean reward\tpass rate\tfailure reasons\n' | tee "$RES/table.tsv"
+  printf 'stage\theld-out mean reward\tpass rate\tanswers by check result\n' | tee "$RES/table.tsv"
   evaluate "$WORK/init" "init"
-  log "rft on $DEMOS demonstrations, $RFT_STEPS steps"
-  "$KBTRAIN" rft "$RES/demos.jsonl" --model "$WORK/init" --out "$WORK/rft" --device "$DEV" --batch-size 64 \
-    --micro-batch 64 --lr 1e-3 --warmup-steps 10 --max-steps "$RFT_STEPS" --no-progress > "$RES/rft-summary.json"
-  cp "$WORK/rft/metrics.jsonl" "$RES/rft-metrics.jsonl"
-  evaluate "$WORK/rft" "rft"
-  POLICY="$WORK/rft"; CRITIC=""
-  METRICS=("$RES/rft-metrics.jsonl")
+  POLICY="$WORK/init"; METRICS=()
+  for c in $(seq 1 "$RFT_MAX_CHUNKS"); do
+    "$KBTRAIN" rft "$RES/demos.jsonl" --model "$POLICY" --out "$WORK/rft-$c" --device "$DEV" --batch-size 64 \
+      --micro-batch 64 --lr 1e-3 --warmup-steps 5 --max-steps "$RFT_CHUNK" --seed "$c" --no-progress \
+      > "$RES/rft-$c-summary.json"
+    cp "$WORK/rft-$c/metrics.jsonl" "$RES/rft-$c-metrics.jsonl"; METRICS+=("$RES/rft-$c-metrics.jsonl")
+    POLICY="$WORK/rft-$c"
+    evaluate "$POLICY" "rft-$c"
+    python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
+  done
+  CRITIC=""
   for k in $(seq 1 "$ITERS"); do
     FIRST=$((10000 + k * TASKS))
     "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
       --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
       --out "$WORK/roll-$k.jsonl" > "$RES/rollout-$k.json"
-    if [ -z "$CRITIC" ]; then
-      "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
-        --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --no-progress > "$RES/value-pretrain.json"
-      cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"
-      CRITIC="$WORK/critic0"
+    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}\")" >&2
+    if [ "$ALGO" = ppo ]; then
+      if [ -z "$CRITIC" ]; then
+        "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
+          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --no-progress > "$RES/value-pretrain.json"
+        cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"; METRICS+=("$RES/value-pretrain-metrics.jsonl")
+        CRITIC="$WORK/critic0"
+      fi
+      "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/it-$k" --device "$DEV" \
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --no-progress \
+        > "$RES/ppo-$k.json"
+      CRITIC="$WORK/it-$k/critic"
+    else
+      "$KBTRAIN" grpo "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/it-$k" --device "$DEV" \
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --no-progress > "$RES/grpo-$k.json"
     fi
-    "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/ppo-$k" --device "$DEV" \
-      --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --no-progress \
-      > "$RES/ppo-$k.json"
-    cp "$WORK/ppo-$k/metrics.jsonl" "$RES/ppo-$k-metrics.jsonl"
-    METRICS+=("$RES/ppo-$k-metrics.jsonl")
-    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout: mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}\")" >&2
-    POLICY="$WORK/ppo-$k"; CRITIC="$WORK/ppo-$k/critic"
-    evaluate "$POLICY" "ppo-$k"
+    cp "$WORK/it-$k/metrics.jsonl" "$RES/$ALGO-$k-metrics.jsonl"; METRICS+=("$RES/$ALGO-$k-metrics.jsonl")
+    POLICY="$WORK/it-$k"
+    evaluate "$POLICY" "$ALGO-$k"
   done
-  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family: rft then ppo" 2>/dev/null
-  echo "== learn: held-out ($EVAL tasks, greedy) mean reward per stage (reward +1 correct, -1 otherwise)"
+  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family: rft then $ALGO" 2>/dev/null
+  echo "== learn: held-out ($EVAL tasks, greedy) after each stage; reward +1 correct, -1 otherwise"
   column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
   ;;
 *)

@@ -160,9 +160,10 @@ def main():
     adv = torch.randn_like(old)
     ret = old_v + adv
     N = mask.sum()
+    sync = torch.cuda.synchronize if a.device.startswith("cuda") else (lambda: None)
     times = []
     for step in range(a.warmup + a.steps):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         for i in range(0, a.batch, a.micro_batch):
             s = slice(i, i + a.micro_batch)
@@ -180,7 +181,7 @@ def main():
             ((vl * mask[s]).sum() / N).backward()
         aopt.step(1.0)
         copt.step(1.0)
-        torch.cuda.synchronize()
+        sync()
         if step >= a.warmup:
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)

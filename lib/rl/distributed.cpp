@@ -33,8 +33,6 @@ int envInt(const char* name, int fallback) {
   return static_cast<int>(x);
 }
 
-void wait(c10::intrusive_ptr<c10d::Work> work) { work->wait(); }
-
 }  // namespace
 
 DistributedEnv distributedEnvFromEnvironment() {
@@ -85,24 +83,25 @@ Distributed::Distributed(const DistributedEnv& env, const std::string& backend) 
 
 Distributed::~Distributed() = default;
 
-void Distributed::allReduceSum(std::vector<at::Tensor>& tensors) {
-  if (!active()) return;
+namespace {
+
+void allReduce(c10d::Backend& backend, std::vector<at::Tensor>& tensors, c10d::ReduceOp::RedOpType op) {
   c10d::AllreduceOptions o;
-  o.reduceOp = c10d::ReduceOp::SUM;
+  o.reduceOp = c10d::ReduceOp(op);
   for (at::Tensor& t : tensors) {
     std::vector<at::Tensor> one{t};
-    wait(impl_->backend->allreduce(one, o));
+    backend.allreduce(one, o)->wait();
   }
 }
 
+}  // namespace
+
+void Distributed::allReduceSum(std::vector<at::Tensor>& tensors) {
+  if (active()) allReduce(*impl_->backend, tensors, c10d::ReduceOp::SUM);
+}
+
 void Distributed::allReduceMax(std::vector<at::Tensor>& tensors) {
-  if (!active()) return;
-  c10d::AllreduceOptions o;
-  o.reduceOp = c10d::ReduceOp::MAX;
-  for (at::Tensor& t : tensors) {
-    std::vector<at::Tensor> one{t};
-    wait(impl_->backend->allreduce(one, o));
-  }
+  if (active()) allReduce(*impl_->backend, tensors, c10d::ReduceOp::MAX);
 }
 
 void Distributed::allReduceGradients(std::vector<at::Tensor>& buffers) {
@@ -120,7 +119,7 @@ void Distributed::allReduceGradients(std::vector<at::Tensor>& buffers) {
 
 void Distributed::barrier() {
   if (!active()) return;
-  wait(impl_->backend->barrier());
+  impl_->backend->barrier()->wait();
 }
 
 }  // namespace kb::rl

@@ -1,11 +1,11 @@
 #include "rl/episode.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <set>
 
 #include "core/error.h"
+#include "core/jsonl.h"
 
 namespace fs = std::filesystem;
 
@@ -30,24 +30,8 @@ size_t Episode::tokens() const {
 }
 
 std::vector<Json> readJsonl(const fs::path& path, size_t* skipped) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read " + path.string());
-  std::vector<Json> out;
-  if (skipped) *skipped = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      Json j = Json::parse(line);
-      if (j.is_object()) {
-        out.push_back(std::move(j));
-        continue;
-      }
-    } catch (const Json::parse_error&) {
-    }
-    if (skipped) ++*skipped;
-  }
-  return out;
+  if (!fs::is_regular_file(path)) throw UsageError("cannot read " + path.string());
+  return readJsonLines(path, skipped);
 }
 
 Json openAiTools(const Json& tools) {

@@ -29,21 +29,6 @@
 
 namespace kb::rl {
 
-AdamWOptions adamOptions(const TrainOptions& o, double lr);
-void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
-                  const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table);
-
-namespace {
-
-void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
-                    const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
-  at::NoGradGuard no_grad;
-  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device))
-    scatterTable(table, mb, targetLogprobs(model.forward(mb.ids, mb.attention), mb.ids));
-}
-
-}  // namespace
-
 Json runPolicyGradient(const PolicyGradientOptions& opt) {
   const TrainOptions& o = opt.train;
   const bool ppo = opt.estimator == "gae";
@@ -187,13 +172,8 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
       sums.max("ratio_max", pg.ratio_max.item<double>());
       sums.add("tokens", static_cast<double>(mb.tokens));
       if (ppo) {
-        const at::Tensor m = mb.mask, res = r - v.detach();
         sums.add("value_loss", vloss.item<double>());
-        sums.add("ev_n", m.sum().item<double>());
-        sums.add("ev_y", (r * m).sum().item<double>());
-        sums.add("ev_yy", (r * r * m).sum().item<double>());
-        sums.add("ev_r", (res * m).sum().item<double>());
-        sums.add("ev_rr", (res * res * m).sum().item<double>());
+        addValueSums(sums, v, r, mb.mask);
       }
     }
     dist.allReduceGradients(actor_grads.buffers());
@@ -223,21 +203,14 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     rec["ratio_mean"] = sums.get("ratio_sum") / N;
     rec["ratio_max"] = sums.get("ratio_max");
     if (ppo) {
-      ExplainedVarianceSums ev{sums.get("ev_n"), sums.get("ev_y"), sums.get("ev_yy"), sums.get("ev_r"), sums.get("ev_rr")};
       rec["value_loss"] = sums.get("value_loss") / N;
-      rec["explained_var"] = finiteOrNull(ev.value());
+      rec["explained_var"] = explainedVariance(sums);
       rec["critic_grad_norm"] = critic_grad_norm;
     }
     rec["adv_mean"] = adv_mean;
     rec["adv_std"] = adv_std;
     rec["logprob_mismatch"] = finiteOrNull(mismatch);
-    rec["grad_norm"] = grad_norm;
-    rec["action_tokens"] = N;
-    rec["tokens"] = sums.get("tokens");
-    rec["tokens_per_s"] = sums.get("tokens") / seconds;
-    rec["seconds"] = seconds;
-    metrics.write(rec);
-    progress(o, dist, progressLine(rec));
+    finishStep(rec, sums, N, grad_norm, seconds, metrics, o, dist);
     last = rec;
   }
   Json summary = {{"stage", stage}, {"data", data.toJson()}, {"options", optionsJson(o)},

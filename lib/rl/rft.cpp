@@ -12,8 +12,6 @@
 
 namespace kb::rl {
 
-AdamWOptions adamOptions(const TrainOptions& o, double lr);
-
 Json runRft(const RftOptions& opt) {
   const TrainOptions& o = opt.train;
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
@@ -59,13 +57,7 @@ Json runRft(const RftOptions& opt) {
     r["loss"] = sums.get("nll") / N;
     r["nll"] = sums.get("nll") / N;
     r["entropy"] = sums.get("entropy") / N;
-    r["grad_norm"] = grad_norm;
-    r["action_tokens"] = N;
-    r["tokens"] = sums.get("tokens");
-    r["tokens_per_s"] = sums.get("tokens") / seconds;
-    r["seconds"] = seconds;
-    metrics.write(r);
-    progress(o, dist, progressLine(r));
+    finishStep(r, sums, N, grad_norm, seconds, metrics, o, dist);
     last = r;
   }
   Json summary = {{"stage", "rft"}, {"data", data.toJson()}, {"options", optionsJson(o)},
@@ -76,17 +68,6 @@ Json runRft(const RftOptions& opt) {
   }
   dist.barrier();
   return summary;
-}
-
-AdamWOptions adamOptions(const TrainOptions& o, double lr) {
-  AdamWOptions a;
-  a.lr = lr;
-  a.beta1 = o.beta1;
-  a.beta2 = o.beta2;
-  a.eps = o.adam_eps;
-  a.weight_decay = o.weight_decay;
-  a.warmup_steps = o.warmup_steps;
-  return a;
 }
 
 }  // namespace kb::rl

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "rl/advantages.h"
+#include "rl/critic.h"
 #include "policy/chat_template.h"
 #include "policy/model.h"
 #include "policy/tokenizer.h"
@@ -328,6 +329,60 @@ StepSums zeroSums(const std::vector<std::string>& sums, const std::vector<std::s
   for (const std::string& n : sums) s.add(n, 0.0);
   for (const std::string& n : maxima) s.max(n, 0.0);
   return s;
+}
+
+void addValueSums(StepSums& sums, const at::Tensor& values, const at::Tensor& returns, const at::Tensor& mask) {
+  const at::Tensor res = returns - values.detach();
+  sums.add("ev_n", mask.sum().item<double>());
+  sums.add("ev_y", (returns * mask).sum().item<double>());
+  sums.add("ev_yy", (returns * returns * mask).sum().item<double>());
+  sums.add("ev_r", (res * mask).sum().item<double>());
+  sums.add("ev_rr", (res * res * mask).sum().item<double>());
+}
+
+Json explainedVariance(const StepSums& s) {
+  ExplainedVarianceSums ev{s.get("ev_n"), s.get("ev_y"), s.get("ev_yy"), s.get("ev_r"), s.get("ev_rr")};
+  return finiteOrNull(ev.value());
+}
+
+void finishStep(Json& r, const StepSums& sums, double N, double grad_norm, double seconds, MetricsWriter& metrics,
+                const TrainOptions& o, const Distributed& d) {
+  r["grad_norm"] = grad_norm;
+  r["action_tokens"] = N;
+  r["tokens"] = sums.get("tokens");
+  r["tokens_per_s"] = sums.get("tokens") / seconds;
+  r["seconds"] = seconds;
+  metrics.write(r);
+  progress(o, d, progressLine(r));
+}
+
+AdamWOptions adamOptions(const TrainOptions& o, double lr) {
+  AdamWOptions a;
+  a.lr = lr;
+  a.beta1 = o.beta1;
+  a.beta2 = o.beta2;
+  a.eps = o.adam_eps;
+  a.weight_decay = o.weight_decay;
+  a.warmup_steps = o.warmup_steps;
+  return a;
+}
+
+// V(s_t) of every owned sequence of `episodes` into `table` (no gradient).
+void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
+                  const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
+  at::NoGradGuard no_grad;
+  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device)) {
+    const at::Tensor v = critic.values(mb.ids, mb.attention);
+    scatterTable(table, mb, v.narrow(1, 0, v.size(1) - 1));
+  }
+}
+
+// log pi_old of every owned sequence of `episodes` into `table` (no gradient).
+void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
+                    const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
+  at::NoGradGuard no_grad;
+  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device))
+    scatterTable(table, mb, targetLogprobs(model.forward(mb.ids, mb.attention), mb.ids));
 }
 
 }  // namespace kb::rl

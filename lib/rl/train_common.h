@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "core/json.h"
+#include "policy/model.h"
 #include "rl/distributed.h"
 #include "rl/episode.h"
 #include "rl/filters.h"
 #include "rl/metrics.h"
+#include "rl/optimizer.h"
 #include "rl/trainer.h"
 
 namespace kb::rl {
@@ -130,5 +132,26 @@ double actionTokens(const Dataset& d, const std::vector<size_t>& episodes);
 
 // Zero-initialised named sums, in a fixed order (so processes agree).
 StepSums zeroSums(const std::vector<std::string>& sums, const std::vector<std::string>& maxima);
+
+// The explained-variance sums ev_n, ev_y, ev_yy, ev_r, ev_rr of returns vs
+// values over the masked tokens, and the variance they give (null when flat).
+void addValueSums(StepSums& sums, const at::Tensor& values, const at::Tensor& returns, const at::Tensor& mask);
+Json explainedVariance(const StepSums& sums);
+
+// The fields every stage's record ends with (grad_norm, action_tokens,
+// tokens, tokens_per_s, seconds); then writes it and prints the progress line.
+void finishStep(Json& record, const StepSums& sums, double action_tokens, double grad_norm, double seconds,
+                MetricsWriter& metrics, const TrainOptions& o, const Distributed& d);
+
+// AdamW settings of the common flags with learning rate `lr`.
+AdamWOptions adamOptions(const TrainOptions& o, double lr);
+
+// No-gradient passes over the owned sequences of `episodes`, into `table`:
+// the critic's V(s_t), the policy's log pi(token).
+struct Critic;
+void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh, const std::vector<size_t>& episodes,
+                  int64_t micro, const at::Device& device, TokenTable& table);
+void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
+                    const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table);
 
 }  // namespace kb::rl

@@ -14,18 +14,6 @@
 
 namespace kb::rl {
 
-AdamWOptions adamOptions(const TrainOptions& o, double lr);
-
-// V(s_t) of every owned sequence of `episodes` into `table` (no gradient).
-void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
-                  const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
-  at::NoGradGuard no_grad;
-  for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device)) {
-    const at::Tensor v = critic.values(mb.ids, mb.attention);
-    scatterTable(table, mb, v.narrow(1, 0, v.size(1) - 1));
-  }
-}
-
 Json runValuePretrain(const ValuePretrainOptions& opt) {
   const TrainOptions& o = opt.train;
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
@@ -64,12 +52,7 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
       at::NoGradGuard no_grad;
       sums.add("value_loss", loss.item<double>());
       sums.add("tokens", static_cast<double>(mb.tokens));
-      const at::Tensor m = mb.mask, y = target, res = target - v.detach();
-      sums.add("ev_n", m.sum().item<double>());
-      sums.add("ev_y", (y * m).sum().item<double>());
-      sums.add("ev_yy", (y * y * m).sum().item<double>());
-      sums.add("ev_r", (res * m).sum().item<double>());
-      sums.add("ev_rr", (res * res * m).sum().item<double>());
+      addValueSums(sums, v, target, mb.mask);
     }
     dist.allReduceGradients(grads.buffers());
     const double grad_norm = grads.clipNorm(o.max_grad_norm);
@@ -78,19 +61,12 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();
-    ExplainedVarianceSums ev{sums.get("ev_n"), sums.get("ev_y"), sums.get("ev_yy"), sums.get("ev_r"), sums.get("ev_rr")};
     Json r = {{"stage", "value-pretrain"}, {"step", step + 1}, {"steps", steps.size()}, {"lr", lr}};
     addRewardMetrics(r, data, steps[step]);
     r["loss"] = sums.get("value_loss") / N;
     r["value_loss"] = sums.get("value_loss") / N;
-    r["explained_var"] = finiteOrNull(ev.value());
-    r["grad_norm"] = grad_norm;
-    r["action_tokens"] = N;
-    r["tokens"] = sums.get("tokens");
-    r["tokens_per_s"] = sums.get("tokens") / seconds;
-    r["seconds"] = seconds;
-    metrics.write(r);
-    progress(o, dist, progressLine(r));
+    r["explained_var"] = explainedVariance(sums);
+    finishStep(r, sums, N, grad_norm, seconds, metrics, o, dist);
     last = r;
   }
   Json summary = {{"stage", "value-pretrain"}, {"data", data.toJson()}, {"options", optionsJson(o)},
