@@ -11,6 +11,8 @@
 #   bash scripts/rl-loop.sh --tasks DIR --model DIR --run RUN [--iterations K] [--samples N]
 #        [--algo ppo|grpo] [--rft-from TRAJ.jsonl] [--device cpu|cuda] [--dtype auto|bfloat16]
 #        [--max-turns T] [--parallel J] [--train-args "..."] [--rollout-args "..."]
+#        [--untimed-correct-reward R]   (default 1: a correct solution kbprof could not time yet
+#                                        gets the paper's "correct, not faster" reward; "" to drop them)
 #
 # Resumable: a step whose output is complete is skipped (kbtrain writes
 # train_summary.json last; a rollout is complete when RUN/iter-k/rollout.done
@@ -23,7 +25,7 @@ BUILD="${KB_BUILD:-$ROOT/build}"
 KBROLLOUT="${KBROLLOUT:-$BUILD/tools/kbrollout/kbrollout}"
 KBTRAIN="${KBTRAIN:-$BUILD/tools/kbtrain/kbtrain}"
 TASKS="" MODEL="" RUN="" ITERS=3 SAMPLES=4 ALGO=ppo RFT_FROM="" DEVICE=cpu DTYPE=auto MAX_TURNS=20 PARALLEL=1
-TRAIN_ARGS="" ROLLOUT_ARGS=""
+TRAIN_ARGS="" ROLLOUT_ARGS="" UNTIMED_REWARD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --tasks) TASKS="$2"; shift 2 ;;
@@ -39,7 +41,8 @@ while [ $# -gt 0 ]; do
     --parallel) PARALLEL="$2"; shift 2 ;;
     --train-args) TRAIN_ARGS="$2"; shift 2 ;;
     --rollout-args) ROLLOUT_ARGS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --untimed-correct-reward) UNTIMED_REWARD="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "rl-loop: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +53,11 @@ mkdir -p "$RUN"
 say() { echo "rl-loop: $*" >&2; }
 done_train() { [ -f "$1/train_summary.json" ]; }
 # shellcheck disable=SC2086
-train() { "$KBTRAIN" "$@" --device "$DEVICE" --dtype "$DTYPE" $TRAIN_ARGS > /dev/null; }
+train() {
+  local extra=()
+  [ -n "$UNTIMED_REWARD" ] && extra=(--unprofiled-correct-reward "$UNTIMED_REWARD")
+  "$KBTRAIN" "$@" --device "$DEVICE" --dtype "$DTYPE" "${extra[@]}" $TRAIN_ARGS > /dev/null
+}
 
 POLICY="$MODEL"
 METRICS=()
