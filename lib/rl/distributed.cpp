@@ -14,7 +14,7 @@ namespace kb::rl {
 
 // Made in distributed_nccl.cpp when NCCL is built in, else throws.
 c10::intrusive_ptr<c10d::Backend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                  int world_size);
+                                                  int world_size, int local_rank);
 
 struct Distributed::Impl {
   c10::intrusive_ptr<c10d::Store> store;
@@ -70,7 +70,7 @@ Distributed::Distributed(const DistributedEnv& env, const std::string& backend) 
         opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, opts);
     } else if (backend == "nccl") {
-      impl_->backend = makeNcclBackend(impl_->store, env.rank, env.world_size);
+      impl_->backend = makeNcclBackend(impl_->store, env.rank, env.world_size, env.local_rank);
     } else {
       throw UsageError("unknown distributed backend '" + backend + "' (gloo or nccl)");
     }

@@ -5,7 +5,7 @@
 
 namespace kb::rl {
 
-c10::intrusive_ptr<c10d::Backend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>&, int, int) {
+c10::intrusive_ptr<c10d::Backend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>&, int, int, int) {
   throw UsageError("this kbtrain was built without CUDA (-Dtorch_cuda=false): no NCCL backend; use --backend gloo");
 }
 
