@@ -149,10 +149,12 @@ learn)
   # (ppo: critic from value-pretrain on the first rollout; or grpo) -> greedy
   # evaluation on EVAL held-out seeds (never trained on). No demonstration is
   # used after rft: any gain in the ppo rows comes from the reward.
+  # START_FROM=DIR skips init and rft (a checkpoint of an earlier run).
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
   RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
-  ITERS=${ITERS:-8}; TASKS=${TASKS:-128}; SAMPLES=${SAMPLES:-4}; EVAL=${EVAL:-256}
-  PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; DEV=${DEV:-cuda}
+  ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}
+  PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
+  DEV=${DEV:-cuda}
   HELD=1000000
   write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
   "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
@@ -166,8 +168,13 @@ learn)
     PASS=$(python3 -c "import json;print(json.load(open('$RES/eval-$2.json'))['pass_rate'])")
   }
   printf 'stage\theld-out mean reward\tpass rate\tanswers by check result\n' | tee "$RES/table.tsv"
-  evaluate "$WORK/init" "init"
   POLICY="$WORK/init"; METRICS=()
+  if [ -n "${START_FROM:-}" ]; then  # an rft checkpoint of an earlier run: skip rft
+    POLICY="$START_FROM"; RFT_MAX_CHUNKS=0
+    evaluate "$POLICY" "start"
+  else
+    evaluate "$WORK/init" "init"
+  fi
   for c in $(seq 1 "$RFT_MAX_CHUNKS"); do
     "$KBTRAIN" rft "$RES/demos.jsonl" --model "$POLICY" --out "$WORK/rft-$c" --device "$DEV" --batch-size 64 \
       --micro-batch 64 --lr 1e-3 --warmup-steps 5 --max-steps "$RFT_CHUNK" --seed "$c" --no-progress \
@@ -177,7 +184,8 @@ learn)
     evaluate "$POLICY" "rft-$c"
     python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
   done
-  CRITIC=""
+  CRITIC=""; REF="$POLICY"  # the k3 KL term (KL_COEF) keeps the policy near its rft self
+  KL=(--kl-coef "$KL_COEF" --reference "$REF")
   for k in $(seq 1 "$ITERS"); do
     FIRST=$((10000 + k * TASKS))
     "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
@@ -187,17 +195,18 @@ learn)
     if [ "$ALGO" = ppo ]; then
       if [ -z "$CRITIC" ]; then
         "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
-          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --no-progress > "$RES/value-pretrain.json"
+          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --lambda "$LAMBDA" --no-progress \
+          > "$RES/value-pretrain.json"
         cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"; METRICS+=("$RES/value-pretrain-metrics.jsonl")
         CRITIC="$WORK/critic0"
       fi
       "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/it-$k" --device "$DEV" \
-        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --no-progress \
-        > "$RES/ppo-$k.json"
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
+        "${KL[@]}" --no-progress > "$RES/ppo-$k.json"
       CRITIC="$WORK/it-$k/critic"
     else
       "$KBTRAIN" grpo "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/it-$k" --device "$DEV" \
-        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --no-progress > "$RES/grpo-$k.json"
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" "${KL[@]}" --no-progress > "$RES/grpo-$k.json"
     fi
     cp "$WORK/it-$k/metrics.jsonl" "$RES/$ALGO-$k-metrics.jsonl"; METRICS+=("$RES/$ALGO-$k-metrics.jsonl")
     POLICY="$WORK/it-$k"
