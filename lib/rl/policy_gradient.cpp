@@ -176,17 +176,9 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
         addValueSums(sums, v, r, mb.mask);
       }
     }
-    dist.allReduceGradients(actor_grads.buffers());
-    const double grad_norm = actor_grads.clipNorm(o.max_grad_norm);
-    const double lr = actor_optim.step(actor_grads.buffers());
-    actor_grads.zero();
-    double critic_grad_norm = NAN;
-    if (ppo) {
-      dist.allReduceGradients(critic_grads->buffers());
-      critic_grad_norm = critic_grads->clipNorm(o.max_grad_norm);
-      critic_optim->step(critic_grads->buffers());
-      critic_grads->zero();
-    }
+    const auto [grad_norm, lr] = applyUpdate(dist, actor_grads, actor_optim, o.max_grad_norm);
+    const double critic_grad_norm =
+        ppo ? applyUpdate(dist, *critic_grads, *critic_optim, o.max_grad_norm).grad_norm : NAN;
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();

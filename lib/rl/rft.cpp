@@ -45,10 +45,7 @@ Json runRft(const RftOptions& opt) {
       sums.add("entropy", (entropyFromLogits(logits.detach().narrow(1, 0, T - 1)) * mb.mask).sum().item<double>());
       sums.add("tokens", static_cast<double>(mb.tokens));
     }
-    dist.allReduceGradients(grads.buffers());
-    const double grad_norm = grads.clipNorm(o.max_grad_norm);
-    const double lr = optim.step(grads.buffers());
-    grads.zero();
+    const auto [grad_norm, lr] = applyUpdate(dist, grads, optim, o.max_grad_norm);
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();

@@ -385,4 +385,13 @@ void policyLogprobs(const policy::Model& model, const Dataset& data, const Shard
     scatterTable(table, mb, targetLogprobs(model.forward(mb.ids, mb.attention), mb.ids));
 }
 
+Update applyUpdate(Distributed& d, Gradients& grads, AdamW& optimizer, double max_grad_norm) {
+  Update u;
+  d.allReduceGradients(grads.buffers());
+  u.grad_norm = grads.clipNorm(max_grad_norm);
+  u.lr = optimizer.step(grads.buffers());
+  grads.zero();
+  return u;
+}
+
 }  // namespace kb::rl

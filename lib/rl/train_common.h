@@ -17,6 +17,7 @@
 #include "rl/episode.h"
 #include "rl/filters.h"
 #include "rl/metrics.h"
+#include "rl/gradients.h"
 #include "rl/optimizer.h"
 #include "rl/trainer.h"
 
@@ -153,5 +154,12 @@ void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
                   int64_t micro, const at::Device& device, TokenTable& table);
 void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
                     const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table);
+
+// The end of every optimizer step: sum the gradients over processes, clip
+// their global norm, AdamW, clear them. Returns {norm before clipping, lr}.
+struct Update {
+  double grad_norm = 0, lr = 0;
+};
+Update applyUpdate(Distributed& d, Gradients& grads, AdamW& optimizer, double max_grad_norm);
 
 }  // namespace kb::rl

@@ -54,10 +54,7 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
       sums.add("tokens", static_cast<double>(mb.tokens));
       addValueSums(sums, v, target, mb.mask);
     }
-    dist.allReduceGradients(grads.buffers());
-    const double grad_norm = grads.clipNorm(o.max_grad_norm);
-    const double lr = optim.step(grads.buffers());
-    grads.zero();
+    const auto [grad_norm, lr] = applyUpdate(dist, grads, optim, o.max_grad_norm);
     sums.reduce(dist, device);
     synchronize(device);
     const double seconds = clock.seconds();
