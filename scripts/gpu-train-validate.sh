@@ -67,17 +67,20 @@ PY
 case "$STEP" in
 ddp)
   # NCCL, 2 processes (cuda:0, cuda:1) on halves of each batch vs 1 process on
-  # cuda:0 with the whole batch; float32, so the only differences are float
-  # summation order. Knobs: HIDDEN (256), LAYERS (4).
-  NGPU=$(nvidia-smi -L | wc -l)
-  [ "$NGPU" -ge 2 ] || { echo "ddp needs 2 GPUs (nvidia-h200-x2); found $NGPU"; exit 1; }
+  # cuda:0 with the whole batch; float32. Knobs: HIDDEN (256), LAYERS (4).
+  # SMOKE=1: the same on the CPU with gloo (checks the script; CI tests gloo).
+  DEV=cuda
+  if [ "${SMOKE:-0}" = 1 ]; then DEV=cpu; else
+    NGPU=$(nvidia-smi -L | wc -l)
+    [ "$NGPU" -ge 2 ] || { echo "ddp needs 2 GPUs (nvidia-h200-x2); found $NGPU"; exit 1; }
+  fi
   write_config "$WORK/cfg.json" "${HIDDEN:-256}" 704 "${LAYERS:-4}" 4 2 802 float32
   "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
   "$KBTRAIN" toy demos --first-seed 0 --last-seed 31 --out "$WORK/demos.jsonl" > /dev/null
-  "$KBTRAIN" toy rollout --model "$WORK/init" --first-seed 0 --last-seed 31 --max-new-tokens 48 --device cuda \
+  "$KBTRAIN" toy rollout --model "$WORK/init" --first-seed 0 --last-seed 31 --max-new-tokens 48 --device "$DEV" \
     --out "$WORK/random.jsonl" > /dev/null
   cat "$WORK/demos.jsonl" "$WORK/random.jsonl" > "$WORK/traj.jsonl"
-  ARGS=(--batch-size 16 --micro-batch 2 --epochs 2 --lr 1e-4 --warmup-steps 2 --device cuda --no-progress)
+  ARGS=(--batch-size 16 --micro-batch 2 --epochs 2 --lr 1e-4 --warmup-steps 2 --device "$DEV" --no-progress)
   run_pair() {  # stage out extra...
     local stage="$1" out="$2"; shift 2
     "$KBTRAIN" "$stage" "$WORK/traj.jsonl" "${ARGS[@]}" "$@" --out "$out-1gpu" > "$RES/$stage-1gpu.json"
@@ -90,18 +93,22 @@ ddp)
     for p in "${pids[@]}"; do wait "$p"; done
   }
   T0=$(date +%s)
-  run_pair rft "$WORK/rft" --model "$WORK/init" --keep-no-reward --min-reward -10
-  run_pair ppo "$WORK/ppo" --model "$WORK/init" --critic "$WORK/init"
-  echo "== ddp: NCCL 2 processes vs 1 GPU, same batch (float32, $(( $(date +%s) - T0 )) s)"
-  for s in rft ppo; do
-    "$KBTRAIN" diff "$WORK/$s-1gpu" "$WORK/$s-2gpu" > "$RES/$s-diff.json"
-    echo "$s actor   max |w_1 - w_2| = $(python3 -c "import json;print(json.load(open('$RES/$s-diff.json'))['max_abs_diff'])")"
+  # --shards 2: the same micro-batches in both runs (exact by construction);
+  # --shards 0 (default = WORLD_SIZE): 1 and 2 processes pad different
+  # sequences together (float32-rounding-level differences expected).
+  for SH in 2 0; do
+    run_pair rft "$WORK/rft-s$SH" --model "$WORK/init" --keep-no-reward --min-reward -10 --shards $SH
+    run_pair ppo "$WORK/ppo-s$SH" --model "$WORK/init" --critic "$WORK/init" --shards $SH
   done
-  "$KBTRAIN" diff "$WORK/ppo-1gpu/critic" "$WORK/ppo-2gpu/critic" > "$RES/ppo-critic-diff.json"
-  echo "ppo critic max |w_1 - w_2| = $(python3 -c "import json;print(json.load(open('$RES/ppo-critic-diff.json'))['max_abs_diff'])")"
-  "$KBTRAIN" diff "$WORK/init" "$WORK/ppo-1gpu" > "$RES/ppo-moved.json"
-  echo "(weights moved by training: max |w_init - w_ppo| = $(python3 -c "import json;print(json.load(open('$RES/ppo-moved.json'))['max_abs_diff'])"))"
-  cp "$WORK"/ppo-1gpu/metrics.jsonl "$RES/ppo-1gpu-metrics.jsonl"; cp "$WORK"/ppo-2gpu/metrics.jsonl "$RES/ppo-2gpu-metrics.jsonl"
+  echo "== ddp: 2 processes ($([ "$DEV" = cuda ] && echo NCCL, cuda:0 + cuda:1 || echo gloo, CPU)) vs 1 process, same batch (float32, $(( $(date +%s) - T0 )) s)"
+  maxdiff() { "$KBTRAIN" diff "$1" "$2" > "$3" && python3 -c "import json;print(json.load(open('$3'))['max_abs_diff'])"; }
+  for SH in 2 0; do
+    echo "--shards $SH: rft actor  max |w_1 - w_2| = $(maxdiff "$WORK/rft-s$SH-1gpu" "$WORK/rft-s$SH-2gpu" "$RES/rft-s$SH-diff.json")"
+    echo "--shards $SH: ppo actor  max |w_1 - w_2| = $(maxdiff "$WORK/ppo-s$SH-1gpu" "$WORK/ppo-s$SH-2gpu" "$RES/ppo-s$SH-diff.json")"
+    echo "--shards $SH: ppo critic max |w_1 - w_2| = $(maxdiff "$WORK/ppo-s$SH-1gpu/critic" "$WORK/ppo-s$SH-2gpu/critic" "$RES/ppo-s$SH-critic-diff.json")"
+  done
+  echo "(weights moved by training: max |w_init - w_ppo| = $(maxdiff "$WORK/init" "$WORK/ppo-s2-1gpu" "$RES/ppo-moved.json"))"
+  cp "$WORK"/ppo-s2-1gpu/metrics.jsonl "$RES/ppo-1gpu-metrics.jsonl"; cp "$WORK"/ppo-s2-2gpu/metrics.jsonl "$RES/ppo-2gpu-metrics.jsonl"
   ;;
 
 throughput)
@@ -109,19 +116,27 @@ throughput)
   # master weights) on a Qwen2.5-0.5B-shaped model in bfloat16 (random
   # weights; vocabulary 151936), BATCH sequences of SEQ tokens (PROMPT of them
   # prompt), MICRO per pass; kbtrain first, then scripts/ppo_step_reference.py.
+  # SMOKE=1: a tiny float32 model on the CPU (checks the script, not a figure).
   BATCH=${BATCH:-16}; SEQ=${SEQ:-1024}; PROMPT=${PROMPT:-512}; MICRO=${MICRO:-4}; STEPS=${STEPS:-5}; WARM=2
-  write_config "$WORK/cfg.json" 896 4864 24 14 2 151936 bfloat16
-  log "random Qwen2.5-0.5B-shaped checkpoint"
-  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/m" --dtype bfloat16
+  DEV=cuda; DT=bfloat16
+  if [ "${SMOKE:-0}" = 1 ]; then
+    DEV=cpu; DT=float32; BATCH=4; SEQ=64; PROMPT=32; MICRO=2; STEPS=2
+    write_config "$WORK/cfg.json" 64 128 2 4 2 802 float32
+  else
+    write_config "$WORK/cfg.json" 896 4864 24 14 2 151936 bfloat16
+  fi
+  log "random checkpoint of the shape ($DT)"
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/m" --dtype "$DT"
   synthetic_trajectories "$WORK/traj.jsonl" "$BATCH" "$PROMPT" $((SEQ - PROMPT))
   log "kbtrain ppo: $((STEPS + WARM)) steps"
-  "$KBTRAIN" ppo "$WORK/traj.jsonl" --model "$WORK/m" --critic "$WORK/m" --out "$WORK/out" --device cuda \
-    --dtype bfloat16 --batch-size "$BATCH" --micro-batch "$MICRO" --epochs $((STEPS + WARM)) --lr 1e-6 \
+  "$KBTRAIN" ppo "$WORK/traj.jsonl" --model "$WORK/m" --critic "$WORK/m" --out "$WORK/out" --device "$DEV" \
+    --dtype "$DT" --batch-size "$BATCH" --micro-batch "$MICRO" --epochs $((STEPS + WARM)) --lr 1e-6 \
     --no-shuffle > "$RES/kbtrain-summary.json"
   cp "$WORK/out/metrics.jsonl" "$RES/kbtrain-metrics.jsonl"
   log "plain PyTorch reference"
   python3 "$ROOT/scripts/ppo_step_reference.py" --config "$WORK/cfg.json" --batch "$BATCH" --seq "$SEQ" \
-    --prompt "$PROMPT" --micro-batch "$MICRO" --steps "$STEPS" --warmup "$WARM" > "$RES/reference.json"
+    --prompt "$PROMPT" --micro-batch "$MICRO" --steps "$STEPS" --warmup "$WARM" --device "$DEV" --dtype "$DT" \
+    > "$RES/reference.json"
   python3 - "$RES" "$WARM" <<'PY'
 import json, statistics, sys
 res, warm = sys.argv[1], int(sys.argv[2])
@@ -129,13 +144,13 @@ rows = [json.loads(l) for l in open(f"{res}/kbtrain-metrics.jsonl")][warm:]
 k_tps = statistics.median(r["tokens_per_s"] for r in rows)
 k_s = statistics.median(r["seconds"] for r in rows)
 ref = json.load(open(f"{res}/reference.json"))
-print(f"== throughput: PPO update step (actor+critic fwd+bwd+AdamW), Qwen2.5-0.5B shape, bf16, "
+print(f"== throughput: PPO update step (actor+critic fwd+bwd+AdamW), {ref['params_actor'] / 1e6:.1f}M-parameter Qwen2 shape, {ref['dtype']}, "
       f"{ref['batch']} x {ref['seq']} tokens, micro-batch {ref['micro_batch']}")
 print(f"{'implementation':<28}{'tokens/s':>12}{'step s (median)':>18}")
 print(f"{'kbtrain (C++ LibTorch)':<28}{k_tps:>12.0f}{k_s:>18.3f}")
 print(f"{'PyTorch (Python) reference':<28}{ref['tokens_per_s']:>12.0f}{ref['step_s_median']:>18.3f}")
 print(f"kbtrain / reference = {k_tps / ref['tokens_per_s']:.2f}x   (torch {ref['torch']}, "
-      f"{ref['params_actor'] / 1e6:.0f}M parameters per model)")
+      f"{ref['params_actor'] / 1e6:.1f}M parameters per model)")
 PY
   ;;
 
