@@ -81,7 +81,16 @@ Distributed::Distributed(const DistributedEnv& env, const std::string& backend) 
   }
 }
 
-Distributed::~Distributed() = default;
+Distributed::~Distributed() {
+  // NCCL wants an orderly shutdown (its watchdog thread otherwise complains
+  // or hangs at exit); gloo's is a no-op.
+  if (impl_ && impl_->backend) {
+    try {
+      impl_->backend->shutdown();
+    } catch (const std::exception&) {
+    }
+  }
+}
 
 namespace {
 
