@@ -7,29 +7,13 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/jsonl.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
 
 std::vector<Json> readTrajectories(const fs::path& path, size_t* skipped) {
-  std::vector<Json> out;
-  if (skipped) *skipped = 0;
-  std::ifstream in(path);
-  if (!in) return out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      Json j = Json::parse(line);
-      if (j.is_object()) {
-        out.push_back(std::move(j));
-        continue;
-      }
-    } catch (const Json::parse_error&) {
-    }
-    if (skipped) ++*skipped;
-  }
-  return out;
+  return readJsonLines(path, skipped);
 }
 
 std::set<std::string> finishedRollouts(const fs::path& path) {

@@ -89,7 +89,7 @@ cat > "$T/par.json" <<JSON
  {"tool_calls": [{"name": "finish", "arguments": {}}]}]}
 JSON
 start_server "$T/par.json"
-"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --samples 4 -j 4 --device cpu \
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --samples 4 -j 4 --task-device cpu \
   --policy "http://127.0.0.1:$PORT/v1" --model scripted --out "$T/par" --no-progress 2> "$T/par.err"
 rc=$?
 stop_server

@@ -12,6 +12,9 @@
 #include "agent/client.h"
 #include "agent/runner.h"
 #include "agent/trajectory.h"
+#ifdef KB_HAVE_LOCAL_POLICY
+#include "localagent/local_agent_policy.h"
+#endif
 #include "core/error.h"
 #include "kb_config.h"
 
@@ -27,6 +30,7 @@ struct Flags {
   std::string tasks, out, work_dir, policy_url, model, api_key_env = "OPENAI_API_KEY", extra_body;
   std::string guide, gpus, reward_scheme = "milestone";
   std::string device = "auto";
+  std::string local_model, local_device = "cpu", local_dtype = "auto";
   int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
   int64_t context_tokens = 131072, seed = -1;
   double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
@@ -39,6 +43,11 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_option("--policy", f.policy_url,
                   "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)");
   app->add_option("--model", f.model, "model name the server serves (default $KB_MODEL)");
+  app->add_option("--local-model", f.local_model,
+                  "a checkpoint directory (config.json, safetensors, tokenizer.json) to run in this process "
+                  "with lib/policy instead of an HTTP server; token ids and log-probs are recorded");
+  app->add_option("--device", f.local_device, "--local-model's device: cpu, cuda, cuda:N")->capture_default_str();
+  app->add_option("--dtype", f.local_dtype, "--local-model's dtype: auto, float32, bfloat16")->capture_default_str();
   app->add_option("--api-key-env", f.api_key_env, "environment variable holding the API key")
       ->capture_default_str();
   app->add_option("--samples", f.samples, "rollouts per task")->capture_default_str();
@@ -62,7 +71,7 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_flag("--vllm-token-ids", f.vllm_token_ids,
                 "ask vLLM for token ids (return_token_ids, return_tokens_as_token_ids)");
   app->add_flag("--no-logprobs", f.no_logprobs, "do not ask for log-probabilities");
-  app->add_option("--device", f.device,
+  app->add_option("--task-device", f.device,
                   "Where tasks without a \"device\" in task.json run: cuda, cpu, or auto (cuda when this "
                   "machine has an NVIDIA GPU)")
       ->capture_default_str()
@@ -158,7 +167,16 @@ int run(Flags& f, bool eval) {
     cc.extra_body["return_token_ids"] = true;
     cc.extra_body["return_tokens_as_token_ids"] = true;
   }
-  OpenAIClient client(configFromEnvironment(cc));
+  std::unique_ptr<Policy> policy;
+  if (!f.local_model.empty()) {
+#ifdef KB_HAVE_LOCAL_POLICY
+    policy = makeLocalAgentPolicy({.model_dir = f.local_model, .device = f.local_device, .dtype = f.local_dtype});
+#else
+    throw UsageError("--local-model: this kbrollout was built without LibTorch");
+#endif
+  } else {
+    policy = std::make_unique<OpenAIClient>(configFromEnvironment(cc));
+  }
 
   std::string gpus = f.gpus;
   if (gpus.empty()) gpus = std::getenv("KB_GPUS") ? std::getenv("KB_GPUS") : "0";
@@ -170,7 +188,7 @@ int run(Flags& f, bool eval) {
 
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
-  RunSummary s = runRollouts(o, client);
+  RunSummary s = runRollouts(o, *policy);
 
   if (eval) {
     std::ofstream res(out_dir / "results.jsonl");

@@ -1,0 +1,2 @@
+// Shim: see ../../README.md.
+#pragma once

@@ -1,0 +1,81 @@
+#include "rl/toy_rollout.h"
+
+#include <fstream>
+#include <map>
+
+#include "core/error.h"
+#include "policy/model.h"
+#include "policy/policy.h"
+#include "rl/toy_task.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::rl {
+
+Json runToyRollout(const ToyRolloutOptions& o) {
+  if (o.last_seed < o.first_seed) throw UsageError("toy rollout: the last seed is before the first");
+  auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
+                                         .max_batch_size = o.max_batch});
+  std::vector<ToyTask> tasks;
+  std::vector<std::vector<policy::ChatMessage>> convs;
+  std::vector<int> sample_of;
+  for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) {
+    const ToyTask t = makeToyTask(s);
+    std::vector<policy::ChatMessage> conv;
+    for (const Json& m : toyPromptMessages(t)) conv.push_back(policy::chatMessageFromJson(m));
+    for (int k = 0; k < o.samples; ++k) {
+      tasks.push_back(t);
+      convs.push_back(conv);
+      sample_of.push_back(k);
+    }
+  }
+  policy::SamplingParams sp;
+  sp.temperature = o.temperature;
+  sp.max_new_tokens = o.max_new_tokens;
+  sp.seed = o.sampling_seed;
+  const std::vector<policy::Completion> out = policy->generateChat(convs, nullptr, sp);
+  if (o.out.has_parent_path()) fs::create_directories(o.out.parent_path());
+  std::ofstream file(o.out);
+  if (!file) throw UsageError("cannot write " + o.out.string());
+  double sum = 0, passed = 0;
+  std::map<std::string, int> reasons;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const policy::Completion& c = out[i];
+    Json response = {{"finish_reason", c.finish_reason == "length" ? "length" : "stop"},
+                     {"token_ids", c.token_ids},
+                     {"logprobs", c.logprobs},
+                     {"prompt_token_ids",
+                      policy->chatTemplate().encode(policy->tokenizer(), convs[i], nullptr, true).ids}};
+    Json t = toyTrajectory(tasks[i], sample_of[i], c.text, response, o.mode);
+    sum += t["reward"]["value"].get<double>();
+    passed += t["reward"]["correct"].get<bool>();
+    reasons[t["final"]["check"].get<std::string>().substr(0, t["final"]["check"].get<std::string>().find(':'))]++;
+    file << t.dump() << '\n';
+  }
+  const double n = static_cast<double>(out.size());
+  Json r = Json::object();
+  for (auto& [k, v] : reasons) r[k] = v;
+  return {{"tasks", o.last_seed - o.first_seed + 1}, {"samples", out.size()}, {"mean_reward", sum / n},
+          {"pass_rate", passed / n}, {"reasons", r}, {"out", o.out.string()}};
+}
+
+Json writeToyDemonstrations(uint64_t first, uint64_t last, const fs::path& out) {
+  if (last < first) throw UsageError("toy demos: the last seed is before the first");
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  std::ofstream file(out);
+  if (!file) throw UsageError("cannot write " + out.string());
+  for (uint64_t s = first; s <= last; ++s) {
+    const ToyTask t = makeToyTask(s);
+    file << toyTrajectory(t, 0, toyDemonstration(t), Json::object(), "demo").dump() << '\n';
+  }
+  return {{"tasks", last - first + 1}, {"out", out.string()}};
+}
+
+void writeRandomModel(const fs::path& config_path, const fs::path& tokenizer_dir, const fs::path& out,
+                      const std::string& dtype, uint64_t seed) {
+  const policy::ModelConfig config = policy::parseModelConfig(readJsonFile(config_path), config_path.string());
+  policy::Model m = policy::randomModel(config, {.device = "cpu", .dtype = dtype}, seed);
+  policy::saveModel(m, out, {.dtype = "", .copy_files_from = tokenizer_dir});
+}
+
+}  // namespace kb::rl

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# kbtrain on the GPU machine: the checks of issue #10 that need GPUs, one
+# step per invocation, each well under 8 minutes once built.
+#
+#   (on the dev machine)  bash scripts/gpu-carry.sh
+#   (on the GPU machine)  bash scripts/gpu-build.sh build-gpu        # once, before the steps
+#   bash scripts/gpu-train-validate.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
+#   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
+#   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
+#   DEV=cpu HIDDEN=64 LAYERS=2 DEMOS=64 RFT_CHUNK=2 RFT_MAX_CHUNKS=1 ITERS=1 TASKS=4 SAMPLES=2 EVAL=4 \
+#     bash scripts/gpu-train-validate.sh learn build   # a CPU smoke run of the same pipeline
+#
+# Results (metrics, summaries, curves.html) go to $OUT/<step> when $OUT is set
+# (the device tool brings $OUT back), else gpu-train-out/<step>. Knobs are
+# environment variables, listed at each step. docs/kbtrain.md explains the
+# figures; docs/gpu-validation.md is where the lead records them.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STEP="${1:?usage: gpu-train-validate.sh ddp|throughput|learn [BUILD_DIR]}"
+BUILD="${2:-$ROOT/build-gpu}"
+RES="${OUT:-$ROOT/gpu-train-out}/$STEP"
+mkdir -p "$RES"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+
+if [ ! -x "$BUILD/tools/kbtrain/kbtrain" ]; then
+  log "building (scripts/gpu-build.sh $BUILD)"
+  bash "$ROOT/scripts/gpu-build.sh" "$BUILD" > "$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
+fi
+KBTRAIN="$BUILD/tools/kbtrain/kbtrain"
+TOKDIR="$ROOT/testdata/policy/qwen2-tiny"
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >&2 || true
+
+# A Qwen2 config of the given shape (vocabulary of the tiny test tokenizer
+# unless VOCAB is given).
+write_config() {  # file hidden intermediate layers heads kv_heads vocab dtype
+  cat > "$1" <<JSON
+{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": $2, "intermediate_size": $3,
+ "num_hidden_layers": $4, "num_attention_heads": $5, "num_key_value_heads": $6, "vocab_size": $7,
+ "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true,
+ "torch_dtype": "$8", "eos_token_id": null, "bos_token_id": null}
+JSON
+}
+
+# Synthetic trajectories with recorded token ids: N episodes of PROMPT + GEN tokens.
+synthetic_trajectories() {  # file n prompt gen
+  python3 - "$@" <<'PY'
+import json, random, sys
+path, n, prompt, gen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(0)
+with open(path, "w") as f:
+    for i in range(n):
+        t = {"rollout_id": f"syn-{i // 4}#{i % 4}", "task_id": f"syn-{i // 4}",
+             "messages": [{"role": "user", "content": "synthetic"}],
+             "turns": [{"turn": 0, "prompt_messages": 1, "response": {
+                 "content": "", "tool_calls": [], "finish_reason": "stop",
+                 "prompt_token_ids": [rng.randrange(800) for _ in range(prompt)],
+                 "token_ids": [rng.randrange(800) for _ in range(gen)],
+                 "logprobs": [-6.7] * gen}}],
+             "status": "ok" if i % 2 == 0 else "incorrect",
+             "reward": {"value": 1.0 if i % 2 == 0 else -1.0, "correct": i % 2 == 0}}
+        f.write(json.dumps(t) + "\n")
+PY
+}
+
+case "$STEP" in
+ddp)
+  # NCCL, 2 processes (cuda:0, cuda:1) on halves of each batch vs 1 process on
+  # cuda:0 with the whole batch; float32. Knobs: HIDDEN (256), LAYERS (4).
+  # SMOKE=1: the same on the CPU with gloo (checks the script; CI tests gloo).
+  DEV=cuda
+  if [ "${SMOKE:-0}" = 1 ]; then DEV=cpu; else
+    NGPU=$(nvidia-smi -L | wc -l)
+    [ "$NGPU" -ge 2 ] || { echo "ddp needs 2 GPUs (nvidia-h200-x2); found $NGPU"; exit 1; }
+  fi
+  write_config "$WORK/cfg.json" "${HIDDEN:-256}" 704 "${LAYERS:-4}" 4 2 802 float32
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
+  "$KBTRAIN" toy demos --first-seed 0 --last-seed 31 --out "$WORK/demos.jsonl" > /dev/null
+  "$KBTRAIN" toy rollout --model "$WORK/init" --first-seed 0 --last-seed 31 --max-new-tokens 48 --device "$DEV" \
+    --out "$WORK/random.jsonl" > /dev/null
+  cat "$WORK/demos.jsonl" "$WORK/random.jsonl" > "$WORK/traj.jsonl"
+  ARGS=(--batch-size 16 --micro-batch 2 --epochs 2 --lr 1e-4 --warmup-steps 2 --device "$DEV" --no-progress)
+  run_pair() {  # stage out extra...
+    local stage="$1" out="$2"; shift 2
+    "$KBTRAIN" "$stage" "$WORK/traj.jsonl" "${ARGS[@]}" "$@" --out "$out-1gpu" > "$RES/$stage-1gpu.json"
+    local port=$((20000 + RANDOM % 20000)) pids=()
+    for r in 0 1; do
+      WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$KBTRAIN" "$stage" "$WORK/traj.jsonl" "${ARGS[@]}" "$@" --out "$out-2gpu" > "$RES/$stage-2gpu-rank$r.json" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  }
+  T0=$(date +%s)
+  # --shards 2: the same micro-batches in both runs (exact by construction);
+  # --shards 0 (default = WORLD_SIZE): 1 and 2 processes pad different
+  # sequences together (float32-rounding-level differences expected).
+  for SH in 2 0; do
+    run_pair rft "$WORK/rft-s$SH" --model "$WORK/init" --keep-no-reward --min-reward -10 --shards $SH
+    run_pair ppo "$WORK/ppo-s$SH" --model "$WORK/init" --critic "$WORK/init" --shards $SH
+  done
+  echo "== ddp: 2 processes ($([ "$DEV" = cuda ] && echo NCCL, cuda:0 + cuda:1 || echo gloo, CPU)) vs 1 process, same batch (float32, $(( $(date +%s) - T0 )) s)"
+  maxdiff() { "$KBTRAIN" diff "$1" "$2" > "$3" && python3 -c "import json;print(json.load(open('$3'))['max_abs_diff'])"; }
+  for SH in 2 0; do
+    echo "--shards $SH: rft actor  max |w_1 - w_2| = $(maxdiff "$WORK/rft-s$SH-1gpu" "$WORK/rft-s$SH-2gpu" "$RES/rft-s$SH-diff.json")"
+    echo "--shards $SH: ppo actor  max |w_1 - w_2| = $(maxdiff "$WORK/ppo-s$SH-1gpu" "$WORK/ppo-s$SH-2gpu" "$RES/ppo-s$SH-diff.json")"
+    echo "--shards $SH: ppo critic max |w_1 - w_2| = $(maxdiff "$WORK/ppo-s$SH-1gpu/critic" "$WORK/ppo-s$SH-2gpu/critic" "$RES/ppo-s$SH-critic-diff.json")"
+  done
+  echo "(weights moved by training: max |w_init - w_ppo| = $(maxdiff "$WORK/init" "$WORK/ppo-s2-1gpu" "$RES/ppo-moved.json"))"
+  cp "$WORK"/ppo-s2-1gpu/metrics.jsonl "$RES/ppo-1gpu-metrics.jsonl"; cp "$WORK"/ppo-s2-2gpu/metrics.jsonl "$RES/ppo-2gpu-metrics.jsonl"
+  ;;
+
+throughput)
+  # One PPO update step (actor + critic: forward, backward, AdamW with fp32
+  # master weights) on a Qwen2.5-0.5B-shaped model in bfloat16 (random
+  # weights; vocabulary 151936), BATCH sequences of SEQ tokens (PROMPT of them
+  # prompt), MICRO per pass; kbtrain first, then scripts/ppo_step_reference.py.
+  # SMOKE=1: a tiny float32 model on the CPU (checks the script, not a figure).
+  BATCH=${BATCH:-16}; SEQ=${SEQ:-1024}; PROMPT=${PROMPT:-512}; MICRO=${MICRO:-4}; STEPS=${STEPS:-5}; WARM=2
+  DEV=cuda; DT=bfloat16
+  if [ "${SMOKE:-0}" = 1 ]; then
+    DEV=cpu; DT=float32; BATCH=4; SEQ=64; PROMPT=32; MICRO=2; STEPS=2
+    write_config "$WORK/cfg.json" 64 128 2 4 2 802 float32
+  else
+    write_config "$WORK/cfg.json" 896 4864 24 14 2 151936 bfloat16
+  fi
+  log "random checkpoint of the shape ($DT)"
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/m" --dtype "$DT"
+  synthetic_trajectories "$WORK/traj.jsonl" "$BATCH" "$PROMPT" $((SEQ - PROMPT))
+  log "kbtrain ppo: $((STEPS + WARM)) steps"
+  "$KBTRAIN" ppo "$WORK/traj.jsonl" --model "$WORK/m" --critic "$WORK/m" --out "$WORK/out" --device "$DEV" \
+    --dtype "$DT" --batch-size "$BATCH" --micro-batch "$MICRO" --epochs $((STEPS + WARM)) --lr 1e-6 \
+    --no-shuffle > "$RES/kbtrain-summary.json"
+  cp "$WORK/out/metrics.jsonl" "$RES/kbtrain-metrics.jsonl"
+  log "plain PyTorch reference"
+  python3 "$ROOT/scripts/ppo_step_reference.py" --config "$WORK/cfg.json" --batch "$BATCH" --seq "$SEQ" \
+    --prompt "$PROMPT" --micro-batch "$MICRO" --steps "$STEPS" --warmup "$WARM" --device "$DEV" --dtype "$DT" \
+    > "$RES/reference.json"
+  python3 - "$RES" "$WARM" <<'PY'
+import json, statistics, sys
+res, warm = sys.argv[1], int(sys.argv[2])
+rows = [json.loads(l) for l in open(f"{res}/kbtrain-metrics.jsonl")][warm:]
+k_tps = statistics.median(r["tokens_per_s"] for r in rows)
+k_s = statistics.median(r["seconds"] for r in rows)
+ref = json.load(open(f"{res}/reference.json"))
+print(f"== throughput: PPO update step (actor+critic fwd+bwd+AdamW), {ref['params_actor'] / 1e6:.1f}M-parameter Qwen2 shape, {ref['dtype']}, "
+      f"{ref['batch']} x {ref['seq']} tokens, micro-batch {ref['micro_batch']}")
+print(f"{'implementation':<28}{'tokens/s':>12}{'step s (median)':>18}")
+print(f"{'kbtrain (C++ LibTorch)':<28}{k_tps:>12.0f}{k_s:>18.3f}")
+print(f"{'PyTorch (Python) reference':<28}{ref['tokens_per_s']:>12.0f}{ref['step_s_median']:>18.3f}")
+print(f"kbtrain / reference = {k_tps / ref['tokens_per_s']:.2f}x   (torch {ref['torch']}, "
+      f"{ref['params_actor'] / 1e6:.1f}M parameters per model)")
+PY
+  ;;
+
+learn)
+  # The toy task family (docs/kbtrain.md): a random-init Qwen2 of HIDDEN x
+  # LAYERS is first taught by rft on DEMOS demonstrations, in chunks of
+  # RFT_CHUNK steps, until its greedy pass rate on the held-out tasks reaches
+  # RFT_TARGET (or RFT_MAX_CHUNKS chunks): partly competent on purpose, so
+  # that what follows has room. Then ITERS iterations of: rollout on fresh
+  # training seeds (TASKS tasks x SAMPLES answers, temperature 1) -> ALGO
+  # (ppo: critic from value-pretrain on the first rollout; or grpo) -> greedy
+  # evaluation on EVAL held-out seeds (never trained on). No demonstration is
+  # used after rft: any gain in the ppo rows comes from the reward.
+  # START_FROM=DIR skips init and rft (a checkpoint of an earlier run).
+  HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
+  RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
+  ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}
+  PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
+  DEV=${DEV:-cuda}
+  HELD=1000000
+  write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
+  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
+  "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$RES/demos.jsonl" > /dev/null
+  PASS=0
+  evaluate() {  # model label -> sets PASS
+    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
+      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" > "$RES/eval-$2.json"
+    python3 -c "import json;r=json.load(open('$RES/eval-$2.json'));print(f\"$2\t{r['mean_reward']:+.3f}\t{r['pass_rate']:.3f}\t{json.dumps(r['reasons'])}\")" \
+      | tee -a "$RES/table.tsv"
+    PASS=$(python3 -c "import json;print(json.load(open('$RES/eval-$2.json'))['pass_rate'])")
+  }
+  printf 'stage\theld-out mean reward\tpass rate\tanswers by check result\n' | tee "$RES/table.tsv"
+  POLICY="$WORK/init"; METRICS=()
+  if [ -n "${START_FROM:-}" ]; then  # an rft checkpoint of an earlier run: skip rft
+    POLICY="$START_FROM"; RFT_MAX_CHUNKS=0
+    evaluate "$POLICY" "start"
+  else
+    evaluate "$WORK/init" "init"
+  fi
+  for c in $(seq 1 "$RFT_MAX_CHUNKS"); do
+    "$KBTRAIN" rft "$RES/demos.jsonl" --model "$POLICY" --out "$WORK/rft-$c" --device "$DEV" --batch-size 64 \
+      --micro-batch 64 --lr 1e-3 --warmup-steps 5 --max-steps "$RFT_CHUNK" --seed "$c" --no-progress \
+      > "$RES/rft-$c-summary.json"
+    cp "$WORK/rft-$c/metrics.jsonl" "$RES/rft-$c-metrics.jsonl"; METRICS+=("$RES/rft-$c-metrics.jsonl")
+    POLICY="$WORK/rft-$c"
+    evaluate "$POLICY" "rft-$c"
+    python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
+  done
+  CRITIC=""; REF="$POLICY"  # the k3 KL term (KL_COEF) keeps the policy near its rft self
+  KL=(--kl-coef "$KL_COEF" --reference "$REF")
+  for k in $(seq 1 "$ITERS"); do
+    FIRST=$((10000 + k * TASKS))
+    "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
+      --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
+      --out "$WORK/roll-$k.jsonl" > "$RES/rollout-$k.json"
+    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}\")" >&2
+    if [ "$ALGO" = ppo ]; then
+      if [ -z "$CRITIC" ]; then
+        "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
+          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --lambda "$LAMBDA" --no-progress \
+          > "$RES/value-pretrain.json"
+        cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"; METRICS+=("$RES/value-pretrain-metrics.jsonl")
+        CRITIC="$WORK/critic0"
+      fi
+      "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/it-$k" --device "$DEV" \
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
+        "${KL[@]}" --no-progress > "$RES/ppo-$k.json"
+      CRITIC="$WORK/it-$k/critic"
+    else
+      "$KBTRAIN" grpo "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/it-$k" --device "$DEV" \
+        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" "${KL[@]}" --no-progress > "$RES/grpo-$k.json"
+    fi
+    cp "$WORK/it-$k/metrics.jsonl" "$RES/$ALGO-$k-metrics.jsonl"; METRICS+=("$RES/$ALGO-$k-metrics.jsonl")
+    POLICY="$WORK/it-$k"
+    evaluate "$POLICY" "$ALGO-$k"
+  done
+  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family: rft then $ALGO" 2>/dev/null
+  echo "== learn: held-out ($EVAL tasks, greedy) after each stage; reward +1 correct, -1 otherwise"
+  column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
+  ;;
+*)
+  echo "unknown step '$STEP' (ddp, throughput, learn)"; exit 2 ;;
+esac
