@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
       "Every stage writes a checkpoint that lib/policy (kbpolicy, kbrollout --local-model) loads, "
       "<out>/metrics.jsonl (one record per optimizer step) and <out>/train_summary.json, and prints the "
       "summary on stdout; progress goes to stderr. Data parallel: start N copies with RANK, WORLD_SIZE, "
-      "LOCAL_RANK, MASTER_ADDR, MASTER_PORT set (as torchrun does); the result equals one process on the "
-      "whole batch. Exit status: 0 ok, 2 bad input, 1 other errors."};
+      "LOCAL_RANK, MASTER_ADDR, MASTER_PORT set (as torchrun does); runs with the same --shards give the "
+      "same weights as one process on the whole batch. Exit status: 0 ok, 2 bad input, 1 other errors."};
   app.require_subcommand(1);
 
   RftOptions rft;
