@@ -176,18 +176,22 @@ class CudaTiming final : public TimingSession, public HarnessWork {
 
     // Inputs: a fixed set for the baselines, a pool of value sets and the
     // rotating slots for the candidate.
-    baseline_inputs_ = task.makeInputs(opts_.at("baseline_seed").get<uint64_t>(), dev.device);
-    input_bytes_ = tensorBytes(baseline_inputs_);
+    // (The baselines' inputs only when they are timed: a cached profile
+    // skips making them.)
     std::vector<uint64_t> pool = opts_.at("pool_seeds").get<std::vector<uint64_t>>();
+    if (pool.empty()) throw Error("profile request: no pool seeds");
+    std::vector<c10::IValue> first =
+        task.makeInputs(time_baselines_ ? opts_.at("baseline_seed").get<uint64_t>() : pool[0], dev.device);
+    input_bytes_ = tensorBytes(first);
+    if (time_baselines_) baseline_inputs_ = first;
     uint64_t budget = opts_.value("pool_bytes", uint64_t{4} << 30);
     std::size_t slots = input_bytes_ * 4 <= budget ? 2 : 1;
     std::size_t fit = input_bytes_ ? static_cast<std::size_t>(budget / input_bytes_) : pool.size() + slots;
     std::size_t values = std::max<std::size_t>(2, std::min(pool.size(), fit > slots ? fit - slots : 0));
     for (std::size_t q = 0; q < values && q < pool.size(); ++q) {
       value_seeds_.push_back(pool[q]);
-      values_.push_back(task.makeInputs(pool[q], dev.device));
+      values_.push_back(q == 0 && !time_baselines_ ? std::move(first) : task.makeInputs(pool[q], dev.device));
     }
-    if (values_.empty()) throw Error("profile request: no pool seeds");
     for (std::size_t p = 0; p < slots; ++p) {
       std::vector<c10::IValue> slot;
       for (const auto& v : values_[0]) slot.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
