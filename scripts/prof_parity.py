@@ -25,7 +25,10 @@ def load_model(task_dir):
     spec.loader.exec_module(mod)
     info = json.load(open(f"{task_dir}/task.json"))
     torch.manual_seed(info.get("init_seed", 42))
-    model = mod.Model(*mod.get_init_inputs()).cuda().eval()
+    # In the mode the task leaves it (KernelBench never calls .eval(); a
+    # BatchNorm task in training mode normalises with batch statistics), as
+    # the captured reference.pt is.
+    model = mod.Model(*mod.get_init_inputs()).cuda()
     torch.manual_seed(0)
     inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
     return info.get("id", task_dir), model, inputs
