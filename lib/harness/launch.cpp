@@ -69,6 +69,11 @@ Json WorkerRun::toJson() const {
   return j;
 }
 
+WorkerDirGuard::~WorkerDirGuard() {
+  std::error_code ec;
+  if (!keep_ && !dir_.empty()) fs::remove_all(dir_, ec);
+}
+
 fs::path findWorkerBinary() {
   if (const char* w = std::getenv("KB_WORKER"); w && *w) {
     if (::access(w, X_OK) == 0) return w;

@@ -107,6 +107,17 @@ void pop() {
 
 std::string kernelName(const char* name) { return name ? name : "?"; }
 
+// The fields every kernel, memcpy and memset record has; returns its
+// correlation id.
+template <typename Record>
+uint32_t common(Activity& a, ActivityKind kind, const Record& r) {
+  a.kind = kind;
+  a.stream = r.streamId;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  return r.correlationId;
+}
+
 std::string copyKindName(uint8_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
@@ -479,34 +490,22 @@ class CudaTiming final : public TimingSession, public HarnessWork {
           case CUPTI_ACTIVITY_KIND_KERNEL:
           case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
             auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(r);
-            a.kind = ActivityKind::Kernel;
+            corr = common(a, ActivityKind::Kernel, *k);
             a.name = kernelName(k->name);
-            a.stream = k->streamId;
-            a.start_ns = k->start;
-            a.end_ns = k->end;
-            corr = k->correlationId;
             break;
           }
           case CUPTI_ACTIVITY_KIND_MEMCPY: {
             auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(r);
-            a.kind = ActivityKind::Memcpy;
+            corr = common(a, ActivityKind::Memcpy, *m);
             a.name = copyKindName(m->copyKind);
-            a.stream = m->streamId;
-            a.start_ns = m->start;
-            a.end_ns = m->end;
             a.bytes = m->bytes;
-            corr = m->correlationId;
             break;
           }
           case CUPTI_ACTIVITY_KIND_MEMSET: {
             auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(r);
-            a.kind = ActivityKind::Memset;
+            corr = common(a, ActivityKind::Memset, *m);
             a.name = "memset";
-            a.stream = m->streamId;
-            a.start_ns = m->start;
-            a.end_ns = m->end;
             a.bytes = m->bytes;
-            corr = m->correlationId;
             break;
           }
           case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

@@ -87,6 +87,21 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
                     const std::filesystem::path& binary, const std::filesystem::path& scratch,
                     bool keep_dir = false);
 
+// Removes a worker's directory (kept by runWorker(keep_dir=true) until the
+// reference worker has read its result channel) when it goes out of scope,
+// unless `keep` (kbcheck/kbprof --keep-workdir).
+class WorkerDirGuard {
+ public:
+  WorkerDirGuard(std::filesystem::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
+  ~WorkerDirGuard();
+  WorkerDirGuard(const WorkerDirGuard&) = delete;
+  WorkerDirGuard& operator=(const WorkerDirGuard&) = delete;
+
+ private:
+  std::filesystem::path dir_;
+  bool keep_;
+};
+
 // $KB_WORKER, else kbcheck-worker next to the running executable, else the
 // build tree's tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
 std::filesystem::path findWorkerBinary();

@@ -273,13 +273,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   auto tw = Clock::now();
   r.worker = runWorker(req, o.limits, binary, scratch, /*keep_dir=*/true);
   r.worker_seconds = since(tw);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!dir.empty() && !std::getenv("KB_KEEP_WORKER_DIR")) fs::remove_all(dir, ec);
-    }
-  } cleanup{r.worker.dir};
+  WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
   const Json* timing = nullptr;
   for (const auto& rec : r.worker.records)
     if (rec.header.value("type", "") == "timing") timing = &rec.header;

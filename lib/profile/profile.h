@@ -53,6 +53,7 @@ struct ProfileOptions {
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
   std::filesystem::path worker;        // empty: findWorkerBinary()
   std::filesystem::path scratch_dir;   // empty: the system temp directory
+  bool keep_worker_dir = false;        // keep the worker's directory (request, result channel)
   std::string python;                  // for building the compiled baseline
   std::string arch;                    // empty: asked of nvidia-smi
   double reference_timeout_seconds = 600.0;

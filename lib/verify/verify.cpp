@@ -144,14 +144,7 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   // 1. The candidate, alone. Its directory is kept until the reference has
   //    read the result channel.
   result.worker = runWorker(req, limits, binary, scratch, /*keep_dir=*/true);
-  struct Cleanup {
-    fs::path dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep && !dir.empty()) fs::remove_all(dir, ec);
-    }
-  } cleanup{result.worker.dir, options.keep_worker_dir};
+  WorkerDirGuard cleanup(result.worker.dir, options.keep_worker_dir);
   if (result.worker.status != Status::Ok) {
     result.status = result.worker.status;
     result.message = result.worker.message;

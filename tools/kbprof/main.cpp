@@ -16,7 +16,7 @@ namespace {
 
 struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
-  bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false;
+  bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25;
   int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, max_samples = 2;
 };
@@ -85,6 +85,7 @@ int profile(const Flags& f, const std::string& device, const std::string& arch, 
   o.limits.wall_seconds = f.timeout;
   o.limits.cpu_seconds = static_cast<uint64_t>(f.timeout) * 2 + 1;
   o.python = f.python;
+  o.keep_worker_dir = f.keep_workdir;
   o.arch = arch;
   kb::ProfileResult r = kb::profileSolution(f.task, library, hash, o);
   kb::Json j = r.toJson();
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 64));
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
       ->capture_default_str();
+  app.add_flag("--keep-workdir", f.keep_workdir, "Keep the worker's directory (request, result channel)");
   app.add_option("--python", f.python, "Python with torch, for building the compiled baseline");
   app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")->capture_default_str();
   app.set_version_flag("--version", KB_VERSION);
