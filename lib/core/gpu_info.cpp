@@ -1,9 +1,15 @@
 #include "core/gpu_info.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 namespace kb {
+
+bool hasNvidiaGpu() {
+  std::error_code ec;
+  return std::filesystem::exists("/dev/nvidiactl", ec);
+}
 
 std::string nvidiaDriverVersion() {
   FILE* f = std::fopen("/proc/driver/nvidia/version", "r");

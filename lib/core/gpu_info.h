@@ -5,6 +5,9 @@
 
 namespace kb {
 
+// Whether the machine has an NVIDIA driver's device node (/dev/nvidiactl).
+bool hasNvidiaGpu();
+
 // The kernel module's version from /proc/driver/nvidia/version (e.g.
 // "580.159.04"); "" when there is no NVIDIA driver.
 std::string nvidiaDriverVersion();

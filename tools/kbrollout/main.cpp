@@ -16,6 +16,7 @@
 #include "localagent/local_agent_policy.h"
 #endif
 #include "core/error.h"
+#include "core/gpu_info.h"
 #include "kb_config.h"
 
 namespace fs = std::filesystem;
@@ -112,7 +113,7 @@ Json resultOf(const Json& t) {
 
 int run(Flags& f, bool eval) {
   RunOptions o;
-  bool cuda = f.device == "cuda" || (f.device == "auto" && std::filesystem::exists("/dev/nvidiactl"));
+  bool cuda = f.device == "cuda" || (f.device == "auto" && hasNvidiaGpu());
   o.tasks = findTasks(f.tasks, cuda);
   o.samples = eval && f.samples < 1 ? 1 : f.samples;
   o.parallel = f.parallel;
