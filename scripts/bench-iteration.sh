@@ -27,6 +27,8 @@ have_static=0
 "$KBPROF" "$TASK" ${KB_BENCH_ARGS:-} -q --json "$WORK/baseline.json" || { echo "baseline run failed"; jq -c '{status,message}' "$WORK/baseline.json"; exit 1; }
 echo "baselines: eager $(jq .timings.eager.median_ms "$WORK/baseline.json") ms, compile $(jq .timings.compile.median_ms "$WORK/baseline.json") ms ($(jq -r .gpu "$WORK/baseline.json"))"
 
+t=$(now); nvidia-smi --query-gpu=compute_cap --format=csv,noheader >/dev/null 2>&1
+echo "(nvidia-smi query for the architecture, which kbprof makes unless --arch is given: $(sub "$(now)" "$t") s)"
 printf '%-4s %9s %9s %9s %9s %9s %9s  %s\n' iter static_s build_s worker_s ref_s kbprof_s total_s status
 totals=()
 for i in $(seq 1 "$N"); do
@@ -48,6 +50,14 @@ for i in $(seq 1 "$N"); do
     "$(jq '.build.seconds' "$WORK/prof-$i.json")" "$(jq .worker_seconds "$WORK/prof-$i.json")" \
     "$(jq .reference_seconds "$WORK/prof-$i.json")" "$prof_s" "$total" "$(jq -r .status "$WORK/prof-$i.json")" \
     "$(jq '.speedup_vs_compile // 0' "$WORK/prof-$i.json")"
+  jq -r '"     candidate worker: outside main " + (.worker.phases.outside_main_seconds // 0 | tostring | .[0:5])
+    + " s, start-up " + (.worker.phases.startup_seconds // 0 | tostring | .[0:5])
+    + " s (inputs " + (.worker.phases.prefetch_seconds // 0 | tostring | .[0:5])
+    + " s), seeds " + (.worker.phases.seeds_seconds // 0 | tostring | .[0:5])
+    + " s, timing " + (.worker.phases.timing_seconds // 0 | tostring | .[0:5])
+    + " s (" + (.rounds | tostring) + " rounds, " + .stop + "); reference: ready in "
+    + (.reference_phases.prepare_seconds // 0 | tostring | .[0:5]) + " s beside it, check "
+    + (.reference_phases.check_seconds // 0 | tostring | .[0:5]) + " s"' "$WORK/prof-$i.json"
 done
 med=$(printf '%s\n' "${totals[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 echo "median iteration: $med s; the paper's workspace: ~45 s; ratio $(awk -v m="$med" 'BEGIN { printf "%.1f", 45 / m }')x"

@@ -66,6 +66,27 @@ Json WorkerRun::toJson() const {
   j["output_truncated"] = process.output_truncated;
   j["result_bytes"] = process.result_bytes;
   j["protocol_problem"] = protocol_problem.empty() ? Json(nullptr) : Json(protocol_problem);
+  // Where the time went, from the worker's own records (its clock starts
+  // in main(); outside_main is exec, loading LibTorch, and the exit).
+  Json phases = Json::object();
+  double seeds = 0.0;
+  for (const auto& r : records) {
+    std::string type = r.header.value("type", "");
+    if (type == "hello") {
+      phases["startup_seconds"] = r.header.value("startup_seconds", 0.0);
+      phases["prefetch_seconds"] = r.header.value("prefetch_seconds", 0.0);
+    } else if (type == "init") {
+      phases["init_seconds"] = r.header.value("seconds", 0.0);
+    } else if (type == "seed" && !r.header.contains("timed_call")) {
+      seeds += r.header.value("seconds", 0.0);
+    } else if (type == "timing") {
+      phases["timing_seconds"] = r.header.value("seconds", 0.0);
+    } else if (type == "done") {
+      phases["outside_main_seconds"] = process.wall_seconds - r.header.value("seconds", 0.0);
+    }
+  }
+  phases["seeds_seconds"] = seeds;
+  j["phases"] = phases;
   return j;
 }
 

@@ -444,12 +444,22 @@ int workerMain(int argc, char** argv) {
   Device dev;
   std::unique_ptr<TimingSession> timing;
   std::string confinement;
+  std::size_t prefetched = 0;
+  double prefetch_seconds = 0.0;
   // Start-up: trusted code only. A failure here is never the candidate's.
   try {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
     at::set_num_threads(1);
     dev = setUpDevice(req.device);
     task.emplace(Task::open(req.task_dir));
+    // Every input set this run will use, made at once on CPU threads: the
+    // timing pool first (prepareTiming takes it next), then the seeds.
+    std::vector<uint64_t> wanted;
+    if (!req.profile.is_null()) wanted = req.profile.value("pool_seeds", std::vector<uint64_t>{});
+    wanted.insert(wanted.end(), req.seeds.begin(), req.seeds.end());
+    auto tp = Clock::now();
+    prefetched = task->prefetchInputs(wanted);
+    prefetch_seconds = since(tp);
     reference.emplace(task->reference(dev.device));
     params = reference->state();
     if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
@@ -468,6 +478,8 @@ int workerMain(int argc, char** argv) {
   Json hello;
   hello["type"] = "hello";
   hello["startup_seconds"] = since(t0);
+  hello["inputs_prefetched"] = prefetched;
+  hello["prefetch_seconds"] = prefetch_seconds;
   hello["device"] = dev.device.str();
   hello["confinement"] = confinement;
   hello["notes"] = dev.notes;

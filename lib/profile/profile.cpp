@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <optional>
 #include <set>
 
 #include "core/clock.h"
@@ -177,6 +178,7 @@ Json ProfileResult::toJson() const {
   j["seconds"] = seconds;
   j["worker_seconds"] = worker_seconds;
   j["reference_seconds"] = reference_seconds;
+  j["reference_phases"] = reference_phases;
   j["baseline_build_seconds"] = baseline_build_seconds;
   j["worker"] = worker.toJson();
   return j;
@@ -270,6 +272,16 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   req.profile = profile;
   fs::path binary = o.worker.empty() ? findWorkerBinary() : o.worker;
   fs::path scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
+  // The reference worker starts now and gets ready on the CPU while the
+  // candidate runs (ReferenceWorker: it is handed its request, and touches
+  // the GPU, only once the candidate's process group is gone).
+  std::optional<ReferenceWorker> reference;
+  if (!library.empty() && (!req.seeds.empty() || o.sample_rate > 0)) {
+    std::vector<uint64_t> known = req.seeds;
+    known.insert(known.end(), pool.begin(), pool.end());
+    reference.emplace(bundle.dir, r.device, known, scratch, binary,
+                      o.limits.wall_seconds + o.reference_timeout_seconds);
+  }
   auto tw = Clock::now();
   r.worker = runWorker(req, o.limits, binary, scratch, /*keep_dir=*/true);
   r.worker_seconds = since(tw);
@@ -298,8 +310,10 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   cmp.rtol = bundle.info.rtol;
   cmp.candidate_results = r.worker.dir / "result.bin";
   if (!cmp.seeds.empty()) {
-    ReferenceVerdict v = compareWithReference(cmp, r.worker.dir, binary, o.reference_timeout_seconds);
+    if (!reference) return done(Status::InfraError, "calls to check but no reference worker was started");
+    ReferenceVerdict v = reference->finish(cmp);
     r.reference_seconds = v.seconds;
+    r.reference_phases = v.phases;
     r.seeds = v.seeds;
     if (v.status != Status::Ok) {
       std::string msg = v.message;

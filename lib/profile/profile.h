@@ -91,6 +91,7 @@ struct ProfileResult {
   std::string stop;                   // "precise", "budget" or "max_rounds"
   double bandwidth_gbps = 0;
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
+  Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   WorkerRun worker;
   Json toJson() const;  // docs/kbprof.md
 };

@@ -111,7 +111,7 @@ void setLimit(int resource, uint64_t soft, uint64_t hard) {
     ::_exit(127);
   };
   if (ew < 0) fail(1);
-  if (::dup2(devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(out_w, 2) < 0) fail(1);
+  if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(out_w, 2) < 0) fail(1);
   int first_free = 3;
   if (res_w >= 0) {
     if (::dup2(res_w, 3) < 0) fail(1);

@@ -37,6 +37,9 @@ struct ProcessSpec {
   // written, the rest is counted and dropped.
   std::filesystem::path result_file;
   uint64_t result_limit = 1ull << 30;
+  // The child's stdin: this descriptor when >= 0 (the caller keeps and
+  // closes its copy), else /dev/null.
+  int stdin_fd = -1;
 };
 
 enum class ProcessEnd {

@@ -7,6 +7,9 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <atomic>
+#include <map>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
@@ -188,15 +191,74 @@ struct Task::Cache {
   std::mutex mutex;
   bool loaded = false;
   torch::jit::Module generator;  // inputs.pt, when the generator is scripted
+  std::map<uint64_t, std::vector<c10::IValue>> prefetched;  // CPU input sets, taken once
 };
 
 Task Task::open(const fs::path& dir) { return Task(openBundle(dir)); }
 
 Task::Task(TaskBundle bundle) : bundle_(std::move(bundle)), cache_(std::make_shared<Cache>()) {}
 
+std::size_t Task::prefetchInputs(const std::vector<uint64_t>& seeds, uint64_t max_bytes) const {
+  // Tensor inputs of a spec generator have known sizes; a scripted one's
+  // are learnt from the first set made.
+  uint64_t per_set = 0;
+  for (const InputSpec& s : info().inputs)
+    if (s.kind == "tensor") {
+      uint64_t n = c10::elementSize(parseDtype(s.dtype));
+      for (int64_t d : s.shape) n *= static_cast<uint64_t>(d);
+      per_set += n;
+    }
+  std::vector<uint64_t> todo;
+  uint64_t planned = 0;
+  for (uint64_t seed : seeds) {
+    if (std::find(todo.begin(), todo.end(), seed) != todo.end()) continue;
+    if (!todo.empty() && planned + per_set > max_bytes) break;
+    todo.push_back(seed);
+    planned += per_set;
+  }
+  std::vector<std::vector<c10::IValue>> made(todo.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) made[i] = makeInputs(todo[i], c10::Device(c10::kCPU));
+  };
+  std::size_t threads = std::min<std::size_t>({todo.size(), 8, std::max(1u, std::thread::hardware_concurrency())});
+  std::vector<std::thread> pool;
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (std::size_t t = 1; t < threads; ++t)
+    pool.emplace_back([&] {
+      try {
+        work();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        failure = std::current_exception();
+      }
+    });
+  try {
+    work();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(failure_mutex);
+    failure = std::current_exception();
+  }
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  std::lock_guard<std::mutex> lock(cache_->mutex);
+  for (std::size_t i = 0; i < todo.size(); ++i) cache_->prefetched[todo[i]] = std::move(made[i]);
+  return todo.size();
+}
+
 std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) const {
   std::vector<c10::IValue> cpu;
-  if (info().generator == "scripted") {
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    auto it = cache_->prefetched.find(seed);
+    if (it != cache_->prefetched.end()) {
+      cpu = std::move(it->second);
+      cache_->prefetched.erase(it);
+    }
+  }
+  if (!cpu.empty()) {
+  } else if (info().generator == "scripted") {
     torch::jit::Module* gen = nullptr;
     {
       std::lock_guard<std::mutex> lock(cache_->mutex);

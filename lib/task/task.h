@@ -98,6 +98,13 @@ class Task {
   // device). Fresh tensors every call. Same seed, same values.
   std::vector<c10::IValue> makeInputs(uint64_t seed, c10::Device device) const;
 
+  // Makes the CPU input sets of `seeds` ahead of need, several at once on
+  // CPU threads (the generators are single-threaded and a 2048x2048 pair
+  // takes ~50 ms), keeping at most `max_bytes` of tensors (the first seed
+  // always). makeInputs(seed, ...) then takes the set (once) instead of
+  // making it; the values are the same. Returns how many sets were made.
+  std::size_t prefetchInputs(const std::vector<uint64_t>& seeds, uint64_t max_bytes = 1ull << 30) const;
+
   // Loads reference.pt onto `device` (a fresh module each call). Throws
   // kb::Error with the bundle path when the file cannot be loaded.
   Reference reference(c10::Device device) const;

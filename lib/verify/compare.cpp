@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "harness/dtype.h"
 #include "harness/wire.h"
 #include "kb/solution.h"
+#include "sandbox/confine.h"
 #include "task/task.h"
 
 #if KB_WITH_CUDA
@@ -230,15 +232,61 @@ SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& prist
 }  // namespace
 
 int referenceMain(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: kbcheck-worker reference REQUEST.json (started by kbcheck verify)\n");
+  const char* usage =
+      "usage: kbcheck-worker reference --task DIR --device DEV [--seeds S,...] < REQUEST.json\n"
+      "(started by kbcheck verify and kbprof; the request comes on stdin)\n";
+  std::string task_dir, device_name;
+  std::vector<uint64_t> known_seeds;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fputs(usage, stderr);
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--task") task_dir = v;
+    else if (a == "--device") device_name = v;
+    else if (a == "--seeds") {
+      for (std::size_t p = 0; p < v.size();) {
+        std::size_t q = v.find(',', p);
+        known_seeds.push_back(std::stoull(v.substr(p, q - p)));
+        p = q == std::string::npos ? v.size() : q + 1;
+      }
+    } else {
+      std::fputs(usage, stderr);
+      return 2;
+    }
+  }
+  if (task_dir.empty() || device_name.empty()) {
+    std::fputs(usage, stderr);
     return 2;
   }
+  protectMemoryFromSiblings();
   try {
+    // Before the request: the CPU side only (the candidate may still be
+    // running on the GPU, and its directory is not ours to read yet).
     auto t0 = Clock::now();
-    CompareRequest req = CompareRequest::fromJson(readJsonFile(argv[1]));
+    Json phases;
+    Task task = Task::open(task_dir);
+    std::size_t prefetched = task.prefetchInputs(known_seeds);
+    phases["prepare_seconds"] = since(t0);
+    phases["inputs_prefetched"] = prefetched;
+    std::string text;
+    char buf[1 << 16];
+    for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Error(std::string("reading the request: ") + std::strerror(errno));
+      }
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+    if (text.empty()) return 0;  // not needed after all (the candidate failed)
+    auto tc = Clock::now();
+    CompareRequest req = CompareRequest::fromJson(Json::parse(text));
+    if (fs::absolute(req.task_dir) != fs::absolute(task_dir) || req.device != device_name)
+      throw Error("the request names task " + req.task_dir.string() + " on " + req.device + ", this worker was started for " +
+                  task_dir + " on " + device_name);
     c10::InferenceMode inference;
-    Task task = Task::open(req.task_dir);
     c10::Device device(req.device);
     Json verdict;
     verdict["type"] = "verdict";
@@ -286,11 +334,16 @@ int referenceMain(int argc, char** argv) {
     verdict["message"] = message;
     verdict["seeds"] = seeds;
     verdict["seconds"] = since(t0);
+    phases["check_seconds"] = since(tc);
+    verdict["phases"] = phases;
     if (!writeRecord(3, verdict, "")) {
       std::fprintf(stderr, "kbcheck-worker reference: cannot write the verdict\n");
       return 70;
     }
-    return 0;
+    // The caller waits for this process to end: skip LibTorch's and CUDA's
+    // teardown (~0.1 s), as the candidate's worker does.
+    std::fflush(nullptr);
+    ::_exit(0);
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "kbcheck-worker reference: %s\n", e.what_without_backtrace());
   } catch (const std::exception& e) {

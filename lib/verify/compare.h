@@ -1,8 +1,10 @@
 // The reference side of verification, run in its own process
-// (`kbcheck-worker reference REQUEST.json`, started only after the
-// candidate's worker has ended): load the task's reference, make each
-// seed's inputs again, run the reference, and compare with what the
-// candidate's worker sent back. The verdict goes back on fd 3 as one
+// (`kbcheck-worker reference --task DIR --device DEV [--seeds S,...]`,
+// started beside the candidate's worker; it makes the known seeds' CPU
+// inputs, then waits for its request on stdin, which comes only after the
+// candidate's worker has ended; see ReferenceWorker in verify.h): load the
+// task's reference, make each seed's inputs again, run the reference, and
+// compare with what the candidate's worker sent back. The verdict goes back on fd 3 as one
 // "verdict" record (harness/wire.h). Neither kbcheck nor the candidate's
 // process ever holds the reference's outputs.
 //
@@ -69,8 +71,10 @@ struct CompareRequest {
   static CompareRequest fromJson(const Json& j);
 };
 
-// `kbcheck-worker reference REQUEST.json`. Exit status 0 when the verdict
-// was written; anything else is an infra_error for the caller.
+// `kbcheck-worker reference --task DIR --device DEV [--seeds S,...]`, the
+// request (CompareRequest JSON) on stdin. Exit status 0 when the verdict was
+// written, or when stdin closed empty (not needed); anything else is an
+// infra_error for the caller.
 int referenceMain(int argc, char** argv);
 
 }  // namespace kb

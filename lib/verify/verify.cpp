@@ -2,7 +2,12 @@
 // verdict. Torch-free.
 #include "verify/verify.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
 
 #include <algorithm>
 #include <chrono>
@@ -43,27 +48,87 @@ std::string checkDevice(const std::string& name) {
   throw UsageError("unknown device '" + name + "' (use cpu, cuda or cuda:N)");
 }
 
-ReferenceVerdict compareWithReference(const CompareRequest& cmp, const fs::path& dir, const fs::path& binary,
-                                      double timeout_seconds) {
-  ReferenceVerdict out;
-  fs::path request_file = dir / "reference-request.json";
-  fs::path verdict_file = dir / "verdict.bin";
-  writeJsonFile(request_file, cmp.toJson());
+struct ReferenceWorker::State {
+  int request_fd = -1;  // our end of the worker's stdin
+  int child_fd = -1;    // its end, closed once the worker has ended
+  fs::path dir;  // its working directory (the verdict), removed with it
+  fs::path verdict_file;
+  std::thread thread;
+  ProcessResult result;
+  bool finished = false;
+};
+
+ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& device,
+                                 const std::vector<uint64_t>& known_seeds, const fs::path& scratch,
+                                 const fs::path& binary, double wall_seconds)
+    : state_(std::make_unique<State>()) {
+  std::string tmpl = (scratch / "kb-reference-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw Error("cannot make a directory in " + scratch.string() + ": " + std::strerror(errno));
+  state_->dir = tmpl;
+  // A socket, not a pipe: a worker that died makes send() fail with EPIPE
+  // instead of killing the caller with SIGPIPE.
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    std::error_code ec;
+    fs::remove_all(state_->dir, ec);
+    throw Error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  state_->request_fd = fds[0];
+  state_->child_fd = fds[1];
+  state_->verdict_file = state_->dir / "verdict.bin";
   ProcessSpec spec;
-  spec.argv = {binary.string(), "reference", request_file.string()};
+  spec.argv = {binary.string(), "reference", "--task", fs::absolute(task_dir).string(), "--device", device};
+  if (!known_seeds.empty()) {
+    std::string list;
+    for (uint64_t seed : known_seeds) list += (list.empty() ? "" : ",") + std::to_string(seed);
+    spec.argv.push_back("--seeds");
+    spec.argv.push_back(list);
+  }
   spec.env = scrubbedEnvironment({"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
                                   "HOME", "TMPDIR"},
                                  {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1"});
-  spec.cwd = dir;
-  spec.limits.wall_seconds = timeout_seconds;
+  spec.cwd = state_->dir;
+  spec.limits.wall_seconds = wall_seconds;
   spec.output_limit = 16 * 1024;
-  spec.result_file = verdict_file;
+  spec.result_file = state_->verdict_file;
   spec.result_limit = 64u << 20;
+  spec.stdin_fd = state_->child_fd;
+  State* st = state_.get();
+  st->thread = std::thread([st, spec] { st->result = runProcess(spec); });
+}
+
+ReferenceWorker::~ReferenceWorker() {
+  if (!state_) return;
+  if (state_->request_fd >= 0) ::close(state_->request_fd);  // EOF: the worker leaves unasked
+  if (state_->thread.joinable()) state_->thread.join();
+  if (state_->child_fd >= 0) ::close(state_->child_fd);
+  std::error_code ec;
+  fs::remove_all(state_->dir, ec);
+}
+
+ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
+  ReferenceVerdict out;
+  State& st = *state_;
+  if (st.finished) throw Error("ReferenceWorker::finish called twice");
+  st.finished = true;
   auto tr = Clock::now();
-  ProcessResult ref = runProcess(spec);
+  std::string request = cmp.toJson().dump();
+  for (std::size_t sent = 0; sent < request.size();) {
+    ssize_t n = ::send(st.request_fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the worker is gone: its end says why
+    sent += static_cast<std::size_t>(n);
+  }
+  ::shutdown(st.request_fd, SHUT_WR);
+  st.thread.join();
+  ::close(st.request_fd);
+  st.request_fd = -1;
+  ::close(st.child_fd);
+  st.child_fd = -1;
   out.seconds = since(tr);
+  const ProcessResult& ref = st.result;
   std::string problem;
-  std::vector<WireRecord> verdicts = readRecords(verdict_file, &problem);
+  std::vector<WireRecord> verdicts = readRecords(st.verdict_file, &problem);
   if (!ref.ok() || verdicts.size() != 1 || verdicts[0].header["type"] != "verdict") {
     std::string text = ref.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -78,7 +143,14 @@ ReferenceVerdict compareWithReference(const CompareRequest& cmp, const fs::path&
   if (v.contains("torch_version") && v["torch_version"].is_string()) out.torch_version = v["torch_version"];
   if (v.contains("gpu") && v["gpu"].is_string()) out.gpu = v["gpu"];
   for (const auto& s : v.value("seeds", Json::array())) out.seeds.push_back(SeedCheck::fromJson(s));
+  out.phases = v.value("phases", Json::object());
   return out;
+}
+
+ReferenceVerdict compareWithReference(const CompareRequest& cmp, const fs::path& scratch, const fs::path& binary,
+                                      double timeout_seconds) {
+  ReferenceWorker worker(cmp.task_dir, cmp.device, cmp.seeds, scratch, binary, timeout_seconds);
+  return worker.finish(cmp);
 }
 
 Json VerifyResult::toJson() const {
@@ -94,6 +166,7 @@ Json VerifyResult::toJson() const {
   j["rtol"] = rtol;
   j["seconds"] = seconds;
   j["reference_seconds"] = reference_seconds;
+  j["reference_phases"] = reference_phases;
   Json seeds_json = Json::array();
   for (const auto& s : seeds) seeds_json.push_back(s.toJson());
   j["seeds"] = seeds_json;
@@ -141,8 +214,12 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
 
-  // 1. The candidate, alone. Its directory is kept until the reference has
-  //    read the result channel.
+  // 1. The candidate. Its directory is kept until the reference has read
+  //    the result channel. The reference worker starts beside it and gets
+  //    ready on the CPU (ReferenceWorker: nothing on the GPU, nothing the
+  //    candidate can write, until it is handed the request).
+  ReferenceWorker reference(bundle.dir, result.device, seeds, scratch, binary,
+                            limits.wall_seconds + options.reference_timeout_seconds);
   result.worker = runWorker(req, limits, binary, scratch, /*keep_dir=*/true);
   WorkerDirGuard cleanup(result.worker.dir, options.keep_worker_dir);
   if (result.worker.status != Status::Ok) {
@@ -152,8 +229,8 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
     return result;
   }
 
-  // 2. The reference and the comparison, in a process of their own, started
-  //    after the candidate's process group is gone.
+  // 2. The reference and the comparison, in a process of their own, handed
+  //    the request after the candidate's process group is gone.
   CompareRequest cmp;
   cmp.task_dir = bundle.dir;
   cmp.device = result.device;
@@ -161,8 +238,9 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   cmp.atol = result.atol;
   cmp.rtol = result.rtol;
   cmp.candidate_results = result.worker.dir / "result.bin";
-  ReferenceVerdict v = compareWithReference(cmp, result.worker.dir, binary, options.reference_timeout_seconds);
+  ReferenceVerdict v = reference.finish(cmp);
   result.reference_seconds = v.seconds;
+  result.reference_phases = v.phases;
   result.status = v.status;
   result.message = v.message;
   result.torch_version = v.torch_version;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +52,8 @@ struct VerifyResult {
   std::vector<SeedCheck> seeds;
   WorkerRun worker;
   double seconds = 0.0;            // all of it
-  double reference_seconds = 0.0;  // loading and running the reference
+  double reference_seconds = 0.0;  // waiting for the reference worker once the candidate had ended
+  Json reference_phases;           // the reference worker's own clock (ReferenceVerdict::phases)
 
   Json toJson() const;  // the "verify" object of a report
 };
@@ -62,14 +64,43 @@ struct ReferenceVerdict {
   std::string message;
   std::string gpu, torch_version;
   std::vector<SeedCheck> seeds;
-  double seconds = 0.0;
+  double seconds = 0.0;  // from handing over the request to the verdict: what the caller waited
+  Json phases;           // the worker's own clock: prepare_seconds (before the request), check_seconds
 };
 
-// Step 2 of verification, for any result channel of "seed" records (kbprof
-// sends the sampled timed calls' records the same way): starts
-// `binary reference` in `dir` (which holds the request and the verdict) and
-// reads its verdict. Call only after the candidate's process group is gone.
-ReferenceVerdict compareWithReference(const CompareRequest& request, const std::filesystem::path& dir,
+// The reference worker (`binary reference --task DIR --device DEV [--seeds
+// S,...]`), started ahead of its request so that its start-up (LibTorch,
+// the task, the CPU inputs of the seeds it is told of) overlaps the
+// candidate's run. Until finish() hands it the request on its stdin it
+// touches no GPU and reads nothing the candidate can write; it makes itself
+// non-dumpable, and the candidate's seccomp filter denies signals, ptrace
+// and process_vm_* to other processes. Call finish() only after the
+// candidate's process group is gone. A worker never given its request (the
+// object destroyed first) exits without a verdict.
+class ReferenceWorker {
+ public:
+  // It works in a directory of its own under `scratch` (removed with it);
+  // `wall_seconds` covers the wait as well.
+  ReferenceWorker(const std::filesystem::path& task_dir, const std::string& device,
+                  const std::vector<uint64_t>& known_seeds, const std::filesystem::path& scratch,
+                  const std::filesystem::path& binary, double wall_seconds);
+  ~ReferenceWorker();
+  ReferenceWorker(const ReferenceWorker&) = delete;
+  ReferenceWorker& operator=(const ReferenceWorker&) = delete;
+
+  // Sends the request, waits for the worker, reads its verdict. Once.
+  ReferenceVerdict finish(const CompareRequest& request);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Step 2 of verification in one go (a ReferenceWorker started and finished
+// at once), for any result channel of "seed" records (kbprof sends the
+// sampled timed calls' records the same way). Call only after the
+// candidate's process group is gone.
+ReferenceVerdict compareWithReference(const CompareRequest& request, const std::filesystem::path& scratch,
                                       const std::filesystem::path& binary, double timeout_seconds);
 
 // "cpu", "cuda" or "cuda:N" checked without touching CUDA, normalised

@@ -44,6 +44,29 @@ TEST(Task, InputsAreReproducibleForASeed) {
   }
 }
 
+TEST(Task, PrefetchedInputsEqualFreshOnes) {
+  NEED_BUNDLES();
+  for (const char* id : {"kernelbench/level1/1_ReLU_Scale", "kernelbench/level1/4_Sum_Scalar_Dim",
+                         "kernelbench/level1/3_CrossEntropy_Targets"}) {
+    kb::Task fresh = open(id), ahead = open(id);
+    EXPECT_EQ(ahead.prefetchInputs({3, 4, 5, 3}), 3u) << id;  // a repeated seed is made once
+    for (uint64_t seed : {5, 3, 4}) {
+      auto want = fresh.makeInputs(seed, kCpu), got = ahead.makeInputs(seed, kCpu);
+      ASSERT_EQ(want.size(), got.size()) << id;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (want[i].isTensor()) EXPECT_TRUE(want[i].toTensor().equal(got[i].toTensor())) << id << " seed " << seed;
+        else EXPECT_EQ(want[i], got[i]) << id << " seed " << seed;
+      }
+    }
+    // Taken once: the next call makes a fresh set, equal in value.
+    auto again = ahead.makeInputs(3, kCpu), fresh3 = fresh.makeInputs(3, kCpu);
+    EXPECT_TRUE(again[0].toTensor().equal(fresh3[0].toTensor())) << id;
+  }
+  // The byte cap keeps the first seed and stops before going over.
+  kb::Task capped = open("kernelbench/level1/1_ReLU_Scale");
+  EXPECT_EQ(capped.prefetchInputs({1, 2, 3}, 1), 1u);
+}
+
 TEST(Task, ScalarAndIntegerInputs) {
   NEED_BUNDLES();
   kb::Task sum = open("kernelbench/level1/4_Sum_Scalar_Dim");

@@ -1,7 +1,8 @@
 // kbcheck-worker: the processes verification runs in, started by kbcheck
 // verify, not by hand.
 //   kbcheck-worker candidate REQUEST.json   one candidate, confined (harness/worker.h)
-//   kbcheck-worker reference REQUEST.json   the reference and the comparison (verify/compare.h)
+//   kbcheck-worker reference --task DIR --device DEV [--seeds S,...] < REQUEST.json
+//                                          the reference and the comparison (verify/compare.h)
 #include <cstdio>
 #include <cstring>
 
@@ -11,6 +12,6 @@
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "candidate") == 0) return kb::workerMain(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "reference") == 0) return kb::referenceMain(argc - 1, argv + 1);
-  std::fprintf(stderr, "usage: kbcheck-worker candidate|reference REQUEST.json (started by kbcheck verify)\n");
+  std::fprintf(stderr, "usage: kbcheck-worker candidate REQUEST.json | reference --task DIR --device DEV (started by kbcheck verify and kbprof)\n");
   return 2;
 }
