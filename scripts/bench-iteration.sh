@@ -50,7 +50,8 @@ for i in $(seq 1 "$N"); do
     "$(jq '.build.seconds' "$WORK/prof-$i.json")" "$(jq .worker_seconds "$WORK/prof-$i.json")" \
     "$(jq .reference_seconds "$WORK/prof-$i.json")" "$prof_s" "$total" "$(jq -r .status "$WORK/prof-$i.json")" \
     "$(jq '.speedup_vs_compile // 0' "$WORK/prof-$i.json")"
-  jq -r '"     candidate worker: outside main " + (.worker.phases.outside_main_seconds // 0 | tostring | .[0:5])
+  jq -r '"     candidate worker (started beside the build): waited for the library " + (.worker.phases.waited_seconds // 0 | tostring | .[0:5])
+    + " s, outside main " + (.worker.phases.outside_main_seconds // 0 | tostring | .[0:5])
     + " s, start-up " + (.worker.phases.startup_seconds // 0 | tostring | .[0:5])
     + " s (inputs " + (.worker.phases.prefetch_seconds // 0 | tostring | .[0:5])
     + " s), seeds " + (.worker.phases.seeds_seconds // 0 | tostring | .[0:5])

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <cstdlib>
 #include <set>
 
@@ -27,6 +28,7 @@ Json WorkerRequest::toJson() const {
   j["seccomp"] = seccomp;
   j["landlock"] = landlock;
   j["allow_open_rdwr"] = allow_open_rdwr;
+  j["library_on_stdin"] = library_on_stdin;
   if (!profile.is_null()) j["profile"] = profile;
   return j;
 }
@@ -43,6 +45,7 @@ WorkerRequest WorkerRequest::fromJson(const Json& j) {
   r.seccomp = j.at("seccomp").get<bool>();
   r.landlock = j.at("landlock").get<bool>();
   r.allow_open_rdwr = j.at("allow_open_rdwr").get<bool>();
+  r.library_on_stdin = j.value("library_on_stdin", false);
   if (j.contains("profile")) r.profile = j.at("profile");
   return r;
 }
@@ -75,6 +78,7 @@ Json WorkerRun::toJson() const {
     if (type == "hello") {
       phases["startup_seconds"] = r.header.value("startup_seconds", 0.0);
       phases["prefetch_seconds"] = r.header.value("prefetch_seconds", 0.0);
+      phases["waited_seconds"] = r.header.value("waited_seconds", 0.0);
     } else if (type == "init") {
       phases["init_seconds"] = r.header.value("seconds", 0.0);
     } else if (type == "seed" && !r.header.contains("timed_call")) {
@@ -231,32 +235,32 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
 
 }  // namespace
 
-WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
-                    const fs::path& binary, const fs::path& scratch, bool keep_dir) {
-  WorkerRun run;
+namespace {
+
+// The worker's directory (request.json, result.bin, work/) and its process
+// spec; false (and run.status set) when the directory cannot be made.
+bool prepareWorker(const WorkerRequest& request, const WorkerLimits& limits, const fs::path& binary,
+                   const fs::path& scratch, WorkerRun& run, ProcessSpec& spec) {
   std::error_code ec;
   fs::create_directories(scratch, ec);
   std::string tmpl = (scratch / "kbcheck-worker-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
     run.status = Status::InfraError;
     run.message = "cannot create a worker directory under " + scratch.string();
-    return run;
+    return false;
   }
-  fs::path dir = tmpl;
-  fs::path work = dir / "work";
+  run.dir = tmpl;
+  fs::path work = run.dir / "work";
   fs::create_directories(work, ec);
-  fs::path request_file = dir / "request.json";
-  fs::path result_file = dir / "result.bin";
+  fs::path request_file = run.dir / "request.json";
   try {
     writeJsonFile(request_file, request.toJson());
   } catch (const std::exception& e) {
     run.status = Status::InfraError;
     run.message = e.what();
-    fs::remove_all(dir, ec);
-    return run;
+    fs::remove_all(run.dir, ec);
+    return false;
   }
-
-  ProcessSpec spec;
   spec.argv = {binary.string(), "candidate", request_file.string()};
   // Only what the CUDA runtime needs; HOME and TMPDIR point into the worker's
   // own directory; no LD_PRELOAD, no PYTHONPATH, no tokens.
@@ -270,16 +274,77 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
   spec.limits.file_size_bytes = limits.file_size_bytes;
   spec.limits.processes = limits.processes;
   spec.output_limit = limits.output_limit;
-  spec.result_file = result_file;
+  spec.result_file = run.dir / "result.bin";
   spec.result_limit = limits.result_limit;
-  run.process = runProcess(spec);
-  run.records = readRecords(result_file, &run.protocol_problem, /*headers_only=*/true);
+  return true;
+}
+
+// What the ended worker sent, classified.
+void collectWorker(WorkerRun& run, const WorkerLimits& limits, bool keep_dir) {
+  run.records = readRecords(run.dir / "result.bin", &run.protocol_problem, /*headers_only=*/true);
   if (run.process.result_truncated && run.protocol_problem.empty())
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
   classify(run, limits);
-  run.dir = dir;
-  if (!keep_dir) fs::remove_all(dir, ec);
+  std::error_code ec;
+  if (!keep_dir) fs::remove_all(run.dir, ec);
+}
+
+}  // namespace
+
+WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
+                    const fs::path& binary, const fs::path& scratch, bool keep_dir) {
+  WorkerRun run;
+  ProcessSpec spec;
+  if (!prepareWorker(request, limits, binary, scratch, run, spec)) return run;
+  run.process = runProcess(spec);
+  collectWorker(run, limits, keep_dir);
   return run;
+}
+
+struct CandidateWorker::State {
+  WorkerLimits limits;
+  bool keep_dir = false;
+  WorkerRun run;
+  std::shared_ptr<std::atomic<double>> wall = std::make_shared<std::atomic<double>>(0.0);
+  std::optional<WaitingProcess> process;
+  bool finished = false;
+};
+
+CandidateWorker::CandidateWorker(WorkerRequest request, const WorkerLimits& limits, const fs::path& binary,
+                                 const fs::path& scratch, bool keep_dir, double wait_seconds)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.limits = limits;
+  st.keep_dir = keep_dir;
+  request.library.clear();
+  request.library_on_stdin = true;
+  ProcessSpec spec;
+  if (!prepareWorker(request, limits, binary, scratch, st.run, spec)) return;
+  // Until it has its library the worker may wait as long as a build takes;
+  // then it gets its own limit (finish()).
+  st.wall->store(limits.wall_seconds + wait_seconds);
+  spec.live_wall_seconds = st.wall;
+  st.process.emplace(spec);
+}
+
+CandidateWorker::~CandidateWorker() {
+  if (!state_) return;
+  State& st = *state_;
+  st.process.reset();  // unfinished: the worker reads EOF and leaves before any candidate code
+  std::error_code ec;
+  if (!st.finished && !st.run.dir.empty()) fs::remove_all(st.run.dir, ec);
+}
+
+WorkerRun CandidateWorker::finish(const fs::path& library) {
+  State& st = *state_;
+  if (st.finished) throw Error("CandidateWorker::finish called twice");
+  st.finished = true;
+  if (!st.process) return st.run;  // the directory could not be made: run says why
+  // Its own wall-clock limit counts from here.
+  st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
+  st.run.process = st.process->finish(fs::absolute(library).string());
+  collectWorker(st.run, st.limits, st.keep_dir);
+  return st.run;
 }
 
 }  // namespace kb

@@ -317,7 +317,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
         rec["type"] = "seed";
         rec["seed"] = value_seeds_[value];
         rec["timed_call"] = calls_.size() - 1;
-        std::string payload;
+        WirePayload payload;
         try {
           payload = describeCall(*c, inputs, reference_.state(), {}, rec);
         } catch (const std::exception& e) {

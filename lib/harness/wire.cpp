@@ -1,10 +1,15 @@
 #include "harness/wire.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.h"
 #include "kb/solution.h"
@@ -14,18 +19,6 @@ namespace {
 
 constexpr char kMagic[4] = {'K', 'B', 'W', '1'};
 constexpr uint32_t kMaxHeader = 16u << 20;
-
-bool writeAll(int fd, const void* data, std::size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -61,46 +54,90 @@ std::string dtypeName(int32_t dtype) {
   }
 }
 
-bool writeRecord(int fd, const Json& header, const std::string& payload) {
+bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>& parts, uint64_t* written) {
   std::string h = header.dump();
+  uint64_t pl = 0;
+  for (const auto& part : parts) pl += part.size();
+  if (written) {
+    // magic + length + header + payload length, then the payload.
+    uint64_t start = *written + 4 + 4 + h.size() + 8;
+    h.append(static_cast<std::size_t>((64 - start % 64) % 64), ' ');
+  }
   uint32_t hl = static_cast<uint32_t>(h.size());
-  uint64_t pl = payload.size();
-  return writeAll(fd, kMagic, 4) && writeAll(fd, &hl, 4) && writeAll(fd, h.data(), h.size()) &&
-         writeAll(fd, &pl, 8) && writeAll(fd, payload.data(), payload.size());
+  std::vector<struct iovec> iov;
+  iov.push_back({const_cast<char*>(kMagic), 4});
+  iov.push_back({&hl, 4});
+  iov.push_back({h.data(), h.size()});
+  iov.push_back({&pl, 8});
+  for (const auto& part : parts)
+    if (!part.empty()) iov.push_back({const_cast<char*>(part.data()), part.size()});
+  uint64_t total = 4 + 4 + h.size() + 8 + pl;
+  std::size_t first = 0;
+  while (first < iov.size()) {
+    int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
+    ssize_t w = ::writev(fd, iov.data() + first, count);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    // Skip what was written, possibly part of one buffer.
+    auto left = static_cast<std::size_t>(w);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  if (written) *written += total;
+  return true;
 }
 
 std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem, bool headers_only) {
   std::vector<WireRecord> out;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     *problem = "no result channel file " + path.string();
     return out;
   }
-  in.seekg(0, std::ios::end);
-  const uint64_t size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    *problem = "cannot stat " + path.string();
+    return out;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return out;
+  }
+  // The reader of the tensors wants every page: fault them in at once.
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (headers_only ? 0 : MAP_POPULATE), fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    *problem = "cannot map " + path.string() + ": " + std::strerror(errno);
+    return out;
+  }
+  std::shared_ptr<const void> mapping(base, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  const char* data = static_cast<const char*>(base);
   uint64_t pos = 0;
   while (pos < size) {
-    char magic[4];
     uint32_t hl = 0;
-    if (size - pos < 8 || !in.read(magic, 4) || std::memcmp(magic, kMagic, 4) != 0 ||
-        !in.read(reinterpret_cast<char*>(&hl), 4)) {
+    if (size - pos < 8 || std::memcmp(data + pos, kMagic, 4) != 0) {
       *problem = "malformed record at byte " + std::to_string(pos);
       return out;
     }
+    std::memcpy(&hl, data + pos + 4, 4);
     pos += 8;
     if (hl > kMaxHeader || hl > size - pos) {
       *problem = "record header of " + std::to_string(hl) + " bytes at byte " + std::to_string(pos);
       return out;
     }
-    std::string h(hl, '\0');
-    in.read(h.data(), hl);
+    std::string_view h(data + pos, hl);
     pos += hl;
     uint64_t pl = 0;
-    if (size - pos < 8 || !in.read(reinterpret_cast<char*>(&pl), 8)) {
+    if (size - pos < 8) {
       *problem = "truncated record at byte " + std::to_string(pos);
       return out;
     }
+    std::memcpy(&pl, data + pos, 8);
     pos += 8;
     if (pl > size - pos) {
       *problem = "record payload of " + std::to_string(pl) + " bytes, " +
@@ -108,11 +145,9 @@ std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::stri
       return out;
     }
     WireRecord r;
-    if (headers_only) {
-      in.seekg(static_cast<std::streamoff>(pl), std::ios::cur);
-    } else {
-      r.payload.resize(pl);
-      in.read(r.payload.data(), static_cast<std::streamsize>(pl));
+    if (!headers_only) {
+      r.payload = std::string_view(data + pos, pl);
+      r.mapping = mapping;
     }
     pos += pl;
     try {
@@ -140,7 +175,7 @@ Json tensorHeader(const WireTensor& t) {
   return j;
 }
 
-std::vector<WireTensor> takeTensors(const Json& list, const std::string& payload,
+std::vector<WireTensor> takeTensors(const Json& list, std::string_view payload,
                                     std::size_t* offset) {
   std::vector<WireTensor> out;
   if (!list.is_array()) throw Error("tensor list is not an array");

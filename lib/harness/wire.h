@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -23,17 +25,20 @@
 namespace kb {
 
 // A tensor as it crossed the wire: contiguous bytes plus shape and dtype.
+// The bytes are a view: of the sender's host copy, or of the record's
+// payload on the reading side (valid while that record lives).
 struct WireTensor {
   int32_t dtype = 0;             // kb_dtype
   std::vector<int64_t> sizes;
-  std::string bytes;             // numel * element size bytes
+  std::string_view bytes;        // numel * element size bytes
   uint64_t data_ptr = 0;         // where it lived in the worker
   uint64_t storage_bytes = 0;    // the extent of its storage there
 };
 
 struct WireRecord {
   Json header;
-  std::string payload;
+  std::string_view payload;             // into the mapped file (empty with headers_only)
+  std::shared_ptr<const void> mapping;  // keeps `payload` readable
 };
 
 // Element size of a kb_dtype; 0 for an unknown one.
@@ -41,13 +46,22 @@ std::size_t dtypeSize(int32_t dtype);
 // "float32", ... ; "dtype#N" for an unknown one.
 std::string dtypeName(int32_t dtype);
 
-// Writes one record to `fd`; false on a write error.
-bool writeRecord(int fd, const Json& header, const std::string& payload);
+// Writes one record to `fd`, its payload the concatenation of `parts`
+// (written with writev, no copy); false on a write error. With `written`
+// (the bytes already on this channel, advanced here) the header is padded
+// with spaces so that the payload starts on a 64-byte boundary of the
+// channel: the reader then uses the tensors' bytes where they lie.
+bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>& parts,
+                 uint64_t* written = nullptr);
+inline bool writeRecord(int fd, const Json& header, std::string_view payload) {
+  return writeRecord(fd, header, std::vector<std::string_view>{payload});
+}
 
-// Parses the records in `path`. Stops at the first malformed one and says so
-// in `*problem` (records before it are returned). `headers_only` skips the
-// payloads (left empty): the parent, which never looks at tensors, does not
-// read the gigabytes a large task's outputs and inputs take.
+// Parses the records in `path`, mapped read-only (payloads are views of the
+// mapping, not copies). Stops at the first malformed one and says so in
+// `*problem` (records before it are returned). `headers_only` leaves the
+// payloads empty: the parent, which never looks at tensors, touches none of
+// the gigabytes a large task's outputs and inputs take.
 std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem,
                                     bool headers_only = false);
 
@@ -56,7 +70,7 @@ Json tensorHeader(const WireTensor& t);
 // Takes the tensors the header `list` describes out of `payload`, starting
 // at `*offset`; throws kb::Error if a description is malformed or the
 // payload is short.
-std::vector<WireTensor> takeTensors(const Json& list, const std::string& payload,
+std::vector<WireTensor> takeTensors(const Json& list, std::string_view payload,
                                     std::size_t* offset);
 
 }  // namespace kb

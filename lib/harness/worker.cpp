@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -297,14 +298,17 @@ std::string firstLine(const std::string& s) {
 
 namespace {
 
-WireTensor toWire(const at::Tensor& t) {
+// A host copy of `t` (kept in `out.keep`) and its wire description.
+WireTensor toWire(const at::Tensor& t, WirePayload& out) {
   WireTensor w;
   at::Tensor cpu = t.detach().to(at::kCPU).contiguous();
   w.dtype = kbDtypeOf(cpu.scalar_type());
   w.sizes.assign(cpu.sizes().begin(), cpu.sizes().end());
-  w.bytes.assign(static_cast<const char*>(cpu.data_ptr()), cpu.nbytes());
+  w.bytes = std::string_view(static_cast<const char*>(cpu.data_ptr()), cpu.nbytes());
   w.data_ptr = reinterpret_cast<uint64_t>(t.storage().data());
   w.storage_bytes = t.storage().nbytes();
+  out.parts.push_back(w.bytes);
+  out.keep.push_back(std::move(cpu));
   return w;
 }
 
@@ -325,8 +329,11 @@ Json range(const std::string& kind, const std::string& name, const at::Tensor& t
   ::_exit(code);
 }
 
-void send(const Json& header, const std::string& payload) {
-  if (!writeRecord(kResultFd, header, payload)) {
+void send(const Json& header, const WirePayload& payload) {
+  // Bytes written to fd 3 so far: the channel is this process's one stream,
+  // and the count lets writeRecord align each payload for the reader.
+  static uint64_t written = 0;
+  if (!writeRecord(kResultFd, header, payload.parts, &written)) {
     std::fprintf(stderr, "kbcheck-worker: cannot write to the result channel\n");
     finish(70);
   }
@@ -394,10 +401,10 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
   }
 }
 
-std::string describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
+WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
                          const std::vector<NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec) {
-  std::string payload;
+  WirePayload payload;
   Json outs = Json::array(), ins = Json::array(), ranges = Json::array();
   for (std::size_t i = 0; i < c.outputs.size(); ++i) {
     if (!c.outputs[i].defined()) {
@@ -407,19 +414,17 @@ std::string describeCall(const kb_context& c, const std::vector<c10::IValue>& in
       outs.push_back(m);
       continue;
     }
-    WireTensor w = toWire(c.outputs[i]);
+    WireTensor w = toWire(c.outputs[i], payload);
     Json h = tensorHeader(w);
     h["index"] = i;
     outs.push_back(h);
-    payload += w.bytes;
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].isTensor()) continue;
-    WireTensor w = toWire(inputs[i].toTensor());
+    WireTensor w = toWire(inputs[i].toTensor(), payload);
     Json h = tensorHeader(w);
     h["index"] = i;
     ins.push_back(h);
-    payload += w.bytes;
   }
   for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
   for (const auto& [name, t] : state) ranges.push_back(range("state", name, t));
@@ -445,7 +450,7 @@ int workerMain(int argc, char** argv) {
   std::unique_ptr<TimingSession> timing;
   std::string confinement;
   std::size_t prefetched = 0;
-  double prefetch_seconds = 0.0;
+  double prefetch_seconds = 0.0, waited_seconds = 0.0;
   // Start-up: trusted code only. A failure here is never the candidate's.
   try {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
@@ -463,6 +468,21 @@ int workerMain(int argc, char** argv) {
     reference.emplace(task->reference(dev.device));
     params = reference->state();
     if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
+    if (req.library_on_stdin) {
+      // Ready: now the library (CandidateWorker sends its path once built;
+      // nothing means it was not, and this worker is not needed).
+      auto tw = Clock::now();
+      std::string path;
+      char buf[4096];
+      for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw Error(std::string("reading the library path: ") + std::strerror(errno));
+        path.append(buf, static_cast<std::size_t>(n));
+      }
+      waited_seconds = since(tw);
+      if (path.empty()) finish(0);
+      req.library = path;
+    }
     ConfinePolicy policy;
     policy.writable_dirs = {std::filesystem::current_path()};
     if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
@@ -477,7 +497,8 @@ int workerMain(int argc, char** argv) {
   }
   Json hello;
   hello["type"] = "hello";
-  hello["startup_seconds"] = since(t0);
+  hello["startup_seconds"] = since(t0) - waited_seconds;
+  hello["waited_seconds"] = waited_seconds;
   hello["inputs_prefetched"] = prefetched;
   hello["prefetch_seconds"] = prefetch_seconds;
   hello["device"] = dev.device.str();
@@ -593,7 +614,7 @@ int workerMain(int argc, char** argv) {
       send(rec);
       finish(1);
     }
-    std::string payload;
+    WirePayload payload;
     try {
       payload = describeCall(*c, inputs, params, state, rec);
     } catch (const std::exception& e) {

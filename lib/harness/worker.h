@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct WorkerRequest {
   bool seccomp = true;
   bool landlock = true;
   bool allow_open_rdwr = false;
+  // The library's path comes on stdin after the trusted start-up
+  // (CandidateWorker); `library` is empty then.
+  bool library_on_stdin = false;
   // kbprof: the timing phase after the seeds (harness/worker_internal.h,
   // docs/kbprof.md "profile request"); null for verification.
   Json profile;
@@ -86,6 +90,29 @@ struct WorkerRun {
 WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
                     const std::filesystem::path& binary, const std::filesystem::path& scratch,
                     bool keep_dir = false);
+
+// A candidate worker started before its library exists, so that its
+// trusted start-up (LibTorch, CUDA, the task, the input sets, kbprof's timing
+// set-up) overlaps the build. It waits on stdin for the library's path and
+// only then confines itself and loads candidate code. Its wall-clock limit
+// is `wait_seconds` more until finish(), then `limits.wall_seconds` from
+// there. Destroyed unfinished (the build failed): stdin is closed and the
+// worker exits before any candidate code, its directory removed.
+class CandidateWorker {
+ public:
+  CandidateWorker(WorkerRequest request, const WorkerLimits& limits, const std::filesystem::path& binary,
+                  const std::filesystem::path& scratch, bool keep_dir = false, double wait_seconds = 600);
+  ~CandidateWorker();
+  CandidateWorker(const CandidateWorker&) = delete;
+  CandidateWorker& operator=(const CandidateWorker&) = delete;
+
+  // Hands over the library, waits for the worker's end: runWorker's result.
+  WorkerRun finish(const std::filesystem::path& library);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Removes a worker's directory (kept by runWorker(keep_dir=true) until the
 // reference worker has read its result channel) when it goes out of scope,

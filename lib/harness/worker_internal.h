@@ -76,13 +76,18 @@ struct Device {
 void poison(at::Tensor& t);
 std::string firstLine(const std::string& s);
 [[noreturn]] void finish(int code);
-void send(const Json& header, const std::string& payload = {});
+// The bytes of a record's tensors, on the host: `parts` are views of `keep`.
+struct WirePayload {
+  std::vector<at::Tensor> keep;
+  std::vector<std::string_view> parts;
+};
+void send(const Json& header, const WirePayload& payload = {});
 void synchronize(const Device& d);
 // Calls an entry point; exceptions thrown through the C ABI are caught.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
 // Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
 // "seed" record for a finished call. Throws on a read failure.
-std::string describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
+WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
                          const std::vector<NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec);
 

@@ -184,22 +184,137 @@ Json ProfileResult::toJson() const {
   return j;
 }
 
-ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library, const std::string& solution_hash,
-                              const ProfileOptions& o) {
-  auto t0 = Clock::now();
-  protectMemoryFromSiblings();
+struct PreparedProfile::State {
+  Clock::time_point t0 = Clock::now();
+  ProfileOptions o;
   ProfileResult r;
-  r.started_at = nowIso8601();
-  r.solution_hash = solution_hash;
-  TaskBundle bundle = openBundle(task_dir);
-  r.task_id = bundle.info.id;
-  auto done = [&](Status s, const std::string& message) {
+  bool ended = false;  // r is final (a failure while preparing)
+  std::string device_error;  // thrown as a UsageError by run(), after the import check
+  TaskBundle bundle;
+  std::string compile_error, task_hash;
+  fs::path cache_dir, binary, scratch;
+  std::vector<uint64_t> pool;
+  WorkerRequest req;
+  std::optional<CandidateWorker> worker;
+  std::optional<ReferenceWorker> reference;
+
+  ProfileResult& done(Status s, const std::string& message) {
     r.status = s;
     r.message = message;
     r.seconds = since(t0);
     r.finished_at = nowIso8601();
+    ended = true;
     return r;
-  };
+  }
+};
+
+PreparedProfile::PreparedProfile() : state_(std::make_unique<State>()) {}
+PreparedProfile::~PreparedProfile() = default;
+
+std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const ProfileOptions& o, bool with_candidate) {
+  std::unique_ptr<PreparedProfile> p(new PreparedProfile());
+  PreparedProfile::State& st = *p->state_;
+  st.o = o;
+  protectMemoryFromSiblings();
+  ProfileResult& r = st.r;
+  r.started_at = nowIso8601();
+  st.bundle = openBundle(task_dir);
+  TaskBundle& bundle = st.bundle;
+  r.task_id = bundle.info.id;
+  // A device that cannot run this is a usage error, but only once the
+  // library's imports have been read (run()): a build or import failure is
+  // reported on any machine.
+  try {
+    r.device = checkDevice(o.device);
+    if (r.device == "cpu") throw UsageError("kbprof times on a GPU: use --device cuda or cuda:N");
+  } catch (const UsageError& e) {
+    st.device_error = e.what();
+    return p;
+  }
+  r.driver = nvidiaDriverVersion();
+
+  // 2. The compiled baseline, once per task and architecture.
+  r.arch = o.arch.empty() ? detectGpuArch(r.device) : o.arch;
+  if (o.compile_baseline && !r.arch.empty()) {
+    auto tb = Clock::now();
+    try {
+      bundle = ensureCompiled(bundle, r.arch, r.device, o.python);
+    } catch (const std::exception& e) {
+      st.compile_error = e.what();
+    }
+    r.baseline_build_seconds = since(tb);
+  }
+
+  // 3. The worker's request: correctness seeds, then the timed rounds.
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
+  while (static_cast<int>(st.pool.size()) < std::max(2, o.pool_values)) {
+    uint64_t s = rng() >> 1;  // kept below 2^63: JSON readers take it as a signed integer too
+    if (taken.insert(s).second) st.pool.push_back(s);
+  }
+  Json profile;
+  profile["baselines"] = true;
+  profile["compile"] = o.compile_baseline && st.compile_error.empty();
+  // The worker reads the cache; --baseline-only measures afresh and writes.
+  st.cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
+  st.task_hash = taskContentHash(bundle.dir, r.arch);
+  if (o.use_baseline_cache && with_candidate) {
+    profile["baseline_cache_dir"] = st.cache_dir.string();
+    profile["task_hash"] = st.task_hash;
+  }
+  profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
+  profile["pool_seeds"] = st.pool;
+  profile["pool_bytes"] = o.pool_bytes;
+  profile["warmup"] = o.warmup;
+  profile["min_rounds"] = o.min_rounds;
+  profile["max_rounds"] = o.max_rounds;
+  profile["target_ci"] = o.target_ci;
+  profile["budget_seconds"] = o.budget_seconds;
+  profile["sample_rate"] = with_candidate ? o.sample_rate : 0.0;
+  profile["max_samples"] = o.max_samples;
+  profile["sample_secret"] = rng() >> 1;
+
+  WorkerRequest& req = st.req;
+  req.task_dir = bundle.dir;
+  req.device = r.device;
+  if (o.verify && with_candidate) req.seeds = bundle.info.correctness_seeds;
+  req.seccomp = o.seccomp;
+  req.landlock = o.landlock;
+  req.allow_open_rdwr = o.allow_open_rdwr;
+  req.profile = profile;
+  st.binary = o.worker.empty() ? findWorkerBinary() : o.worker;
+  st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
+  if (!with_candidate) return p;
+
+  // Both workers start now and get ready while the caller builds: the
+  // candidate's waits for its library before it confines itself and loads
+  // candidate code (CandidateWorker); the reference's does CPU work only
+  // until it is handed its request, after the candidate's process group is
+  // gone (ReferenceWorker).
+  st.worker.emplace(req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
+  if (!req.seeds.empty() || o.sample_rate > 0) {
+    std::vector<uint64_t> known = req.seeds;
+    known.insert(known.end(), st.pool.begin(), st.pool.end());
+    st.reference.emplace(bundle.dir, r.device, known, st.scratch, st.binary,
+                         o.limits.wall_seconds + o.reference_timeout_seconds + 600);
+  }
+  return p;
+}
+
+ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library, const std::string& solution_hash,
+                              const ProfileOptions& o) {
+  return prepareProfile(task_dir, o, !library.empty())->run(library, solution_hash);
+}
+
+ProfileResult PreparedProfile::run(const fs::path& library, const std::string& solution_hash) {
+  State& st = *state_;
+  if (st.ended) return st.r;
+  const ProfileOptions& o = st.o;
+  ProfileResult& r = st.r;
+  TaskBundle& bundle = st.bundle;
+  r.solution_hash = solution_hash;
+  auto done = [&](Status s, const std::string& message) { return st.done(s, message); };
 
   // 1. What the library imports (none: --baseline-only).
   ElfSymbols symbols;
@@ -213,77 +328,15 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
     r.evidence = bad;
     return done(Status::HackDetected, "the solution library imports " + bad.front());
   }
-  r.device = checkDevice(o.device);
-  if (r.device == "cpu") throw UsageError("kbprof times on a GPU: use --device cuda or cuda:N");
-  r.driver = nvidiaDriverVersion();
+  if (!st.device_error.empty()) throw UsageError(st.device_error);
 
-  // 2. The compiled baseline, once per task and architecture.
-  r.arch = o.arch.empty() ? detectGpuArch(r.device) : o.arch;
-  std::string compile_error;
-  if (o.compile_baseline && !r.arch.empty()) {
-    auto tb = Clock::now();
-    try {
-      bundle = ensureCompiled(bundle, r.arch, r.device, o.python);
-    } catch (const std::exception& e) {
-      compile_error = e.what();
-    }
-    r.baseline_build_seconds = since(tb);
-  }
-
-  // 3. The worker: correctness seeds, then the timed rounds.
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
-  std::vector<uint64_t> pool;
-  while (static_cast<int>(pool.size()) < std::max(2, o.pool_values)) {
-    uint64_t s = rng() >> 1;  // kept below 2^63: JSON readers take it as a signed integer too
-    if (taken.insert(s).second) pool.push_back(s);
-  }
-  Json profile;
-  profile["baselines"] = true;
-  profile["compile"] = o.compile_baseline && compile_error.empty();
-  // The worker reads the cache; --baseline-only measures afresh and writes.
-  fs::path cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
-  std::string task_hash = taskContentHash(bundle.dir, r.arch);
-  if (o.use_baseline_cache && !library.empty()) {
-    profile["baseline_cache_dir"] = cache_dir.string();
-    profile["task_hash"] = task_hash;
-  }
-  profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
-  profile["pool_seeds"] = pool;
-  profile["pool_bytes"] = o.pool_bytes;
-  profile["warmup"] = o.warmup;
-  profile["min_rounds"] = o.min_rounds;
-  profile["max_rounds"] = o.max_rounds;
-  profile["target_ci"] = o.target_ci;
-  profile["budget_seconds"] = o.budget_seconds;
-  profile["sample_rate"] = library.empty() ? 0.0 : o.sample_rate;
-  profile["max_samples"] = o.max_samples;
-  profile["sample_secret"] = rng() >> 1;
-
-  WorkerRequest req;
-  req.task_dir = bundle.dir;
-  req.library = library.empty() ? fs::path() : fs::absolute(library);
-  req.device = r.device;
-  if (o.verify && !library.empty()) req.seeds = bundle.info.correctness_seeds;
-  req.seccomp = o.seccomp;
-  req.landlock = o.landlock;
-  req.allow_open_rdwr = o.allow_open_rdwr;
-  req.profile = profile;
-  fs::path binary = o.worker.empty() ? findWorkerBinary() : o.worker;
-  fs::path scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
-  // The reference worker starts now and gets ready on the CPU while the
-  // candidate runs (ReferenceWorker: it is handed its request, and touches
-  // the GPU, only once the candidate's process group is gone).
-  std::optional<ReferenceWorker> reference;
-  if (!library.empty() && (!req.seeds.empty() || o.sample_rate > 0)) {
-    std::vector<uint64_t> known = req.seeds;
-    known.insert(known.end(), pool.begin(), pool.end());
-    reference.emplace(bundle.dir, r.device, known, scratch, binary,
-                      o.limits.wall_seconds + o.reference_timeout_seconds);
-  }
   auto tw = Clock::now();
-  r.worker = runWorker(req, o.limits, binary, scratch, /*keep_dir=*/true);
+  if (library.empty()) {
+    r.worker = runWorker(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
+  } else {
+    if (!st.worker) throw Error("PreparedProfile::run: prepared without a candidate, given a library");
+    r.worker = st.worker->finish(library);
+  }
   r.worker_seconds = since(tw);
   WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
   const Json* timing = nullptr;
@@ -304,14 +357,14 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   CompareRequest cmp;
   cmp.task_dir = bundle.dir;
   cmp.device = r.device;
-  cmp.seeds = req.seeds;
+  cmp.seeds = st.req.seeds;
   cmp.seeds.insert(cmp.seeds.end(), r.sampled_seeds.begin(), r.sampled_seeds.end());
   cmp.atol = bundle.info.atol;
   cmp.rtol = bundle.info.rtol;
   cmp.candidate_results = r.worker.dir / "result.bin";
   if (!cmp.seeds.empty()) {
-    if (!reference) return done(Status::InfraError, "calls to check but no reference worker was started");
-    ReferenceVerdict v = reference->finish(cmp);
+    if (!st.reference) return done(Status::InfraError, "calls to check but no reference worker was started");
+    ReferenceVerdict v = st.reference->finish(cmp);
     r.reference_seconds = v.seconds;
     r.reference_phases = v.phases;
     r.seeds = v.seeds;
@@ -342,7 +395,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
     participant("compile", r.compile);
   }
   if (!r.compile.present() && r.compile.error.empty())
-    r.compile.error = !compile_error.empty()           ? compile_error
+    r.compile.error = !st.compile_error.empty()        ? st.compile_error
                       : tj.contains("compile_error")   ? tj["compile_error"].get<std::string>()
                       : !o.compile_baseline            ? "not asked (--no-compile)"
                                                        : "not timed";
@@ -410,7 +463,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
   // The baselines this run measured go to the cache.
   if (o.use_baseline_cache && !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty()) {
     BaselineKey key;
-    key.task_hash = task_hash;
+    key.task_hash = st.task_hash;
     key.gpu = r.gpu;
     key.driver = tj.value("driver", r.driver);
     key.torch_version = r.torch_version;
@@ -419,7 +472,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
     entry["compile"] = r.compile.present() ? r.compile.toJson() : Json{{"error", r.compile.error}};
     entry["measured_at"] = nowIso8601();
     try {
-      writeBaselineCache(cache_dir, key, entry);
+      writeBaselineCache(st.cache_dir, key, entry);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kbprof: warning: cannot write the baseline cache: %s\n", e.what());
     }

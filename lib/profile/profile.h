@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,30 @@ struct ProfileResult {
 // every outcome of the candidate is a status.
 ProfileResult profileSolution(const std::filesystem::path& task_dir, const std::filesystem::path& library,
                               const std::string& solution_hash, const ProfileOptions& options);
+
+// A profile whose workers start before the candidate's library exists:
+// prepareProfile() does steps 2 and 3's set-up (task, compiled baseline,
+// the worker's request) and starts the candidate's worker and the reference
+// worker, which get ready (LibTorch, CUDA, inputs, timing set-up) while the
+// caller builds; run() checks the library's imports, hands it over and
+// finishes as profileSolution does. Destroyed without run() (the build
+// failed): both workers leave before any candidate code. `with_candidate`
+// false (--baseline-only): nothing starts until run({}, "").
+class PreparedProfile {
+ public:
+  ~PreparedProfile();
+  PreparedProfile(const PreparedProfile&) = delete;
+  PreparedProfile& operator=(const PreparedProfile&) = delete;
+  ProfileResult run(const std::filesystem::path& library, const std::string& solution_hash);
+
+ private:
+  PreparedProfile();
+  friend std::unique_ptr<PreparedProfile> prepareProfile(const std::filesystem::path&, const ProfileOptions&, bool);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+std::unique_ptr<PreparedProfile> prepareProfile(const std::filesystem::path& task_dir, const ProfileOptions& options,
+                                                bool with_candidate = true);
 
 // "sm_90" for a device ("cuda:N"), from nvidia-smi; "" when it cannot say.
 std::string detectGpuArch(const std::string& device);

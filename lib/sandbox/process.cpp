@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -43,6 +45,7 @@ struct Sink {
   uint64_t limit = 0;
   uint64_t seen = 0;
   bool truncated = false;
+  bool splice_ok = true;
 
   void take(const char* data, std::size_t n) {
     uint64_t room = seen < limit ? limit - seen : 0;
@@ -66,7 +69,23 @@ struct Sink {
 };
 
 // Reads what is available on `fd` into `sink`; returns false at EOF or error.
+// Into a file, the bytes move pipe -> file inside the kernel (splice) while
+// there is room under the limit.
 bool drainOnce(int fd, Sink& sink) {
+  for (int rounds = 0; sink.file >= 0 && sink.splice_ok && rounds < 64; ++rounds) {
+    uint64_t room = sink.seen < sink.limit ? sink.limit - sink.seen : 0;
+    if (room == 0) break;
+    ssize_t n = ::splice(fd, nullptr, sink.file, nullptr, static_cast<std::size_t>(std::min<uint64_t>(room, 1u << 20)),
+                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (n > 0) {
+      sink.seen += static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) return false;  // EOF
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    sink.splice_ok = false;  // not spliceable here: read and write below
+  }
   char buf[65536];
   for (int rounds = 0; rounds < 64; ++rounds) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -214,6 +233,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
       cleanup();
       return r;
     }
+    ::fcntl(res[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for large records; best effort
   }
 
   pid_t parent = ::getpid();
@@ -273,6 +293,9 @@ ProcessResult runProcess(const ProcessSpec& spec) {
 
   while (!exited) {
     auto now = Clock::now();
+    if (spec.live_wall_seconds)
+      deadline = t0 + std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(spec.live_wall_seconds->load()));
     if (now >= deadline) {
       timed_out = true;
       ::kill(-pid, SIGKILL);
@@ -284,6 +307,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     int wait_ms = static_cast<int>(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
     if (pidfd < 0 && wait_ms > 20) wait_ms = 20;
+    if (spec.live_wall_seconds && wait_ms > 50) wait_ms = 50;
     struct pollfd fds[3];
     int n = 0, i_out = -1, i_res = -1, i_pid = -1;
     if (out_open) { fds[n] = {out[0], POLLIN, 0}; i_out = n++; }
@@ -335,6 +359,47 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     r.message = "lost track of the child";
   }
   return r;
+}
+
+WaitingProcess::WaitingProcess(ProcessSpec spec) : started_(std::chrono::steady_clock::now()) {
+  // A socket, not a pipe: a child that died makes send() fail with EPIPE
+  // instead of killing the caller with SIGPIPE.
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    result_.message = std::string("socketpair: ") + std::strerror(errno);
+    return;
+  }
+  fd_ = fds[0];
+  child_fd_ = fds[1];
+  spec.stdin_fd = child_fd_;
+  thread_ = std::thread([this, spec] { result_ = runProcess(spec); });
+}
+
+WaitingProcess::~WaitingProcess() {
+  if (fd_ >= 0) ::close(fd_);  // EOF with nothing: not needed
+  if (thread_.joinable()) thread_.join();
+  if (child_fd_ >= 0) ::close(child_fd_);
+}
+
+double WaitingProcess::secondsSinceStart() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+ProcessResult WaitingProcess::finish(const std::string& message) {
+  if (fd_ < 0) return result_;
+  for (std::size_t sent = 0; sent < message.size();) {
+    ssize_t n = ::send(fd_, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child is gone: its end says why
+    sent += static_cast<std::size_t>(n);
+  }
+  ::shutdown(fd_, SHUT_WR);
+  if (thread_.joinable()) thread_.join();
+  ::close(fd_);
+  fd_ = -1;
+  ::close(child_fd_);
+  child_fd_ = -1;
+  return result_;
 }
 
 }  // namespace kb

@@ -5,9 +5,13 @@
 // (lib/sandbox/worker.h); the caller never dies with its child.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kb {
@@ -40,6 +44,11 @@ struct ProcessSpec {
   // The child's stdin: this descriptor when >= 0 (the caller keeps and
   // closes its copy), else /dev/null.
   int stdin_fd = -1;
+  // If set, the wall-clock limit (seconds from the start) is read from here
+  // at every wake-up instead of limits.wall_seconds, so that the caller can
+  // move it while the child runs (a worker that waits for its library, then
+  // gets its own limit). Wakes at least every 50 ms while set.
+  std::shared_ptr<std::atomic<double>> live_wall_seconds;
 };
 
 enum class ProcessEnd {
@@ -69,6 +78,34 @@ struct ProcessResult {
 // Runs `spec` to its end. Thread-safe; never throws for anything the child
 // does (SpawnFailed carries setup errors).
 ProcessResult runProcess(const ProcessSpec& spec);
+
+// A child started now that waits for one message on its stdin (a socket):
+// runProcess in a thread of its own. finish() sends the message, closes the
+// socket and waits for the end; destroyed unfinished, it closes the socket
+// (the child reads EOF with nothing: not needed) and waits. What the child
+// does before it reads its stdin overlaps the caller's work.
+class WaitingProcess {
+ public:
+  // `spec.stdin_fd` is replaced by the socket; with `spec.live_wall_seconds`
+  // set, the caller may move the limit (wallLimit()).
+  explicit WaitingProcess(ProcessSpec spec);
+  ~WaitingProcess();
+  WaitingProcess(const WaitingProcess&) = delete;
+  WaitingProcess& operator=(const WaitingProcess&) = delete;
+
+  // False when the socket could not be made (the child never started).
+  bool started() const { return fd_ >= 0; }
+  double secondsSinceStart() const;
+  // Sends `message` (a dead child makes it short: its result says why),
+  // then waits. Once.
+  ProcessResult finish(const std::string& message);
+
+ private:
+  int fd_ = -1, child_fd_ = -1;
+  std::chrono::steady_clock::time_point started_;
+  std::thread thread_;
+  ProcessResult result_;
+};
 
 // "SIGSEGV" for SIGSEGV, "signal 64" for one without a name.
 std::string signalName(int signal);

@@ -2,12 +2,11 @@
 // verdict. Torch-free.
 #include "verify/verify.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
+#include <optional>
 
 #include <algorithm>
 #include <chrono>
@@ -49,12 +48,8 @@ std::string checkDevice(const std::string& name) {
 }
 
 struct ReferenceWorker::State {
-  int request_fd = -1;  // our end of the worker's stdin
-  int child_fd = -1;    // its end, closed once the worker has ended
   fs::path dir;  // its working directory (the verdict), removed with it
-  fs::path verdict_file;
-  std::thread thread;
-  ProcessResult result;
+  std::optional<WaitingProcess> process;
   bool finished = false;
 };
 
@@ -65,17 +60,6 @@ ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& de
   std::string tmpl = (scratch / "kb-reference-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) throw Error("cannot make a directory in " + scratch.string() + ": " + std::strerror(errno));
   state_->dir = tmpl;
-  // A socket, not a pipe: a worker that died makes send() fail with EPIPE
-  // instead of killing the caller with SIGPIPE.
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    std::error_code ec;
-    fs::remove_all(state_->dir, ec);
-    throw Error(std::string("socketpair: ") + std::strerror(errno));
-  }
-  state_->request_fd = fds[0];
-  state_->child_fd = fds[1];
-  state_->verdict_file = state_->dir / "verdict.bin";
   ProcessSpec spec;
   spec.argv = {binary.string(), "reference", "--task", fs::absolute(task_dir).string(), "--device", device};
   if (!known_seeds.empty()) {
@@ -90,18 +74,14 @@ ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& de
   spec.cwd = state_->dir;
   spec.limits.wall_seconds = wall_seconds;
   spec.output_limit = 16 * 1024;
-  spec.result_file = state_->verdict_file;
+  spec.result_file = state_->dir / "verdict.bin";
   spec.result_limit = 64u << 20;
-  spec.stdin_fd = state_->child_fd;
-  State* st = state_.get();
-  st->thread = std::thread([st, spec] { st->result = runProcess(spec); });
+  state_->process.emplace(spec);
 }
 
 ReferenceWorker::~ReferenceWorker() {
   if (!state_) return;
-  if (state_->request_fd >= 0) ::close(state_->request_fd);  // EOF: the worker leaves unasked
-  if (state_->thread.joinable()) state_->thread.join();
-  if (state_->child_fd >= 0) ::close(state_->child_fd);
+  state_->process.reset();  // never asked: it leaves without a verdict
   std::error_code ec;
   fs::remove_all(state_->dir, ec);
 }
@@ -112,23 +92,10 @@ ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
   if (st.finished) throw Error("ReferenceWorker::finish called twice");
   st.finished = true;
   auto tr = Clock::now();
-  std::string request = cmp.toJson().dump();
-  for (std::size_t sent = 0; sent < request.size();) {
-    ssize_t n = ::send(st.request_fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the worker is gone: its end says why
-    sent += static_cast<std::size_t>(n);
-  }
-  ::shutdown(st.request_fd, SHUT_WR);
-  st.thread.join();
-  ::close(st.request_fd);
-  st.request_fd = -1;
-  ::close(st.child_fd);
-  st.child_fd = -1;
+  const ProcessResult ref = st.process->finish(cmp.toJson().dump());
   out.seconds = since(tr);
-  const ProcessResult& ref = st.result;
   std::string problem;
-  std::vector<WireRecord> verdicts = readRecords(st.verdict_file, &problem);
+  std::vector<WireRecord> verdicts = readRecords(st.dir / "verdict.bin", &problem);
   if (!ref.ok() || verdicts.size() != 1 || verdicts[0].header["type"] != "verdict") {
     std::string text = ref.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();

@@ -82,6 +82,75 @@ TEST(VerifyBatch, BadTaskOrDeviceIsAUsageError) {
                kb::UsageError);
 }
 
+// kbprof's order: both workers start before the library exists, get ready,
+// wait; the candidate's gets the library once built, the reference's its
+// request once the candidate's worker is gone.
+TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
+  fs::path scratch = fs::temp_directory_path() / ("kb_verify_ahead_" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  kb::BuildOptions build;
+  build.target = kb::BuildTarget::Cpu;
+  build.cache_dir = scratch / "cache";
+  kb::BuildResult b = kb::buildSolution(kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"), build);
+  ASSERT_EQ(b.status, kb::Status::Ok) << b.diagnostics;
+  fs::path task = sourceRoot() / "testdata/tasks/linear_relu";
+  kb::Json info = kb::readJsonFile(task / "task.json");
+  std::vector<uint64_t> seeds = info["correctness_seeds"].get<std::vector<uint64_t>>();
+  ASSERT_FALSE(seeds.empty());
+  fs::path binary = kb::findWorkerBinary();
+
+  kb::WorkerRequest req;
+  req.task_dir = task;
+  req.device = "cpu";
+  req.seeds = seeds;
+  req.memory_budget_bytes = 2ull << 30;
+  kb::WorkerLimits limits;
+  limits.wall_seconds = 1;  // counts from the hand-over, not from the start
+  {
+    kb::CandidateWorker worker(req, limits, binary, scratch, /*keep_dir=*/true);
+    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    ::usleep(1500 * 1000);  // "the build": longer than the worker's own limit
+    kb::WorkerRun run = worker.finish(b.library);
+    ASSERT_EQ(run.status, kb::Status::Ok) << run.message << "\n" << run.process.output;
+    kb::WorkerDirGuard cleanup(run.dir, false);
+    EXPECT_GT(run.hello.value("waited_seconds", 0.0), 0.3);
+    EXPECT_LT(run.hello.value("startup_seconds", 99.0), run.process.wall_seconds);
+    EXPECT_NE(run.hello.value("confinement", "").find("seccomp"), std::string::npos);
+    kb::CompareRequest cmp;
+    cmp.task_dir = task;
+    cmp.device = "cpu";
+    cmp.seeds = seeds;
+    cmp.candidate_results = run.dir / "result.bin";
+    kb::ReferenceVerdict v = reference.finish(cmp);
+    EXPECT_EQ(v.status, kb::Status::Ok) << v.message;
+    EXPECT_EQ(v.seeds.size(), seeds.size());
+    EXPECT_EQ(v.phases.value("inputs_prefetched", 0), static_cast<int>(seeds.size()));
+  }
+  // Never handed anything (the build failed): both leave, nothing is left.
+  {
+    kb::CandidateWorker worker(req, limits, binary, scratch);
+    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    ::usleep(300 * 1000);
+  }
+  // A request for another task is refused, not answered.
+  {
+    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    kb::CompareRequest other;
+    other.task_dir = sourceRoot() / "testdata/tasks/scale_and_rowsum";
+    other.device = "cpu";
+    other.seeds = seeds;
+    other.candidate_results = scratch / "none.bin";
+    kb::ReferenceVerdict v = reference.finish(other);
+    EXPECT_EQ(v.status, kb::Status::InfraError);
+    EXPECT_NE(v.message.find("this worker was started for"), std::string::npos) << v.message;
+  }
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(scratch))
+    if (e.path().filename() != "cache") ++leftovers;
+  EXPECT_EQ(leftovers, 0);
+  fs::remove_all(scratch);
+}
+
 TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
   kb::VerifyOptions verify;
   verify.device = "cpu";

@@ -23,7 +23,8 @@ TEST(Wire, RoundTrip) {
   kb::WireTensor t;
   t.dtype = KB_FLOAT32;
   t.sizes = {2, 3};
-  t.bytes = std::string(24, 'x');
+  std::string bytes(24, 'x');
+  t.bytes = bytes;
   kb::Json h;
   h["type"] = "seed";
   h["outputs"] = kb::Json::array({kb::tensorHeader(t)});
@@ -41,6 +42,38 @@ TEST(Wire, RoundTrip) {
   ASSERT_EQ(ts.size(), 1u);
   EXPECT_EQ(ts[0].sizes, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(ts[0].bytes, t.bytes);
+  fs::remove(p);
+}
+
+TEST(Wire, PartsAreConcatenatedAndPayloadsAligned) {
+  fs::path p = tmpFile("parts");
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  uint64_t written = 0;
+  std::string a(10, 'a'), b(7, 'b');
+  kb::Json h;
+  h["type"] = "seed";
+  ASSERT_TRUE(kb::writeRecord(fd, h, {a, b}, &written));
+  ASSERT_TRUE(kb::writeRecord(fd, h, {b}, &written));
+  kb::Json done;
+  done["type"] = "done";
+  ASSERT_TRUE(kb::writeRecord(fd, done, {}, &written));
+  ::close(fd);
+  EXPECT_EQ(written, fs::file_size(p));
+  std::string problem;
+  auto recs = kb::readRecords(p, &problem);
+  ASSERT_TRUE(problem.empty()) << problem;
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].payload, a + b);
+  EXPECT_EQ(recs[1].payload, b);
+  // Each payload starts on a 64-byte boundary of the file (the mapping is
+  // page-aligned), so tensors are used where they lie.
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(recs[i].payload.data()) % 64, 0u) << i;
+  // Headers only: no payloads, same headers.
+  auto heads = kb::readRecords(p, &problem, /*headers_only=*/true);
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_TRUE(heads[0].payload.empty());
+  EXPECT_EQ(heads[2].header["type"], "done");
   fs::remove(p);
 }
 

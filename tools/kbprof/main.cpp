@@ -26,8 +26,8 @@ int exitCode(kb::Status s) {
   return s == kb::Status::InfraError ? 3 : 1;
 }
 
-int profile(const Flags& f, const std::string& device, const std::string& arch, const std::filesystem::path& library,
-            const std::string& hash, const kb::BuildResult* built = nullptr);
+kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch);
+int report(const Flags& f, const kb::ProfileResult& r, const kb::BuildResult* built);
 
 // The report for a solution that never reached the GPU.
 kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
@@ -49,14 +49,18 @@ kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
 int run(const Flags& f) {
   std::string device = f.device;
   std::string arch = f.arch.empty() ? kb::detectGpuArch(device == "cuda" ? "cuda:0" : device) : f.arch;
-  if (f.solution.empty()) return profile(f, device, arch, {}, "");
+  kb::ProfileOptions o = options(f, device, arch);
+  if (f.solution.empty()) return report(f, kb::profileSolution(f.task, {}, "", o), nullptr);
   kb::Solution sol = kb::loadSolution(f.solution);
+  // The workers start first and get ready while the solution builds.
+  std::unique_ptr<kb::PreparedProfile> prepared = kb::prepareProfile(f.task, o);
   kb::BuildOptions bo;
   bo.target = kb::BuildTarget::Cuda;
   bo.arch = arch.empty() ? "sm_90" : arch;
   if (!f.cache_dir.empty()) bo.cache_dir = f.cache_dir;
   kb::BuildResult built = kb::buildSolution(sol, bo);
   if (built.status != kb::Status::Ok) {
+    prepared.reset();  // the workers leave before any candidate code
     kb::Json j = failedBuildReport(f, built);
     if (f.json == "-") std::cout << j.dump(2) << "\n";
     else if (!f.json.empty()) kb::writeJsonFile(f.json, j);
@@ -64,11 +68,10 @@ int run(const Flags& f) {
       std::cout << "kbprof: " << kb::statusName(built.status) << ": " << built.message << "\n" << built.diagnostics;
     return exitCode(built.status);
   }
-  return profile(f, device, arch, built.library, sol.hash, &built);
+  return report(f, prepared->run(built.library, sol.hash), &built);
 }
 
-int profile(const Flags& f, const std::string& device, const std::string& arch, const std::filesystem::path& library,
-            const std::string& hash, const kb::BuildResult* built) {
+kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch) {
   kb::ProfileOptions o;
   o.device = device;
   o.verify = !f.no_verify;
@@ -87,7 +90,10 @@ int profile(const Flags& f, const std::string& device, const std::string& arch, 
   o.python = f.python;
   o.keep_worker_dir = f.keep_workdir;
   o.arch = arch;
-  kb::ProfileResult r = kb::profileSolution(f.task, library, hash, o);
+  return o;
+}
+
+int report(const Flags& f, const kb::ProfileResult& r, const kb::BuildResult* built) {
   kb::Json j = r.toJson();
   j["build"] = built ? built->toJson() : kb::Json(nullptr);
   if (f.json == "-") {

@@ -14,8 +14,8 @@ class Model(nn.Module):
 
 
 batch_size = 32
-in_channels = 64
-out_channels = 128
+in_channels = 256
+out_channels = 256
 height = width = 128
 kernel_size = 3
 

@@ -15,7 +15,7 @@ class Model(nn.Module):
         return F.gelu(self.linear(x)) * self.scale
 
 
-batch_size = 2048
+batch_size = 4096
 in_features = 4096
 out_features = 4096
 scale = 0.5

@@ -15,8 +15,8 @@ class Model(nn.Module):
 
 
 batch_size = 32
-in_channels = 32
-out_channels = 64
+in_channels = 256
+out_channels = 256
 height = width = 128
 kernel_size = 3
 
