@@ -263,11 +263,13 @@ bool prepareWorker(const WorkerRequest& request, const WorkerLimits& limits, con
   }
   spec.argv = {binary.string(), "candidate", request_file.string()};
   // Only what the CUDA runtime needs; HOME and TMPDIR point into the worker's
-  // own directory; no LD_PRELOAD, no PYTHONPATH, no tokens.
+  // own directory; no LD_PRELOAD, no PYTHONPATH, no tokens. Large host
+  // buffers (input sets, results on their way out) on transparent huge
+  // pages where the kernel offers them: fewer page faults.
   spec.env = scrubbedEnvironment(
       {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"},
       {"PATH=/usr/bin:/bin", "HOME=" + work.string(), "TMPDIR=" + work.string(), "LC_ALL=C",
-       "OMP_NUM_THREADS=1", "CUDA_CACHE_DISABLE=1", "CUDA_MODULE_LOADING=LAZY"});
+       "OMP_NUM_THREADS=1", "CUDA_CACHE_DISABLE=1", "CUDA_MODULE_LOADING=LAZY", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"});
   spec.cwd = work;
   spec.limits.wall_seconds = limits.wall_seconds;
   spec.limits.cpu_seconds = limits.cpu_seconds;

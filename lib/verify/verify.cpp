@@ -70,7 +70,8 @@ ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& de
   }
   spec.env = scrubbedEnvironment({"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
                                   "HOME", "TMPDIR"},
-                                 {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1"});
+                                 {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1",
+                                  "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"});
   spec.cwd = state_->dir;
   spec.limits.wall_seconds = wall_seconds;
   spec.output_limit = 16 * 1024;
