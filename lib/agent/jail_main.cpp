@@ -16,7 +16,6 @@
 // layers applied (e.g. "netns landlock-abi7 seccomp") and exits 0.
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -28,6 +27,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sandbox/landlock_rights.h"
 
 #include <string>
 #include <vector>
@@ -59,25 +60,13 @@ std::string isolateNetwork() {
   return "userns+netns";
 }
 
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
 
 std::string landlock(const std::string& workspace) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return "";
   const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
                         LANDLOCK_ACCESS_FS_READ_DIR;
-  uint64_t write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                   LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                   LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                   LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                   LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-  if (abi >= 2) write |= LANDLOCK_ACCESS_FS_REFER;
-  if (abi >= 3) write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  const uint64_t write = kb::landlockWriteRights(abi);
   struct landlock_ruleset_attr attr = {};
   attr.handled_access_fs = read | write;
   int rs = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));

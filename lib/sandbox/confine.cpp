@@ -1,9 +1,10 @@
 #include "sandbox/confine.h"
 
+#include "sandbox/landlock_rights.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/landlock.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -168,12 +169,6 @@ void installSeccomp(const ConfinePolicy& policy) {
 
 // ---- Landlock -----------------------------------------------------------------
 
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -199,13 +194,7 @@ constexpr uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
 std::string installLandlock(const ConfinePolicy& policy) {
   long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return "landlock-unavailable";
-  uint64_t write_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                          LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                          LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                          LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                          LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-  if (abi >= 2) write_rights |= LANDLOCK_ACCESS_FS_REFER;
-  if (abi >= 3) write_rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  uint64_t write_rights = landlockWriteRights(abi);
   RulesetAttr attr{write_rights, 0, 0};
   size_t attr_size = sizeof(uint64_t);
   if (abi >= 4) {
