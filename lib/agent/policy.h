@@ -71,16 +71,9 @@ struct PolicyResponse {
 
 // A policy that could not answer. `retryable` tells a caller whether asking
 // again later might help; the HTTP client has already retried by then.
-class PolicyError : public Error {
+class PolicyError : public ServiceError {
  public:
-  PolicyError(const std::string& what, bool retryable, int http_status = 0)
-      : Error(what), retryable_(retryable), http_status_(http_status) {}
-  bool retryable() const { return retryable_; }
-  int httpStatus() const { return http_status_; }
-
- private:
-  bool retryable_;
-  int http_status_;
+  using ServiceError::ServiceError;
 };
 
 class Policy {

@@ -83,16 +83,9 @@ Completion parseCompletion(const std::string& body);
 
 // complete() gave up: after max_attempts, or at once when retrying cannot help
 // (an HTTP status other than 429/5xx, a URL curl cannot use, a stop request).
-class RequestError : public Error {
+class RequestError : public ServiceError {
  public:
-  RequestError(const std::string& what, bool retryable, int http_status = 0)
-      : Error(what), retryable_(retryable), http_status_(http_status) {}
-  bool retryable() const { return retryable_; }
-  int httpStatus() const { return http_status_; }
-
- private:
-  bool retryable_;
-  int http_status_;
+  using ServiceError::ServiceError;
 };
 
 // POSTs `body` until a parsable chat completion comes back: retried on

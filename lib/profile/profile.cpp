@@ -285,7 +285,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   req.profile = profile;
   st.binary = o.worker.empty() ? findWorkerBinary() : o.worker;
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
-  if (!with_candidate) return p;
+  if (!with_candidate || !o.start_workers_early) return p;
 
   // Both workers start now and get ready while the caller builds: the
   // candidate's waits for its library before it confines itself and loads
@@ -331,11 +331,11 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (!st.device_error.empty()) throw UsageError(st.device_error);
 
   auto tw = Clock::now();
-  if (library.empty()) {
-    r.worker = runWorker(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
-  } else {
-    if (!st.worker) throw Error("PreparedProfile::run: prepared without a candidate, given a library");
+  if (st.worker) {
     r.worker = st.worker->finish(library);
+  } else {
+    st.req.library = library.empty() ? fs::path() : fs::absolute(library);
+    r.worker = runWorker(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
   }
   r.worker_seconds = since(tw);
   WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
@@ -363,8 +363,8 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   cmp.rtol = bundle.info.rtol;
   cmp.candidate_results = r.worker.dir / "result.bin";
   if (!cmp.seeds.empty()) {
-    if (!st.reference) return done(Status::InfraError, "calls to check but no reference worker was started");
-    ReferenceVerdict v = st.reference->finish(cmp);
+    ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
+                                      : compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
     r.reference_seconds = v.seconds;
     r.reference_phases = v.phases;
     r.seeds = v.seeds;

@@ -59,6 +59,10 @@ struct ProfileOptions {
   std::string arch;                    // empty: asked of nvidia-smi
   double reference_timeout_seconds = 600.0;
   uint64_t pool_bytes = 4ull << 30;
+  // Start both workers in prepareProfile (beside the caller's build); off:
+  // each starts when it is needed, as before (kbprof --late-start, for
+  // comparing the two).
+  bool start_workers_early = true;
 
   ProfileOptions() { limits.wall_seconds = 300.0; limits.cpu_seconds = 600; }
 };

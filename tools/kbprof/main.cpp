@@ -16,7 +16,8 @@ namespace {
 
 struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
-  bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false;
+  bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
+       late_start = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25;
   int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, max_samples = 2;
 };
@@ -90,6 +91,7 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
   o.python = f.python;
   o.keep_worker_dir = f.keep_workdir;
   o.arch = arch;
+  o.start_workers_early = !f.late_start;
   return o;
 }
 
@@ -164,6 +166,9 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
       ->capture_default_str();
   app.add_flag("--keep-workdir", f.keep_workdir, "Keep the worker's directory (request, result channel)");
+  app.add_flag("--late-start", f.late_start,
+               "Start the candidate's worker after the build and the reference worker after it, instead of both "
+               "beside the build (slower; for comparing the two)");
   app.add_option("--python", f.python, "Python with torch, for building the compiled baseline");
   app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")->capture_default_str();
   app.set_version_flag("--version", KB_VERSION);
