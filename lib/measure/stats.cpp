@@ -50,18 +50,35 @@ bool precise(const SampleStats& s, double target, std::size_t min_samples) {
 
 Json SampleStats::toJson() const {
   Json j;
-  j["n"] = n;
-  j["median"] = median;
-  j["mean"] = mean;
-  j["min"] = min;
-  j["max"] = max;
-  j["stddev"] = stddev;
-  j["p10"] = p10;
-  j["p90"] = p90;
+  j["median_ms"] = median;
+  j["mean_ms"] = mean;
+  j["min_ms"] = min;
+  j["max_ms"] = max;
+  j["stddev_ms"] = stddev;
+  j["p10_ms"] = p10;
+  j["p90_ms"] = p90;
   j["spread"] = spread();
-  j["ci95"] = Json::array({ci_low, ci_high});
+  j["ci95_low_ms"] = ci_low;
+  j["ci95_high_ms"] = ci_high;
   j["ci95_half_width"] = ciHalfWidth();
+  j["n"] = n;
   return j;
+}
+
+SampleStats SampleStats::fromJson(const Json& j) {
+  SampleStats s;
+  if (!j.is_object()) return s;
+  s.median = j.value("median_ms", 0.0);
+  s.mean = j.value("mean_ms", 0.0);
+  s.min = j.value("min_ms", 0.0);
+  s.max = j.value("max_ms", 0.0);
+  s.stddev = j.value("stddev_ms", 0.0);
+  s.p10 = j.value("p10_ms", 0.0);
+  s.p90 = j.value("p90_ms", 0.0);
+  s.ci_low = j.value("ci95_low_ms", 0.0);
+  s.ci_high = j.value("ci95_high_ms", 0.0);
+  s.n = j.value("n", std::size_t{0});
+  return s;
 }
 
 }  // namespace kb

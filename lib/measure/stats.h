@@ -27,7 +27,11 @@ struct SampleStats {
   double spread() const { return median > 0 ? (p90 - p10) / median : 0; }
   // Half the interval's width relative to the median (0.01 = ±1%).
   double ciHalfWidth() const { return median > 0 ? (ci_high - ci_low) / 2 / median : 0; }
-  Json toJson() const;  // milliseconds for times (whatever unit the samples were in)
+  // kbprof's shape (docs/kbprof.md): median_ms, mean_ms, min_ms, max_ms,
+  // stddev_ms, p10_ms, p90_ms, spread, ci95_low_ms, ci95_high_ms,
+  // ci95_half_width, n. The samples are milliseconds.
+  Json toJson() const;
+  static SampleStats fromJson(const Json& j);  // missing fields read as 0
 };
 
 // Summary of `samples` (any order; empty gives all zeros).

@@ -55,39 +55,6 @@ std::vector<double> numbers(const Json& j) {
   return v;
 }
 
-Json timingJson(const SampleStats& s) {
-  Json j;
-  j["median_ms"] = s.median;
-  j["mean_ms"] = s.mean;
-  j["min_ms"] = s.min;
-  j["max_ms"] = s.max;
-  j["stddev_ms"] = s.stddev;
-  j["p10_ms"] = s.p10;
-  j["p90_ms"] = s.p90;
-  j["spread"] = s.spread();
-  j["ci95_low_ms"] = s.ci_low;
-  j["ci95_high_ms"] = s.ci_high;
-  j["ci95_half_width"] = s.ciHalfWidth();
-  j["n"] = s.n;
-  return j;
-}
-
-SampleStats statsFromJson(const Json& j) {
-  SampleStats s;
-  if (!j.is_object()) return s;
-  s.median = j.value("median_ms", 0.0);
-  s.mean = j.value("mean_ms", 0.0);
-  s.min = j.value("min_ms", 0.0);
-  s.max = j.value("max_ms", 0.0);
-  s.stddev = j.value("stddev_ms", 0.0);
-  s.p10 = j.value("p10_ms", 0.0);
-  s.p90 = j.value("p90_ms", 0.0);
-  s.ci_low = j.value("ci95_low_ms", 0.0);
-  s.ci_high = j.value("ci95_high_ms", 0.0);
-  s.n = j.value("n", std::size_t{0});
-  return s;
-}
-
 std::string fmt(const char* f, double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, x);
@@ -102,16 +69,16 @@ Json TimingStats::toJson() const {
     j["error"] = error.empty() ? Json(nullptr) : Json(error);
     return j;
   }
-  Json j = timingJson(event);
+  Json j = event.toJson();
   j["cached"] = cached;
-  j["device"] = device.n ? timingJson(device) : Json(nullptr);
+  j["device"] = device.n ? device.toJson() : Json(nullptr);
   return j;
 }
 
 TimingStats TimingStats::fromJson(const Json& j) {
   TimingStats t;
-  t.event = statsFromJson(j);
-  if (j.is_object() && j.contains("device")) t.device = statsFromJson(j["device"]);
+  t.event = SampleStats::fromJson(j);
+  if (j.is_object() && j.contains("device")) t.device = SampleStats::fromJson(j["device"]);
   t.cached = true;
   return t;
 }

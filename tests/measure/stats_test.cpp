@@ -63,10 +63,20 @@ TEST(Stats, NoisySamplesAreNotPrecise) {
   EXPECT_FALSE(precise(summarize(v), 0.01, 10));
 }
 
-TEST(Stats, JsonFields) {
-  Json j = summarize({1, 2, 3}).toJson();
-  for (const char* k : {"n", "median", "mean", "min", "max", "stddev", "p10", "p90", "spread", "ci95", "ci95_half_width"})
+TEST(Stats, JsonFieldsRoundTrip) {
+  SampleStats s = summarize({1, 2, 3, 4, 10});
+  Json j = s.toJson();
+  for (const char* k : {"n", "median_ms", "mean_ms", "min_ms", "max_ms", "stddev_ms", "p10_ms", "p90_ms", "spread",
+                        "ci95_low_ms", "ci95_high_ms", "ci95_half_width"})
     EXPECT_TRUE(j.contains(k)) << k;
+  SampleStats back = SampleStats::fromJson(j);
+  EXPECT_EQ(back.n, s.n);
+  EXPECT_DOUBLE_EQ(back.median, s.median);
+  EXPECT_DOUBLE_EQ(back.mean, s.mean);
+  EXPECT_DOUBLE_EQ(back.ci_low, s.ci_low);
+  EXPECT_DOUBLE_EQ(back.ci_high, s.ci_high);
+  EXPECT_DOUBLE_EQ(back.ciHalfWidth(), s.ciHalfWidth());
+  EXPECT_EQ(SampleStats::fromJson(Json()).n, 0u);
 }
 
 }  // namespace
