@@ -4,20 +4,7 @@
 set -uo pipefail
 KBPOLICY="$1"
 DATA="$2/testdata/policy"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-fail=0
-check() {  # description, command...
-  local what="$1"; shift
-  if "$@" >"$TMP/out" 2>"$TMP/err"; then echo "ok   $what"; else echo "FAIL $what"; cat "$TMP/out" "$TMP/err"; fail=1; fi
-}
-expect_rc() {  # rc, description, command...
-  local want="$1" what="$2"; shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then echo "ok   $what (exit $rc: $(cat "$TMP/err"))"
-  else echo "FAIL $what: exit $rc, want $want"; cat "$TMP/err"; fail=1; fi
-}
+source "$2/tests/support/cli_checks.sh"
 
 check "encode --text" bash -c "'$KBPOLICY' encode --tokenizer '$DATA/qwen2-tiny' --text 'hello <|im_end|>' | jq -e '.ids | length > 1'"
 check "encode/decode round trip" bash -c "ids=\$('$KBPOLICY' encode --tokenizer '$DATA/tokenizers/qwen.json' --file '$DATA/corpus/kernel.cu' | jq -c .ids) && '$KBPOLICY' decode --tokenizer '$DATA/tokenizers/qwen.json' --ids \"\$ids\" > '$TMP/dec' && diff <(cat '$DATA/corpus/kernel.cu') <(head -c -1 '$TMP/dec')"

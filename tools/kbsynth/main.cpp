@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/report.h"
@@ -563,18 +564,7 @@ int main(int argc, char** argv) {
   kb::SynthCli synth;
   kb::addSynthCommands(app, synth);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kbsynth: %s (see kbsynth --help)\n", e.what());
-    return 2;
-  }
+  if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbsynth")) return *rc;
 
   TempDir cleanup;
   try {

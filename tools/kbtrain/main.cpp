@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "core/error.h"
 #include "rl/checkpoint_diff.h"
 #include "rl/plot.h"
@@ -216,16 +217,7 @@ int main(int argc, char** argv) {
   roll_cmd->add_option("--sampling-seed", tr.sampling_seed)->capture_default_str();
   roll_cmd->add_option("--mode", tr.mode, "recorded in each trajectory (train / eval)")->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kbtrain: %s (see kbtrain --help)\n", e.what());
-    return 2;
-  }
+  if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbtrain")) return *rc;
   try {
     if (rft_cmd->parsed()) {
       printJson(runRft(rft));
