@@ -199,8 +199,31 @@ Task Task::open(const fs::path& dir) { return Task(openBundle(dir)); }
 Task::Task(TaskBundle bundle) : bundle_(std::move(bundle)), cache_(std::make_shared<Cache>()) {}
 
 std::size_t Task::prefetchInputs(const std::vector<uint64_t>& seeds, uint64_t max_bytes) const {
-  // Tensor inputs of a spec generator have known sizes; a scripted one's
-  // are learnt from the first set made.
+  auto keep = [&](uint64_t seed, std::vector<c10::IValue> set) {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    cache_->prefetched[seed] = std::move(set);
+  };
+  if (info().generator == "scripted") {
+    // get_inputs() draws from the global CPU generator under a lock: its sets
+    // come one at a time, and their size is known only once made.
+    std::size_t count = 0;
+    uint64_t bytes = 0;
+    std::set<uint64_t> done;
+    for (uint64_t seed : seeds) {
+      if (!done.insert(seed).second) continue;
+      std::vector<c10::IValue> set = makeInputs(seed, c10::Device(c10::kCPU));
+      uint64_t size = 0;
+      for (const auto& v : set)
+        if (v.isTensor()) size += v.toTensor().nbytes();
+      if (count > 0 && bytes + size > max_bytes) break;
+      bytes += size;
+      keep(seed, std::move(set));
+      ++count;
+    }
+    return count;
+  }
+  // A spec generator's sets have known sizes and independent generators:
+  // made on several threads at once.
   uint64_t per_set = 0;
   for (const InputSpec& s : info().inputs)
     if (s.kind == "tensor") {
@@ -242,8 +265,7 @@ std::size_t Task::prefetchInputs(const std::vector<uint64_t>& seeds, uint64_t ma
   }
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
-  std::lock_guard<std::mutex> lock(cache_->mutex);
-  for (std::size_t i = 0; i < todo.size(); ++i) cache_->prefetched[todo[i]] = std::move(made[i]);
+  for (std::size_t i = 0; i < todo.size(); ++i) keep(todo[i], std::move(made[i]));
   return todo.size();
 }
 
