@@ -8,11 +8,22 @@
 //                       of the next seed of the value pool copied in, so the
 //                       pointer it sees is reused with new data; outputs are
 //                       allocated and poisoned beforehand; L2 is flushed by
-//                       writing a buffer of twice its size
+//                       writing a buffer of twice its size; then a spin kernel
+//                       of `head_start_us` (the head start, below)
 //   (timed)             CUDA event, kb_forward, CUDA event, on the launch stream
 //   (harness, untimed)  an end-of-call marker kernel on the launch stream,
 //                       then a stream synchronisation
-// and, for a random sample of calls decided after the call, the outputs and
+// The head start: without it the GPU drains the flush before the host has
+// recorded the start event and launched the call's first kernel, so the
+// event time includes the host's launch latency, which differs between
+// processes (two modes 20-70 us apart on the H200 for the same kernel).
+// A spin kernel queued after the flush keeps the GPU busy while the host
+// queues the start event and the call (nvbench blocks the stream for the
+// same reason), so what the events see starts with the call's first
+// kernel. Host cost inside a call (launch gaps between its kernels, a
+// synchronisation) still counts once the spin is over.
+//
+// And, for a random sample of calls decided after the call, the outputs and
 // inputs are sent back as a "seed" record, which the reference worker
 // checks like any correctness seed (verify/compare.h).
 //
@@ -39,6 +50,7 @@
 #if KB_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cupti.h>
@@ -164,6 +176,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       key_.gpu = gpu_;
       key_.driver = nvidiaDriverVersion();
       key_.torch_version = torchVersion();
+      key_.method = timingMethodName(opts_.value("head_start_us", 0.0));
       if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) {
         cached_ = *hit;
         time_baselines_ = false;
@@ -214,6 +227,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     flush_ = at::empty({static_cast<int64_t>(flush_bytes_ / 4)}, opt.dtype(at::kInt));
     marker_ = at::zeros({1}, opt.dtype(at::kInt));
     measureBandwidth();
+    calibrateHeadStart(opts_.value("head_start_us", 0.0));
 
     // CUPTI, from here to the end. Everything this thread launches is the
     // harness's unless a call's id is pushed above it.
@@ -285,6 +299,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
         c->prepared_outputs.push_back(t);
       }
       flush_.zero_();
+      headStart();
       at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
       auto h0 = Clock::now();
       start.record(stream_);
@@ -332,6 +347,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     auto baselineCall = [&](Participant& p, bool timed) {
       uint64_t id = (&p == &eager_ ? kEagerBase : kCompileBase) + p.ids.size() + (timed ? 0 : 1'000'000);
       flush_.zero_();
+      headStart();
       at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
       auto h0 = Clock::now();
       start.record(stream_);
@@ -411,6 +427,8 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     rec["l2_bytes"] = l2_bytes_;
     rec["flush_bytes"] = flush_bytes_;
     rec["bandwidth_gbps"] = bandwidth_gbps_;
+    rec["head_start_us"] = head_start_us_;
+    rec["head_start_cycles"] = head_start_cycles_;
     rec["launch_stream"] = launch_stream_;
     rec["ops"] = reference_.opKinds();
     rec["input_bytes"] = input_bytes_;
@@ -468,6 +486,31 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       if (i > 0 && ms > 0) best = std::max(best, 2.0 * static_cast<double>(n) * 4 / (ms * 1e-3) / 1e9);
     }
     bandwidth_gbps_ = best;
+  }
+
+  // Converts the head start from microseconds to the spin kernel's clock
+  // cycles: a spin of known cycles timed with events, the fastest of three
+  // (the first kernel's launch latency lands in its event time).
+  void calibrateHeadStart(double us) {
+    if (us <= 0) return;
+    constexpr int64_t kProbe = int64_t{4} << 20;
+    double best_ms = 0;
+    for (int i = 0; i < 4; ++i) {
+      at::cuda::CUDAEvent s(cudaEventDefault), e(cudaEventDefault);
+      s.record(stream_);
+      at::cuda::sleep(kProbe);
+      e.record(stream_);
+      stream_.synchronize();
+      double ms = s.elapsed_time(e);
+      if (i > 0 && ms > 0) best_ms = best_ms == 0 ? ms : std::min(best_ms, ms);
+    }
+    if (best_ms <= 0) throw Error("head start: the spin kernel took no time");
+    head_start_us_ = us;
+    head_start_cycles_ = static_cast<int64_t>(static_cast<double>(kProbe) * us / (best_ms * 1e3));
+  }
+
+  void headStart() {
+    if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
   }
 
   // Turns CUPTI's buffers into owned activities: the candidate's and the
@@ -550,6 +593,8 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   std::string gpu_, arch_;
   uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0;
   double bandwidth_gbps_ = 0;
+  double head_start_us_ = 0;
+  int64_t head_start_cycles_ = 0;
   c10::cuda::CUDAStream stream_ = c10::cuda::getDefaultCUDAStream();
   bool time_baselines_ = true;
   BaselineKey key_;

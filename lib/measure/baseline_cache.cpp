@@ -20,6 +20,11 @@ std::string clean(const std::string& s) {
 
 }  // namespace
 
+std::string timingMethodName(double head_start_us) {
+  if (head_start_us <= 0) return "events+l2flush/v1";
+  return "events+l2flush+headstart" + std::to_string(static_cast<long long>(head_start_us)) + "us/v2";
+}
+
 Json baselineKeyJson(const BaselineKey& key) {
   return Json{{"task_hash", key.task_hash}, {"gpu", key.gpu}, {"driver", key.driver},
               {"torch_version", key.torch_version}, {"method", key.method}};

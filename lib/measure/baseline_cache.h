@@ -13,12 +13,17 @@
 
 namespace kb {
 
+// The name of the timing method, part of the cache key: CUDA events around
+// each call, L2 flushed before it, and a head start of `head_start_us` of
+// GPU work queued before the start event (0: none).
+std::string timingMethodName(double head_start_us);
+
 struct BaselineKey {
   std::string task_hash;      // taskContentHash()
   std::string gpu;            // device name, e.g. "NVIDIA H200"
   std::string driver;         // "580.159.04"
   std::string torch_version;  // "2.11.0"
-  std::string method = "events+l2flush/v1";  // changes when the timing method does
+  std::string method = timingMethodName(0);  // changes when the timing method does
 };
 
 // <dir>/<task hash prefix>-<gpu>-<driver>-<torch>.json, with every part

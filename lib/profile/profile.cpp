@@ -142,6 +142,7 @@ Json ProfileResult::toJson() const {
   j["rounds"] = rounds;
   j["stop"] = stop;
   j["bandwidth_gbps"] = bandwidth_gbps;
+  j["head_start_us"] = head_start_us;
   j["seconds"] = seconds;
   j["worker_seconds"] = worker_seconds;
   j["reference_seconds"] = reference_seconds;
@@ -234,6 +235,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   profile["pool_seeds"] = st.pool;
   profile["pool_bytes"] = o.pool_bytes;
   profile["warmup"] = o.warmup;
+  profile["head_start_us"] = o.head_start_us;
   profile["min_rounds"] = o.min_rounds;
   profile["max_rounds"] = o.max_rounds;
   profile["target_ci"] = o.target_ci;
@@ -318,6 +320,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   r.rounds = tj.value("rounds", 0);
   r.stop = tj.value("stop", "");
   r.bandwidth_gbps = tj.value("bandwidth_gbps", 0.0);
+  r.head_start_us = tj.value("head_start_us", 0.0);
   r.sampled_seeds = tj.value("sampled_seeds", std::vector<uint64_t>{});
 
   // 4. The reference checks the correctness seeds and the sampled calls.
@@ -434,6 +437,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     key.gpu = r.gpu;
     key.driver = tj.value("driver", r.driver);
     key.torch_version = r.torch_version;
+    key.method = timingMethodName(o.head_start_us);
     Json entry;
     entry["eager"] = r.eager.toJson();
     entry["compile"] = r.compile.present() ? r.compile.toJson() : Json{{"error", r.compile.error}};

@@ -44,6 +44,10 @@ struct ProfileOptions {
   double target_ci = 0.01;             // stop when the 95% CI of every median is within ±1%
   double budget_seconds = 10.0;        // ... or when the timed rounds took this long
   int warmup = 3;
+  // GPU work (a spin kernel) queued after the L2 flush and before each
+  // timed call's start event, so that the events do not see the host's
+  // launch latency (lib/harness/timing.cpp); 0: none.
+  double head_start_us = 200.0;
   int min_rounds = 10;
   int max_rounds = 2000;
   double sample_rate = 0.25;           // chance that a timed call's outputs are checked
@@ -95,6 +99,7 @@ struct ProfileResult {
   int rounds = 0;
   std::string stop;                   // "precise", "budget" or "max_rounds"
   double bandwidth_gbps = 0;
+  double head_start_us = 0;           // the spin before each timed call (0: none)
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   WorkerRun worker;

@@ -18,7 +18,7 @@ struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
-  double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25;
+  double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25, head_start_us = 200.0;
   int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, max_samples = 2;
 };
 
@@ -82,6 +82,7 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
   o.target_ci = f.target_ci;
   o.budget_seconds = f.budget;
   o.warmup = f.warmup;
+  o.head_start_us = f.head_start_us;
   o.min_rounds = f.min_rounds;
   o.max_rounds = f.max_rounds;
   o.sample_rate = f.sample_rate;
@@ -153,6 +154,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("--warmup", f.warmup, "Untimed calls of each participant first")->capture_default_str()->check(CLI::Range(0, 1000));
+  app.add_option("--head-start-us", f.head_start_us,
+                 "GPU spin queued before each timed call's start event, so that the events do not see the "
+                 "host's launch latency (0: none; baselines cached with another value are timed again)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100000.0));
   app.add_option("--min-rounds", f.min_rounds, "Timed rounds before the stopping rule applies")
       ->capture_default_str()
       ->check(CLI::Range(3, 100000));
