@@ -55,7 +55,15 @@ echo "kbrollout exit $rc, wall $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN 
 traj="$WORK/out/trajectories.jsonl"
 [ -f "$traj" ] || traj=$(ls "$WORK"/out/*.jsonl 2>/dev/null | head -1)
 jq -c '{id: .rollout_id, status, end: .end.reason, reward: .reward.value, excluded: .reward.excluded,
+        speedup_vs_eager: .final.stages.profile.report.speedup_vs_eager,
         speedup_vs_compile: .final.stages.profile.report.speedup_vs_compile}' "$traj" | tee "$OUTDIR/rollouts.txt"
+# The reward each should have: the milestone (docs/kbreward.md) recomputed here
+# from the final profile's medians, b(t, t0) = (t0 - t) / t0 > 0.05.
+n_right=$(jq -s '[.[] | .final.stages.profile.report.timings as $t
+  | ($t.candidate.median_ms) as $c
+  | (if (($t.eager.median_ms - $c) / $t.eager.median_ms > 0.05) then
+       (if (($t.compile.median_ms - $c) / $t.compile.median_ms > 0.05) then 3 else 2 end) else 1 end) as $want
+  | select(.reward.value == $want)] | length' "$traj")
 echo "GPU timeline (start_s, end_s, slot, job, waited_s), sorted:"
 jq -r '.gpu[] | [.start_s, .end_s, .slot, .job, .waited_s] | @tsv' \
   "$WORK/out/timeline.json" 2>/dev/null | sort -g | tee "$OUTDIR/timeline.txt" | head -40
@@ -64,5 +72,5 @@ cp "$WORK/out/timeline.json" "$OUTDIR/" 2>/dev/null
 overlaps=$(jq '[.gpu | sort_by(.start_s) | . as $l | range(1; length) | select($l[.].start_s < $l[. - 1].end_s)] | length' \
   "$WORK/out/timeline.json" 2>/dev/null || echo "?")
 n_ok=$(jq -s '[.[] | select(.status == "ok" and .reward.value != null)] | length' "$traj")
-echo "rollouts ok with a reward: $n_ok of 8; overlapping GPU leases: $overlaps"
-[ "$n_ok" = 8 ] && [ "$overlaps" = 0 ]
+echo "rollouts ok with a reward: $n_ok of 8; reward equal to the milestone recomputed from the timings: $n_right of 8; overlapping GPU leases: $overlaps"
+[ "$n_ok" = 8 ] && [ "$n_right" = 8 ] && [ "$overlaps" = 0 ]

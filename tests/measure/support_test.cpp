@@ -124,6 +124,21 @@ TEST(BaselineCache, RoundTripAndKeyMismatch) {
   fs::remove_all(d);
 }
 
+TEST(BaselineCache, HeadStartIsPartOfTheMethod) {
+  EXPECT_EQ(timingMethodName(0), "events+l2flush/v1");
+  EXPECT_EQ(timingMethodName(200), "events+l2flush+headstart200us/v2");
+  EXPECT_NE(timingMethodName(200), timingMethodName(100));
+  // Baselines timed with one head start are not served to a run with another.
+  fs::path d = tempDir("method");
+  BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0", timingMethodName(200)};
+  writeBaselineCache(d, k, Json{{"eager", {{"median_ms", 1.5}}}});
+  BaselineKey plain = k;
+  plain.method = timingMethodName(0);
+  EXPECT_TRUE(readBaselineCache(d, k));
+  EXPECT_FALSE(readBaselineCache(d, plain));
+  fs::remove_all(d);
+}
+
 TEST(BaselineCache, TaskHashFollowsTheFiles) {
   fs::path d = tempDir("hash");
   std::ofstream(d / "task.json") << "{}";
