@@ -1,5 +1,6 @@
 #include "rl/toy_rollout.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -33,11 +34,21 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   sp.temperature = o.temperature;
   sp.max_new_tokens = o.max_new_tokens;
   sp.seed = o.sampling_seed;
+  if (o.env != "expr" && o.env != "kbcheck") throw UsageError("toy rollout: --env is expr or kbcheck, not " + o.env);
   const std::vector<policy::Completion> out = policy->generateChat(convs, nullptr, sp);
+  std::vector<ToyScore> scores;
+  Json env_stats;
+  if (o.env == "kbcheck") {
+    std::vector<std::string> answers;
+    for (const policy::Completion& c : out) answers.push_back(c.text);
+    scores = scoreToyAnswersInEnvironment(tasks, answers, o.env_options, &env_stats);
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) scores.push_back(scoreToyAnswer(tasks[i], out[i].text));
+  }
   if (o.out.has_parent_path()) fs::create_directories(o.out.parent_path());
   std::ofstream file(o.out);
   if (!file) throw UsageError("cannot write " + o.out.string());
-  double sum = 0, passed = 0;
+  double sum = 0, passed = 0, scored = 0;
   std::map<std::string, int> reasons;
   for (size_t i = 0; i < out.size(); ++i) {
     const policy::Completion& c = out[i];
@@ -46,17 +57,41 @@ Json runToyRollout(const ToyRolloutOptions& o) {
                      {"logprobs", c.logprobs},
                      {"prompt_token_ids",
                       policy->chatTemplate().encode(policy->tokenizer(), convs[i], nullptr, true).ids}};
-    Json t = toyTrajectory(tasks[i], sample_of[i], c.text, response, o.mode);
-    sum += t["reward"]["value"].get<double>();
-    passed += t["reward"]["correct"].get<bool>();
+    Json t = toyTrajectory(tasks[i], sample_of[i], c.text, response, o.mode, scores[i]);
+    if (!scores[i].excluded) {
+      sum += scores[i].reward;
+      passed += scores[i].correct;
+      ++scored;
+    }
     reasons[t["final"]["check"].get<std::string>().substr(0, t["final"]["check"].get<std::string>().find(':'))]++;
     file << t.dump() << '\n';
   }
-  const double n = static_cast<double>(out.size());
+  const double n = std::max(scored, 1.0);
   Json r = Json::object();
   for (auto& [k, v] : reasons) r[k] = v;
-  return {{"tasks", o.last_seed - o.first_seed + 1}, {"samples", out.size()}, {"mean_reward", sum / n},
-          {"pass_rate", passed / n}, {"reasons", r}, {"out", o.out.string()}};
+  Json result = {{"tasks", o.last_seed - o.first_seed + 1}, {"samples", out.size()}, {"mean_reward", sum / n},
+                 {"pass_rate", passed / n}, {"reasons", r}, {"env", o.env}, {"out", o.out.string()}};
+  if (o.env == "kbcheck") result["environment"] = env_stats;
+  return result;
+}
+
+Json writeToyPrograms(uint64_t first, uint64_t last, const fs::path& dir) {
+  if (last < first) throw UsageError("toy tasks: the last seed is before the first");
+  fs::create_directories(dir);
+  for (uint64_t s = first; s <= last; ++s) {
+    const ToyTask t = makeToyTask(s);
+    const fs::path file = dir / (t.id + ".py");
+    std::ofstream f(file);
+    f << "import torch\nimport torch.nn as nn\n\n\n"
+         "class Model(nn.Module):\n"
+         "    \"\"\"y = " << t.torch_expr << " (kbtrain's toy family, task seed " << s << ").\"\"\"\n\n"
+         "    def __init__(self):\n        super().__init__()\n\n"
+         "    def forward(self, x):\n        return " << t.torch_expr << "\n\n\n"
+         "def get_inputs():\n    return [torch.randn(16384)]\n\n\n"
+         "def get_init_inputs():\n    return []\n";
+    if (!f) throw UsageError("cannot write " + file.string());
+  }
+  return {{"tasks", last - first + 1}, {"dir", dir.string()}};
 }
 
 Json writeToyDemonstrations(uint64_t first, uint64_t last, const fs::path& out) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/json.h"
+#include "rl/toy_env.h"
 
 namespace kb::rl {
 
@@ -21,15 +22,26 @@ struct ToyRolloutOptions {
   uint64_t sampling_seed = 0;
   int64_t max_batch = 256;
   std::string mode = "train";
+  // How answers are scored: "expr" (the expression evaluator, toy_task.h)
+  // or "kbcheck" (the real build and verify, toy_env.h, with env_options).
+  std::string env = "expr";
+  ToyEnvOptions env_options;
 };
 
 // Samples, scores and writes; returns {tasks, samples, mean_reward,
-// pass_rate, reasons{...}}.
+// pass_rate, reasons{...}, env, (kbcheck) environment{...}}. Answers the
+// environment could not score (infra_error) carry no reward and are left
+// out of mean_reward and pass_rate.
 Json runToyRollout(const ToyRolloutOptions& options);
 
 // One demonstration trajectory per task (reward 1, no token ids: kbtrain
 // tokenizes them with the chat template). Returns {tasks}.
 Json writeToyDemonstrations(uint64_t first_seed, uint64_t last_seed, const std::filesystem::path& out);
+
+// The family's tasks first..last as KernelBench programs, `dir`/toy-<seed>.py
+// (16384 float32 elements), which `kbsynth import DIR -o OUT` captures into
+// task bundles OUT/<dir name>/toy-<seed>/ for --env kbcheck. Returns {tasks, dir}.
+Json writeToyPrograms(uint64_t first_seed, uint64_t last_seed, const std::filesystem::path& dir);
 
 // A random model of `config_path`'s shape with the tokenizer files of
 // `tokenizer_dir`, written to `out` (for benchmarks and the toy run).

@@ -202,6 +202,12 @@ int main(int argc, char** argv) {
   demos_cmd->add_option("--first-seed", toy_first)->capture_default_str();
   demos_cmd->add_option("--last-seed", toy_last)->capture_default_str();
   demos_cmd->add_option("--out", toy_out, "trajectory JSONL")->required();
+  CLI::App* tasks_cmd = toy_cmd->add_subcommand(
+      "tasks", "write the tasks first..last as KernelBench programs DIR/toy-<seed>.py; `kbsynth import DIR -o OUT` "
+               "makes the bundles that --env kbcheck verifies against (OUT/<DIR's name>/toy-<seed>)");
+  tasks_cmd->add_option("--first-seed", toy_first)->capture_default_str();
+  tasks_cmd->add_option("--last-seed", toy_last)->capture_default_str();
+  tasks_cmd->add_option("--out", toy_out, "directory for the .py files")->required();
   ToyRolloutOptions tr;
   CLI::App* roll_cmd = toy_cmd->add_subcommand(
       "rollout", "sample answers with the local policy, score them, write trajectories; prints mean reward");
@@ -216,6 +222,21 @@ int main(int argc, char** argv) {
   roll_cmd->add_option("--dtype", tr.dtype)->capture_default_str();
   roll_cmd->add_option("--sampling-seed", tr.sampling_seed)->capture_default_str();
   roll_cmd->add_option("--mode", tr.mode, "recorded in each trajectory (train / eval)")->capture_default_str();
+  roll_cmd->add_option("--env", tr.env,
+                       "scoring: expr (the expression evaluator) or kbcheck (build + verify each answer against "
+                       "its task bundle)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"expr", "kbcheck"}));
+  roll_cmd->add_option("--bundles", tr.env_options.bundles,
+                       "--env kbcheck: directory of task bundles named by task id (kbtrain toy tasks, then kbsynth import)");
+  roll_cmd->add_option("--env-device", tr.env_options.device, "--env kbcheck: where answers are built for and verified")
+      ->capture_default_str();
+  roll_cmd->add_option("--env-jobs", tr.env_options.jobs, "--env kbcheck: answers built and verified at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  roll_cmd->add_option("--arch", tr.env_options.arch, "--env kbcheck: nvcc's target")->capture_default_str();
+  roll_cmd->add_option("--env-work-dir", tr.env_options.work_dir,
+                       "--env kbcheck: keep the solution directories here (default: a temporary directory)");
 
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbtrain")) return *rc;
   try {
@@ -240,7 +261,10 @@ int main(int argc, char** argv) {
       printJson(checkpointDiff(diff_a, diff_b));
     } else if (demos_cmd->parsed()) {
       printJson(writeToyDemonstrations(toy_first, toy_last, toy_out));
+    } else if (tasks_cmd->parsed()) {
+      printJson(writeToyPrograms(toy_first, toy_last, toy_out));
     } else if (roll_cmd->parsed()) {
+      if (tr.env == "kbcheck" && tr.env_options.bundles.empty()) throw UsageError("toy rollout: --env kbcheck needs --bundles");
       printJson(runToyRollout(tr));
     }
     return 0;

@@ -1,0 +1,216 @@
+#include "rl/toy_env.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "build/build.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "solution/solution.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::rl {
+
+namespace {
+
+// The fixed part of every solution: the answer defines
+// `__global__ void k(const float* x, float* y, int n)`; forward.cpp hands it
+// the task's one input and a fresh output of the same shape.
+constexpr const char* kForwardCuda = R"(// The toy family's fixed forward (lib/rl/toy_env.cpp); the kernel is the answer's.
+#include <cuda_runtime.h>
+
+#include <kb/solution.h>
+
+void launch_answer(const float* x, float* y, int n, cudaStream_t stream);
+
+KB_FORWARD(ctx) {
+  kb::Tensor x = ctx.input(0);
+  if (ctx.failed()) return;
+  kb::Tensor y = ctx.output(0, x.ndim, x.sizes, KB_FLOAT32);
+  if (ctx.failed()) return;
+  launch_answer(x.data_as<const float>(), y.data_as<float>(), static_cast<int>(x.numel()),
+                static_cast<cudaStream_t>(ctx.stream()));
+}
+)";
+
+constexpr const char* kLaunchCuda = R"(
+void launch_answer(const float* x, float* y, int n, cudaStream_t stream) {
+  k<<<(n + 255) / 256, 256, 0, stream>>>(x, y, n);
+}
+)";
+
+constexpr const char* kForwardCpu = R"(// The toy family's fixed forward (lib/rl/toy_env.cpp), host build.
+#include <kb/solution.h>
+
+void launch_answer(const float* x, float* y, int n);
+
+KB_FORWARD(ctx) {
+  kb::Tensor x = ctx.input(0);
+  if (ctx.failed()) return;
+  kb::Tensor y = ctx.output(0, x.ndim, x.sizes, KB_FLOAT32);
+  if (ctx.failed()) return;
+  launch_answer(x.data_as<const float>(), y.data_as<float>(), static_cast<int>(x.numel()));
+}
+)";
+
+// What a CUDA kernel needs to compile and run as host code: the launch
+// runs the body once per index as a grid of one-thread blocks.
+constexpr const char* kCpuStandIn = R"(// CUDA stand-in for the host build (lib/rl/toy_env.cpp).
+#include <math.h>
+#include <stdint.h>
+namespace {
+struct KbDim3 { unsigned x = 0, y = 0, z = 0; };
+thread_local KbDim3 blockIdx, threadIdx;
+const KbDim3 blockDim{1, 1, 1};
+thread_local KbDim3 gridDim;
+}
+#define __global__ static
+#define __device__ static inline
+#define __host__
+#define __forceinline__
+#define __restrict__
+)";
+
+constexpr const char* kLaunchCpu = R"(
+void launch_answer(const float* x, float* y, int n) {
+  gridDim.x = static_cast<unsigned>(n);
+  for (int b = 0; b < n; ++b) {
+    blockIdx.x = static_cast<unsigned>(b);
+    threadIdx.x = 0;
+    k(x, y, n);
+  }
+}
+)";
+
+void writeFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream f(p);
+  f << text;
+  if (!f) throw Error("cannot write " + p.string());
+}
+
+bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
+
+ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string& answer,
+                  const ToyEnvOptions& o, std::atomic<int>& compile_errors, std::atomic<int>& verified) {
+  ToyScore s;
+  const bool cuda = isCuda(o.device);
+  writeToySolution(dir, answer, cuda);
+  BuildOptions bo;
+  bo.target = cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
+  bo.arch = o.arch;
+  bo.jobs = 1;
+  if (!o.build_cache.empty()) bo.cache_dir = o.build_cache;
+  BuildResult b;
+  try {
+    b = buildSolution(loadSolution(dir), bo);
+  } catch (const std::exception& e) {
+    b.status = Status::InfraError;
+    b.message = e.what();
+  }
+  if (b.status != Status::Ok) {
+    s.status = statusName(b.status);
+    s.reason = s.status;
+    s.message = b.message;
+    s.excluded = b.status == Status::InfraError;
+    if (b.status == Status::CompileError) ++compile_errors;
+    return s;
+  }
+  VerifyOptions vo;
+  vo.device = o.device;
+  VerifyResult v;
+  try {
+    v = verifySolution(bundle, b.library, vo);
+  } catch (const std::exception& e) {
+    v.status = Status::InfraError;
+    v.message = e.what();
+  }
+  ++verified;
+  s.status = statusName(v.status);
+  s.reason = v.status == Status::Ok ? "ok" : s.status;
+  s.message = v.message;
+  s.correct = v.status == Status::Ok;
+  s.excluded = v.status == Status::InfraError;
+  s.reward = s.correct ? 1.0 : -1.0;
+  return s;
+}
+
+}  // namespace
+
+void writeToySolution(const fs::path& dir, const std::string& answer, bool cuda) {
+  if (cuda) {
+    writeFile(dir / "forward.cpp", kForwardCuda);
+    writeFile(dir / "kernels/answer.cu", "#include <cuda_runtime.h>\n\n" + answer + "\n" + kLaunchCuda);
+  } else {
+    writeFile(dir / "forward.cpp", kForwardCpu);
+    writeFile(dir / "answer.cpp", std::string(kCpuStandIn) + "\n" + answer + "\n" + kLaunchCpu);
+  }
+}
+
+std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
+                                                   const std::vector<std::string>& answers,
+                                                   const ToyEnvOptions& o, Json* stats) {
+  if (tasks.size() != answers.size()) throw UsageError("toy environment: one answer per task expected");
+  const auto t0 = Clock::now();
+  // Distinct pairs, in first-seen order.
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::vector<size_t> pair_of(tasks.size());
+  std::vector<size_t> first;  // an answer index per distinct pair
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto [it, fresh] = index.try_emplace({tasks[i].id, answers[i]}, first.size());
+    if (fresh) {
+      first.push_back(i);
+      if (!fs::exists(o.bundles / tasks[i].id / "task.json"))
+        throw UsageError("toy environment: no task bundle " + (o.bundles / tasks[i].id).string() +
+                         " (kbtrain toy tasks, then kbsynth import)");
+    }
+    pair_of[i] = it->second;
+  }
+
+  fs::path work = o.work_dir;
+  const bool temporary = work.empty();
+  if (temporary) work = fs::temp_directory_path() / ("kb-toy-env-" + std::to_string(::getpid()));
+  fs::create_directories(work);
+
+  std::vector<ToyScore> distinct(first.size());
+  std::atomic<size_t> next{0};
+  std::atomic<int> compile_errors{0}, verified{0};
+  auto worker = [&] {
+    for (size_t d; (d = next++) < first.size();) {
+      const size_t i = first[d];
+      // One directory per pair; the build cache makes a repeated answer text cheap.
+      const fs::path dir = work / tasks[i].id / sha256Hex(answers[i]).substr(0, 16);
+      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, compile_errors, verified);
+    }
+  };
+  std::vector<std::thread> threads;
+  const size_t n_threads = std::min<size_t>(static_cast<size_t>(std::max(1, o.jobs)), first.size());
+  for (size_t k = 0; k < n_threads; ++k) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  if (temporary) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  }
+
+  std::vector<ToyScore> out(tasks.size());
+  int correct = 0, infra = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) out[i] = distinct[pair_of[i]];
+  for (const ToyScore& s : distinct) {
+    correct += s.correct;
+    infra += s.excluded;
+  }
+  if (stats)
+    *stats = {{"distinct", first.size()}, {"compile_errors", compile_errors.load()}, {"verified", verified.load()},
+              {"correct", correct}, {"infra_errors", infra}, {"seconds", since(t0)}};
+  return out;
+}
+
+}  // namespace kb::rl

@@ -1,0 +1,44 @@
+// The toy family's answers (toy_task.h) scored by the real environment
+// instead of the expression evaluator: each distinct (task, answer) pair
+// becomes a solution directory -- the answer's kernel text spliced into a
+// fixed forward.cpp that launches it on the task's input -- built by
+// lib/build (nvcc for CUDA; the host compiler with a small CUDA stand-in
+// for CPU) and verified by lib/verify against the task's bundle
+// (reference.pt; `kbtrain toy tasks` writes the programs, `kbsynth import`
+// captures them). So a compile error is nvcc's, a wrong answer is
+// the verifier's, and the reward is the milestone reward's fail and
+// correct levels (-1, +1). No static check (the answer is spliced into a
+// fixed template) and no profile (its cost per answer would dominate a
+// learning run); docs/kbtrain.md says so.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "rl/toy_task.h"
+
+namespace kb::rl {
+
+struct ToyEnvOptions {
+  std::filesystem::path bundles;  // <bundles>/<task id>/ (task.json, reference.pt, model.py): toy-<seed>
+  std::string device = "cpu";     // "cpu" (host build) or "cuda" / "cuda:N" (nvcc build)
+  std::string arch = "sm_90";     // nvcc's target
+  int jobs = 4;                   // pairs built and verified at once
+  std::filesystem::path work_dir;     // the solution directories; empty: a temporary one, removed
+  std::filesystem::path build_cache;  // empty: kbcheck's default
+};
+
+// The solution directory for `answer`: forward.cpp and the answer's file
+// (kernels/answer.cu for CUDA, answer.cpp with the stand-in for CPU).
+void writeToySolution(const std::filesystem::path& dir, const std::string& answer, bool cuda);
+
+// One score per answer (answers[i] answers tasks[i]). Identical pairs are
+// built and verified once. `stats` (when given) receives {distinct,
+// compile_errors, verified, correct, infra_errors, seconds}.
+std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
+                                                   const std::vector<std::string>& answers,
+                                                   const ToyEnvOptions& options, Json* stats = nullptr);
+
+}  // namespace kb::rl

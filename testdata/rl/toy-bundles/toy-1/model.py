@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = -(x) * 6.0 (kbtrain's toy family, task seed 1)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return -(x) * 6.0
+
+
+def get_inputs():
+    return [torch.randn(16384)]
+
+
+def get_init_inputs():
+    return []
