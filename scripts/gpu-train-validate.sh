@@ -7,6 +7,7 @@
 #   bash scripts/gpu-train-validate.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
 #   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
 #   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
+#   ENV=kbcheck bash scripts/gpu-train-validate.sh learn   # the same, every answer built by nvcc and verified on the GPU
 #   DEV=cpu HIDDEN=64 LAYERS=2 DEMOS=64 RFT_CHUNK=2 RFT_MAX_CHUNKS=1 ITERS=1 TASKS=4 SAMPLES=2 EVAL=4 \
 #     bash scripts/gpu-train-validate.sh learn build   # a CPU smoke run of the same pipeline
 #
@@ -158,37 +159,84 @@ learn)
   # The toy task family (docs/kbtrain.md): a random-init Qwen2 of HIDDEN x
   # LAYERS is first taught by rft on DEMOS demonstrations, in chunks of
   # RFT_CHUNK steps, until its greedy pass rate on the held-out tasks reaches
-  # RFT_TARGET (or RFT_MAX_CHUNKS chunks): partly competent on purpose, so
-  # that what follows has room. Then ITERS iterations of: rollout on fresh
-  # training seeds (TASKS tasks x SAMPLES answers, temperature 1) -> ALGO
-  # (ppo: critic from value-pretrain on the first rollout; or grpo) -> greedy
-  # evaluation on EVAL held-out seeds (never trained on). No demonstration is
-  # used after rft: any gain in the ppo rows comes from the reward.
+  # RFT_TARGET (or RFT_MAX_CHUNKS chunks; this stopping rule uses the
+  # expression evaluator, which is cheap): partly competent on purpose, so
+  # that what follows has room. Then up to ITERS iterations of: rollout on
+  # fresh training seeds (TASKS tasks x SAMPLES answers, temperature 1) ->
+  # ALGO (ppo: critic from value-pretrain on the first rollout; or grpo) ->
+  # evaluation on EVAL held-out seeds (never trained on): greedy, and
+  # EVAL_SAMPLES answers per task at temperature 1 (the policy PPO
+  # optimises). No demonstration is used after rft: any gain in the ppo rows
+  # comes from the reward.
+  # ENV=kbcheck scores every answer (training rollouts and the table's
+  # evaluations) with the real environment: the answer's kernel built by
+  # nvcc into a fixed forward.cpp and verified on the GPU against the task's
+  # bundle (`kbtrain toy tasks` + `kbsynth import`, made here first);
+  # ENV=expr (default) with the expression evaluator.
+  # LEARN_BUDGET_S: no new iteration starts after this many seconds.
   # START_FROM=DIR skips init and rft (a checkpoint of an earlier run).
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
   RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
-  ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}
+  ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}; EVAL_SAMPLES=${EVAL_SAMPLES:-4}
   PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
-  DEV=${DEV:-cuda}
+  DEV=${DEV:-cuda}; ENV=${ENV:-expr}; ENV_JOBS=${ENV_JOBS:-12}; LEARN_BUDGET_S=${LEARN_BUDGET_S:-100000}
   HELD=1000000
+  T0=$(date +%s)
   write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
   "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
   "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$RES/demos.jsonl" > /dev/null
-  PASS=0
-  evaluate() {  # model label -> sets PASS
-    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
-      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" > "$RES/eval-$2.json"
-    python3 -c "import json;r=json.load(open('$RES/eval-$2.json'));print(f\"$2\t{r['mean_reward']:+.3f}\t{r['pass_rate']:.3f}\t{json.dumps(r['reasons'])}\")" \
-      | tee -a "$RES/table.tsv"
-    PASS=$(python3 -c "import json;print(json.load(open('$RES/eval-$2.json'))['pass_rate'])")
+  ENV_ARGS=(--env expr)
+  if [ "$ENV" = kbcheck ]; then
+    # Bundles of every task the run will see: held-out, then each iteration's training seeds.
+    "$KBTRAIN" toy tasks --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --out "$WORK/toy" > /dev/null
+    for k in $(seq 1 "$ITERS"); do
+      FIRST=$((10000 + k * TASKS))
+      "$KBTRAIN" toy tasks --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) --out "$WORK/toy" > /dev/null
+    done
+    "$BUILD/tools/kbsynth/kbsynth" import "$WORK/toy" -o "$WORK/bundles" > "$RES/import.log" 2>&1 \
+      || { tail -5 "$RES/import.log"; exit 1; }
+    log "bundles: $(ls "$WORK/bundles/toy" | wc -l) toy tasks captured ($(( $(date +%s) - T0 )) s)"
+    ENV_ARGS=(--env kbcheck --bundles "$WORK/bundles/toy" --env-device "$DEV" --env-jobs "$ENV_JOBS"
+              --env-work-dir "$WORK/solutions")
+  fi
+  row() {  # label eval-json... -> one table row
+    python3 - "$@" <<'PY' | tee -a "$RES/table.tsv"
+import json, sys
+label, files = sys.argv[1], sys.argv[2:]
+cells = [label]
+for f in files:
+    r = json.load(open(f))
+    cells += [f"{r['mean_reward']:+.3f}", f"{r['pass_rate']:.3f}"]
+    env = r.get("environment")
+    if env:
+        cells.append(f"{env['distinct']} distinct, {env['compile_errors']} compile errors, {env['correct']} correct, {env['seconds']:.0f} s")
+    else:
+        cells.append(json.dumps(r["reasons"]))
+print("\t".join(cells))
+PY
   }
-  printf 'stage\theld-out mean reward\tpass rate\tanswers by check result\n' | tee "$RES/table.tsv"
-  POLICY="$WORK/init"; METRICS=()
+  evaluate() {  # model label -> a table row (greedy, then sampled)
+    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
+      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" "${ENV_ARGS[@]}" > "$RES/eval-$2.json"
+    local files=("$RES/eval-$2.json")
+    if [ "$EVAL_SAMPLES" -gt 0 ]; then
+      "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 1 \
+        --samples "$EVAL_SAMPLES" --sampling-seed 777 --max-new-tokens 96 --device "$DEV" --mode eval \
+        --out "$WORK/eval-t1-$2.jsonl" "${ENV_ARGS[@]}" > "$RES/eval-t1-$2.json"
+      files+=("$RES/eval-t1-$2.json")
+    fi
+    row "$2" "${files[@]}"
+  }
+  rft_pass() {  # model label -> PASS (greedy, expression evaluator: the stopping rule only)
+    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
+      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/rft-eval-$2.jsonl" > "$RES/rft-eval-$2.json"
+    PASS=$(python3 -c "import json;print(json.load(open('$RES/rft-eval-$2.json'))['pass_rate'])")
+    log "$2: held-out greedy pass rate $PASS (expression evaluator)"
+  }
+  printf 'stage\tgreedy reward\tgreedy pass\tgreedy scoring\tT=1 reward\tT=1 pass\tT=1 scoring\n' | tee "$RES/table.tsv"
+  POLICY="$WORK/init"; METRICS=(); PASS=0
   if [ -n "${START_FROM:-}" ]; then  # an rft checkpoint of an earlier run: skip rft
     POLICY="$START_FROM"; RFT_MAX_CHUNKS=0
-    evaluate "$POLICY" "start"
-  else
-    evaluate "$WORK/init" "init"
   fi
   for c in $(seq 1 "$RFT_MAX_CHUNKS"); do
     "$KBTRAIN" rft "$RES/demos.jsonl" --model "$POLICY" --out "$WORK/rft-$c" --device "$DEV" --batch-size 64 \
@@ -196,17 +244,22 @@ learn)
       > "$RES/rft-$c-summary.json"
     cp "$WORK/rft-$c/metrics.jsonl" "$RES/rft-$c-metrics.jsonl"; METRICS+=("$RES/rft-$c-metrics.jsonl")
     POLICY="$WORK/rft-$c"
-    evaluate "$POLICY" "rft-$c"
+    rft_pass "$POLICY" "rft-$c"
     python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
   done
+  evaluate "$POLICY" "rft"
   CRITIC=""; REF="$POLICY"  # the k3 KL term (KL_COEF) keeps the policy near its rft self
   KL=(--kl-coef "$KL_COEF" --reference "$REF")
   for k in $(seq 1 "$ITERS"); do
+    if [ $(( $(date +%s) - T0 )) -gt "$LEARN_BUDGET_S" ]; then
+      log "LEARN_BUDGET_S=$LEARN_BUDGET_S spent: stopping before iteration $k"; break
+    fi
     FIRST=$((10000 + k * TASKS))
     "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
       --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
-      --out "$WORK/roll-$k.jsonl" > "$RES/rollout-$k.json"
-    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}\")" >&2
+      --out "$WORK/roll-$k.jsonl" "${ENV_ARGS[@]}" > "$RES/rollout-$k.json"
+    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, fresh seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \
+      | tee -a "$RES/training-rollouts.txt" >&2
     if [ "$ALGO" = ppo ]; then
       if [ -z "$CRITIC" ]; then
         "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
@@ -227,9 +280,11 @@ learn)
     POLICY="$WORK/it-$k"
     evaluate "$POLICY" "$ALGO-$k"
   done
-  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family: rft then $ALGO" 2>/dev/null
-  echo "== learn: held-out ($EVAL tasks, greedy) after each stage; reward +1 correct, -1 otherwise"
+  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family ($ENV): rft then $ALGO" 2>/dev/null
+  echo "== learn ($ENV scoring): held-out ($EVAL tasks) after each stage, greedy and $EVAL_SAMPLES samples at T=1;" \
+       "reward +1 correct, -1 otherwise; $(( $(date +%s) - T0 )) s"
   column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
+  cat "$RES/training-rollouts.txt" 2>/dev/null || true
   ;;
 *)
   echo "unknown step '$STEP' (ddp, throughput, learn)"; exit 2 ;;

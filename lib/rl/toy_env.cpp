@@ -111,7 +111,15 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
   if (!o.build_cache.empty()) bo.cache_dir = o.build_cache;
   BuildResult b;
   try {
-    b = buildSolution(loadSolution(dir), bo);
+    Solution sol;
+    try {
+      sol = loadSolution(dir);
+    } catch (const UsageError& e) {
+      // Not source code (a NUL byte, over the size limits): the answer's fault.
+      b.status = Status::CompileError;
+      b.message = e.what();
+    }
+    if (b.message.empty()) b = buildSolution(sol, bo);
   } catch (const std::exception& e) {
     b.status = Status::InfraError;
     b.message = e.what();

@@ -41,10 +41,12 @@ TEST(ToyEnvironment, BuildsAndVerifiesEachDistinctAnswerOnce) {
       kernel("x[i] * 1234.0f"),                  // builds, wrong values
       "this is not CUDA",                        // does not compile
       toyDemonstration(t1),                      // right
+      std::string("y[i] = x[i];\0", 13),         // a NUL byte: not source code
   };
+  tasks.push_back(t1);
   Json stats;
   std::vector<ToyScore> s = scoreToyAnswersInEnvironment(tasks, answers, o, &stats);
-  ASSERT_EQ(s.size(), 5u);
+  ASSERT_EQ(s.size(), 6u);
   EXPECT_TRUE(s[0].correct) << s[0].reason << ": " << s[0].message;
   EXPECT_EQ(s[0].reward, 1);
   EXPECT_EQ(s[0].status, "ok");
@@ -56,8 +58,10 @@ TEST(ToyEnvironment, BuildsAndVerifiesEachDistinctAnswerOnce) {
   EXPECT_EQ(s[3].reward, -1);
   EXPECT_FALSE(s[3].excluded);
   EXPECT_TRUE(s[4].correct) << s[4].reason << ": " << s[4].message;
-  EXPECT_EQ(stats["distinct"], 4);
-  EXPECT_EQ(stats["compile_errors"], 1);
+  EXPECT_EQ(s[5].status, "compile_error") << s[5].message;
+  EXPECT_FALSE(s[5].excluded);
+  EXPECT_EQ(stats["distinct"], 5);
+  EXPECT_EQ(stats["compile_errors"], 2);
   EXPECT_EQ(stats["verified"], 3);
   EXPECT_EQ(stats["correct"], 2);
   EXPECT_EQ(stats["infra_errors"], 0);
