@@ -173,6 +173,9 @@ learn)
   # nvcc into a fixed forward.cpp and verified on the GPU against the task's
   # bundle (`kbtrain toy tasks` + `kbsynth import`, made here first);
   # ENV=expr (default) with the expression evaluator.
+  # TRAIN_POOL=fixed: every iteration samples the same TASKS training tasks
+  # (with ENV=kbcheck the verdict cache then spares answers seen before);
+  # fresh (default): new seeds each iteration.
   # LEARN_BUDGET_S: no new iteration starts after this many seconds.
   # START_FROM=DIR skips init and rft (a checkpoint of an earlier run).
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
@@ -180,6 +183,8 @@ learn)
   ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}; EVAL_SAMPLES=${EVAL_SAMPLES:-4}
   PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
   DEV=${DEV:-cuda}; ENV=${ENV:-expr}; ENV_JOBS=${ENV_JOBS:-12}; LEARN_BUDGET_S=${LEARN_BUDGET_S:-100000}
+  TRAIN_POOL=${TRAIN_POOL:-fresh}
+  first_seed() { if [ "$TRAIN_POOL" = fixed ]; then echo 10000; else echo $((10000 + $1 * TASKS)); fi; }
   HELD=1000000
   T0=$(date +%s)
   write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
@@ -190,14 +195,14 @@ learn)
     # Bundles of every task the run will see: held-out, then each iteration's training seeds.
     "$KBTRAIN" toy tasks --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --out "$WORK/toy" > /dev/null
     for k in $(seq 1 "$ITERS"); do
-      FIRST=$((10000 + k * TASKS))
+      FIRST=$(first_seed "$k")
       "$KBTRAIN" toy tasks --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) --out "$WORK/toy" > /dev/null
     done
     "$BUILD/tools/kbsynth/kbsynth" import "$WORK/toy" -o "$WORK/bundles" > "$RES/import.log" 2>&1 \
       || { tail -5 "$RES/import.log"; exit 1; }
     log "bundles: $(ls "$WORK/bundles/toy" | wc -l) toy tasks captured ($(( $(date +%s) - T0 )) s)"
     ENV_ARGS=(--env kbcheck --bundles "$WORK/bundles/toy" --env-device "$DEV" --env-jobs "$ENV_JOBS"
-              --env-work-dir "$WORK/solutions")
+              --env-work-dir "$WORK/solutions" --env-verdict-cache "$WORK/verdicts.jsonl")
   fi
   row() {  # label eval-json... -> one table row
     python3 - "$@" <<'PY' | tee -a "$RES/table.tsv"
@@ -209,7 +214,7 @@ for f in files:
     cells += [f"{r['mean_reward']:+.3f}", f"{r['pass_rate']:.3f}"]
     env = r.get("environment")
     if env:
-        cells.append(f"{env['distinct']} distinct, {env['compile_errors']} compile errors, {env['correct']} correct, {env['seconds']:.0f} s")
+        cells.append(f"{env['distinct']} distinct ({env.get('cached', 0)} cached), {env['compile_errors']} compile errors, {env['correct']} correct, {env['seconds']:.0f} s")
     else:
         cells.append(json.dumps(r["reasons"]))
 print("\t".join(cells))
@@ -233,6 +238,7 @@ PY
     PASS=$(python3 -c "import json;print(json.load(open('$RES/rft-eval-$2.json'))['pass_rate'])")
     log "$2: held-out greedy pass rate $PASS (expression evaluator)"
   }
+  : > "$RES/training-rollouts.txt"
   printf 'stage\tgreedy reward\tgreedy pass\tgreedy scoring\tT=1 reward\tT=1 pass\tT=1 scoring\n' | tee "$RES/table.tsv"
   POLICY="$WORK/init"; METRICS=(); PASS=0
   if [ -n "${START_FROM:-}" ]; then  # an rft checkpoint of an earlier run: skip rft
@@ -254,11 +260,11 @@ PY
     if [ $(( $(date +%s) - T0 )) -gt "$LEARN_BUDGET_S" ]; then
       log "LEARN_BUDGET_S=$LEARN_BUDGET_S spent: stopping before iteration $k"; break
     fi
-    FIRST=$((10000 + k * TASKS))
+    FIRST=$(first_seed "$k")
     "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
       --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
       --out "$WORK/roll-$k.jsonl" "${ENV_ARGS[@]}" > "$RES/rollout-$k.json"
-    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, fresh seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \
+    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, $TRAIN_POOL seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \
       | tee -a "$RES/training-rollouts.txt" >&2
     if [ "$ALGO" = ppo ]; then
       if [ -z "$CRITIC" ]; then

@@ -151,6 +151,32 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
   return s;
 }
 
+int cachedCompileErrors(const std::vector<ToyScore>& scores, const std::vector<bool>& todo) {
+  int n = 0;
+  for (size_t d = 0; d < scores.size(); ++d) n += !todo[d] && scores[d].status == "compile_error";
+  return n;
+}
+
+using VerdictKey = std::pair<std::string, std::string>;  // task id, answer's SHA-256
+
+std::map<VerdictKey, ToyScore> readVerdicts(const fs::path& file) {
+  std::map<VerdictKey, ToyScore> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("task") || !j.contains("answer_sha256")) continue;  // a torn last line
+    ToyScore s;
+    s.status = j.value("status", "");
+    s.reason = j.value("reason", "");
+    s.message = j.value("message", "");
+    s.correct = s.status == "ok";
+    s.reward = s.correct ? 1.0 : -1.0;
+    out[{j["task"].get<std::string>(), j["answer_sha256"].get<std::string>()}] = s;
+  }
+  return out;
+}
+
 }  // namespace
 
 void writeToySolution(const fs::path& dir, const std::string& answer, bool cuda) {
@@ -183,19 +209,36 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
     pair_of[i] = it->second;
   }
 
+  // Verdicts from earlier calls; infra errors are not kept, so they are tried again.
+  std::map<VerdictKey, ToyScore> known;
+  if (!o.verdict_cache.empty()) known = readVerdicts(o.verdict_cache);
+  std::vector<ToyScore> distinct(first.size());
+  std::vector<bool> todo(first.size(), true);
+  std::vector<std::string> answer_sha(first.size());
+  int cached = 0;
+  for (size_t d = 0; d < first.size(); ++d) {
+    answer_sha[d] = sha256Hex(answers[first[d]]);
+    auto it = known.find({tasks[first[d]].id, answer_sha[d]});
+    if (it != known.end()) {
+      distinct[d] = it->second;
+      todo[d] = false;
+      ++cached;
+    }
+  }
+
   fs::path work = o.work_dir;
   const bool temporary = work.empty();
   if (temporary) work = fs::temp_directory_path() / ("kb-toy-env-" + std::to_string(::getpid()));
   fs::create_directories(work);
 
-  std::vector<ToyScore> distinct(first.size());
   std::atomic<size_t> next{0};
   std::atomic<int> compile_errors{0}, verified{0};
   auto worker = [&] {
     for (size_t d; (d = next++) < first.size();) {
+      if (!todo[d]) continue;
       const size_t i = first[d];
       // One directory per pair; the build cache makes a repeated answer text cheap.
-      const fs::path dir = work / tasks[i].id / sha256Hex(answers[i]).substr(0, 16);
+      const fs::path dir = work / tasks[i].id / answer_sha[d].substr(0, 16);
       distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, compile_errors, verified);
     }
   };
@@ -207,6 +250,16 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
     std::error_code ec;
     fs::remove_all(work, ec);
   }
+  if (!o.verdict_cache.empty()) {
+    if (o.verdict_cache.has_parent_path()) fs::create_directories(o.verdict_cache.parent_path());
+    std::ofstream f(o.verdict_cache, std::ios::app);
+    for (size_t d = 0; d < first.size(); ++d)
+      if (todo[d] && !distinct[d].excluded)
+        f << Json{{"task", tasks[first[d]].id}, {"answer_sha256", answer_sha[d]}, {"status", distinct[d].status},
+                  {"reason", distinct[d].reason}, {"message", distinct[d].message}}.dump()
+          << '\n';
+    if (!f) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
+  }
 
   std::vector<ToyScore> out(tasks.size());
   int correct = 0, infra = 0;
@@ -216,7 +269,8 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
     infra += s.excluded;
   }
   if (stats)
-    *stats = {{"distinct", first.size()}, {"compile_errors", compile_errors.load()}, {"verified", verified.load()},
+    *stats = {{"distinct", first.size()}, {"cached", cached}, {"compile_errors", compile_errors.load() + cachedCompileErrors(distinct, todo)},
+              {"verified", verified.load()},
               {"correct", correct}, {"infra_errors", infra}, {"seconds", since(t0)}};
   return out;
 }

@@ -28,6 +28,12 @@ struct ToyEnvOptions {
   int jobs = 4;                   // pairs built and verified at once
   std::filesystem::path work_dir;     // the solution directories; empty: a temporary one, removed
   std::filesystem::path build_cache;  // empty: kbcheck's default
+  // Verdicts kept across calls (JSONL, one line per scored pair: task,
+  // answer's SHA-256, status, message): a pair scored before is not built
+  // or verified again. Verification runs the task's fixed correctness seeds,
+  // so a verdict is a function of the pair (an answer with a data race may
+  // pass once and fail once; the first verdict stays). Empty: no cache.
+  std::filesystem::path verdict_cache;
 };
 
 // The solution directory for `answer`: forward.cpp and the answer's file
@@ -35,8 +41,11 @@ struct ToyEnvOptions {
 void writeToySolution(const std::filesystem::path& dir, const std::string& answer, bool cuda);
 
 // One score per answer (answers[i] answers tasks[i]). Identical pairs are
-// built and verified once. `stats` (when given) receives {distinct,
-// compile_errors, verified, correct, infra_errors, seconds}.
+// built and verified once (and not at all when the verdict cache has it).
+// `stats` (when given) receives {distinct (pairs), cached (of them, from the
+// verdict cache), compile_errors and correct (distinct pairs, cached ones
+// included), verified (verifier runs made by this call), infra_errors,
+// seconds}.
 std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
                                                    const std::vector<std::string>& answers,
                                                    const ToyEnvOptions& options, Json* stats = nullptr);

@@ -67,6 +67,21 @@ TEST(ToyEnvironment, BuildsAndVerifiesEachDistinctAnswerOnce) {
   EXPECT_EQ(stats["infra_errors"], 0);
   // The solution directories are kept in work_dir: the answer spliced into the template.
   EXPECT_TRUE(fs::exists(o.work_dir / t0.id));
+
+  // With a verdict cache, a second call builds and verifies nothing it has seen.
+  o.verdict_cache = o.work_dir / "verdicts.jsonl";
+  scoreToyAnswersInEnvironment(tasks, answers, o, &stats);
+  EXPECT_EQ(stats["cached"], 0);
+  std::vector<ToyScore> again = scoreToyAnswersInEnvironment(tasks, answers, o, &stats);
+  EXPECT_EQ(stats["cached"], 5);
+  EXPECT_EQ(stats["verified"], 0);
+  EXPECT_EQ(stats["correct"], 2);
+  EXPECT_EQ(stats["compile_errors"], 2);
+  ASSERT_EQ(again.size(), s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(again[i].status, s[i].status) << i;
+    EXPECT_EQ(again[i].reward, s[i].reward) << i;
+  }
   fs::remove_all(o.work_dir);
 }
 

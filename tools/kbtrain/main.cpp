@@ -235,6 +235,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   roll_cmd->add_option("--arch", tr.env_options.arch, "--env kbcheck: nvcc's target")->capture_default_str();
+  roll_cmd->add_option("--env-verdict-cache", tr.env_options.verdict_cache,
+                       "--env kbcheck: JSONL of verdicts kept across runs; a (task, answer) scored before is not "
+                       "built or verified again");
   roll_cmd->add_option("--env-work-dir", tr.env_options.work_dir,
                        "--env kbcheck: keep the solution directories here (default: a temporary directory)");
 
