@@ -173,6 +173,8 @@ learn)
   # nvcc into a fixed forward.cpp and verified on the GPU against the task's
   # bundle (`kbtrain toy tasks` + `kbsynth import`, made here first);
   # ENV=expr (default) with the expression evaluator.
+  # ENV_DEVICE: where answers are verified (default DEV; cuda:1 on a 2-GPU
+  # machine keeps the verifiers off the policy's GPU).
   # TRAIN_POOL=fixed: every iteration samples the same TASKS training tasks
   # (with ENV=kbcheck the verdict cache then spares answers seen before);
   # fresh (default): new seeds each iteration.
@@ -183,7 +185,7 @@ learn)
   ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}; EVAL_SAMPLES=${EVAL_SAMPLES:-4}
   PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
   DEV=${DEV:-cuda}; ENV=${ENV:-expr}; ENV_JOBS=${ENV_JOBS:-12}; LEARN_BUDGET_S=${LEARN_BUDGET_S:-100000}
-  TRAIN_POOL=${TRAIN_POOL:-fresh}
+  TRAIN_POOL=${TRAIN_POOL:-fresh}; ENV_DEVICE=${ENV_DEVICE:-$DEV}
   first_seed() { if [ "$TRAIN_POOL" = fixed ]; then echo 10000; else echo $((10000 + $1 * TASKS)); fi; }
   HELD=1000000
   T0=$(date +%s)
@@ -201,7 +203,7 @@ learn)
     "$BUILD/tools/kbsynth/kbsynth" import "$WORK/toy" -o "$WORK/bundles" > "$RES/import.log" 2>&1 \
       || { tail -5 "$RES/import.log"; exit 1; }
     log "bundles: $(ls "$WORK/bundles/toy" | wc -l) toy tasks captured ($(( $(date +%s) - T0 )) s)"
-    ENV_ARGS=(--env kbcheck --bundles "$WORK/bundles/toy" --env-device "$DEV" --env-jobs "$ENV_JOBS"
+    ENV_ARGS=(--env kbcheck --bundles "$WORK/bundles/toy" --env-device "$ENV_DEVICE" --env-jobs "$ENV_JOBS"
               --env-work-dir "$WORK/solutions" --env-verdict-cache "$WORK/verdicts.jsonl")
   fi
   row() {  # label eval-json... -> one table row

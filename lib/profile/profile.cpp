@@ -498,7 +498,9 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   std::string vs;
   if (r.speedup_vs_eager) vs += fmt("%.2fx vs eager", *r.speedup_vs_eager);
   if (r.speedup_vs_compile) vs += (vs.empty() ? "" : ", ") + fmt("%.2fx vs torch.compile", *r.speedup_vs_compile);
-  if (!vs.empty()) out += "\n  candidate: " + vs + " (medians of CUDA-event times)\n";
+  if (!vs.empty())
+    out += "\n  candidate: " + vs + " (medians of CUDA-event times" +
+           (r.head_start_us > 0 ? fmt(", %.0f us head start", r.head_start_us) : std::string()) + ")\n";
   if (!r.kernels.empty()) {
     std::snprintf(line, sizeof line, "\n  %-60s %6s %10s %10s %6s\n", "candidate kernel", "calls", "total ms", "mean ms", "share");
     out += line;
