@@ -179,7 +179,8 @@ learn)
   # (with ENV=kbcheck the verdict cache then spares answers seen before);
   # fresh (default): new seeds each iteration.
   # LEARN_BUDGET_S: no new iteration starts after this many seconds.
-  # START_FROM=DIR skips init and rft (a checkpoint of an earlier run).
+  # START_FROM=DIR skips init and rft (a checkpoint of an earlier run);
+  # KEEP_RFT=DIR keeps this run's rft checkpoint there for that.
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
   RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
   ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}; EVAL_SAMPLES=${EVAL_SAMPLES:-4}
@@ -255,6 +256,7 @@ PY
     rft_pass "$POLICY" "rft-$c"
     python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
   done
+  if [ -n "${KEEP_RFT:-}" ] && [ -z "${START_FROM:-}" ]; then rm -rf "$KEEP_RFT"; cp -r "$POLICY" "$KEEP_RFT"; fi
   evaluate "$POLICY" "rft"
   CRITIC=""; REF="$POLICY"  # the k3 KL term (KL_COEF) keeps the policy near its rft self
   KL=(--kl-coef "$KL_COEF" --reference "$REF")
