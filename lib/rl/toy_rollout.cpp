@@ -15,6 +15,10 @@ namespace kb::rl {
 
 Json runToyRollout(const ToyRolloutOptions& o) {
   if (o.last_seed < o.first_seed) throw UsageError("toy rollout: the last seed is before the first");
+  if (o.env == "kbcheck")  // every bundle is there before any answer is sampled
+    for (uint64_t s = o.first_seed; s <= o.last_seed; ++s)
+      if (const fs::path b = o.env_options.bundles / makeToyTask(s).id; !fs::exists(b / "task.json"))
+        throw UsageError("toy environment: no task bundle " + b.string() + " (kbtrain toy tasks, then kbsynth import)");
   auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
                                          .max_batch_size = o.max_batch});
   std::vector<ToyTask> tasks;

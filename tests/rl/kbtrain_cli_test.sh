@@ -19,6 +19,20 @@ check "toy rollout with the rft model" bash -c "'$KBTRAIN' toy rollout --model '
   --max-new-tokens 12 --sampling-seed 1 --out '$TMP/roll.jsonl' | jq -e '.samples == 8 and (.mean_reward | type) == \"number\"'"
 check "rollout records token ids and logprobs" jq -s -e 'length == 8 and all(.[]; (.turns[0].response.token_ids | length) > 0
   and (.turns[0].response.logprobs | length) == (.turns[0].response.token_ids | length) and (.reward.value == 1 or .reward.value == -1))' "$TMP/roll.jsonl"
+# The real environment on the CPU: each answer built with the host compiler
+# and verified against the toy bundles of testdata/rl (tasks 0-3).
+BUNDLES="$2/testdata/rl/toy-bundles"
+check "toy rollout scored by build + verify" bash -c "'$KBTRAIN' toy rollout --model '$TMP/rft' --first-seed 0 --last-seed 3 --samples 2 \
+  --max-new-tokens 64 --sampling-seed 1 --env kbcheck --bundles '$BUNDLES' --env-jobs 2 --env-verdict-cache '$TMP/verdicts.jsonl' \
+  --out '$TMP/roll-env.jsonl' | jq -e '.env == \"kbcheck\" and .samples == 8 and .environment.distinct >= 1
+  and .environment.distinct == .environment.cached + .environment.verified + .environment.compile_errors + .environment.infra_errors'"
+check "environment trajectories carry a status and a reward" jq -s -e 'length == 8 and all(.[]; (.status | IN("ok", "incorrect",
+  "compile_error", "runtime_error", "timeout", "crash")) and (.reward.value == 1) == (.status == "ok") and (.reward.value | fabs) == 1)' "$TMP/roll-env.jsonl"
+check "the verdict cache spares a second scoring" bash -c "'$KBTRAIN' toy rollout --model '$TMP/rft' --first-seed 0 --last-seed 3 --samples 2 \
+  --max-new-tokens 64 --sampling-seed 1 --env kbcheck --bundles '$BUNDLES' --env-verdict-cache '$TMP/verdicts.jsonl' \
+  --out '$TMP/roll-env2.jsonl' | jq -e '.environment.cached == .environment.distinct and .environment.verified == 0'"
+check "toy tasks writes KernelBench programs" bash -c "'$KBTRAIN' toy tasks --first-seed 5 --last-seed 6 --out '$TMP/toysrc' | jq -e '.tasks == 2' \
+  && grep -q 'def get_inputs' '$TMP/toysrc/toy-5.py' && test -s '$TMP/toysrc/toy-6.py'"
 # Give the rollout both rewards so that advantages are not all zero.
 jq -c 'if .sample == 0 then .reward.value = 1 | .reward.correct = true else . end' "$TMP/roll.jsonl" > "$TMP/roll2.jsonl"
 check "rft rejects by reason" bash -c "'$KBTRAIN' rft '$TMP/roll2.jsonl' --model '$M' --out '$TMP/rft2' $COMMON --no-progress \
@@ -42,6 +56,9 @@ check "help teaches the recipe" bash -c "'$KBTRAIN' --help | grep -q value-pretr
 expect_rc 2 "missing trajectory file" "$KBTRAIN" rft "$TMP/nope.jsonl" --model "$M" --out "$TMP/x"
 expect_rc 2 "ppo without --critic" "$KBTRAIN" ppo "$TMP/roll2.jsonl" --model "$M" --out "$TMP/x"
 expect_rc 2 "kl without a reference" "$KBTRAIN" grpo "$TMP/roll2.jsonl" --model "$M" --out "$TMP/x" --kl-coef 0.1
+expect_rc 2 "--env kbcheck without --bundles" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck
+expect_rc 2 "a task without a bundle" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck --bundles "$BUNDLES" \
+  --first-seed 50 --last-seed 50 --max-new-tokens 4
 expect_rc 2 "nothing left after the filters" "$KBTRAIN" rft "$TMP/roll.jsonl" --model "$M" --out "$TMP/x" --min-reward 5
 [ "$fail" -eq 0 ] && echo "kbtrain CLI: all checks passed"
 exit "$fail"
