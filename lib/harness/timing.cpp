@@ -51,6 +51,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cupti.h>
@@ -494,6 +495,7 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   void calibrateHeadStart(double us) {
     if (us <= 0) return;
     constexpr int64_t kProbe = int64_t{4} << 20;
+    c10::cuda::CUDAStreamGuard on_launch_stream(stream_);  // at::cuda::sleep uses the current stream
     double best_ms = 0;
     for (int i = 0; i < 4; ++i) {
       at::cuda::CUDAEvent s(cudaEventDefault), e(cudaEventDefault);
@@ -510,7 +512,9 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   }
 
   void headStart() {
-    if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
+    if (head_start_cycles_ <= 0) return;
+    c10::cuda::CUDAStreamGuard on_launch_stream(stream_);  // at::cuda::sleep uses the current stream
+    at::cuda::sleep(head_start_cycles_);
   }
 
   // Turns CUPTI's buffers into owned activities: the candidate's and the
