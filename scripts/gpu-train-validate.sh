@@ -162,8 +162,8 @@ learn)
   # RFT_TARGET (or RFT_MAX_CHUNKS chunks; this stopping rule uses the
   # expression evaluator, which is cheap): partly competent on purpose, so
   # that what follows has room. Then up to ITERS iterations of: rollout on
-  # fresh training seeds (TASKS tasks x SAMPLES answers, temperature 1) ->
-  # ALGO (ppo: critic from value-pretrain on the first rollout; or grpo) ->
+  # training seeds (TASKS tasks x SAMPLES answers, temperature 1) -> ALGO
+  # (ppo: critic from value-pretrain on the first rollout; or grpo) ->
   # evaluation on EVAL held-out seeds (never trained on): greedy, and
   # EVAL_SAMPLES answers per task at temperature 1 (the policy PPO
   # optimises). No demonstration is used after rft: any gain in the ppo rows
@@ -179,6 +179,10 @@ learn)
   # (with ENV=kbcheck the verdict cache then spares answers seen before);
   # fresh (default): new seeds each iteration.
   # LEARN_BUDGET_S: no new iteration starts after this many seconds.
+  # LEARN_DIR=DIR keeps the run's state there (checkpoints, rollouts,
+  # evaluations, bundles, verdicts) and makes the step resumable: run the
+  # same command again (e.g. in the next device call) and finished stages are
+  # skipped. Without it the state lives in a temporary directory.
   # START_FROM=DIR skips init and rft (a checkpoint of an earlier run);
   # KEEP_RFT=DIR keeps this run's rft checkpoint there for that.
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
@@ -187,25 +191,33 @@ learn)
   PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
   DEV=${DEV:-cuda}; ENV=${ENV:-expr}; ENV_JOBS=${ENV_JOBS:-12}; LEARN_BUDGET_S=${LEARN_BUDGET_S:-100000}
   TRAIN_POOL=${TRAIN_POOL:-fresh}; ENV_DEVICE=${ENV_DEVICE:-$DEV}
+  L="${LEARN_DIR:-$WORK}"; mkdir -p "$L"
   first_seed() { if [ "$TRAIN_POOL" = fixed ]; then echo 10000; else echo $((10000 + $1 * TASKS)); fi; }
+  trained() { [ -f "$1/train_summary.json" ]; }  # kbtrain writes it last
+  # run_json FILE CMD...: CMD's stdout to FILE, unless FILE is there from an earlier run.
+  run_json() { local f=$1; shift; [ -s "$f" ] && return 0; "$@" > "$f.tmp" && mv "$f.tmp" "$f"; }
   HELD=1000000
   T0=$(date +%s)
-  write_config "$WORK/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
-  "$KBTRAIN" init-model --config "$WORK/cfg.json" --tokenizer-from "$TOKDIR" --out "$WORK/init" --seed 1
-  "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$RES/demos.jsonl" > /dev/null
+  if [ ! -f "$L/init/config.json" ]; then
+    write_config "$L/cfg.json" "$HIDDEN" $((HIDDEN * 11 / 4)) "$LAYERS" 4 2 802 float32
+    "$KBTRAIN" init-model --config "$L/cfg.json" --tokenizer-from "$TOKDIR" --out "$L/init" --seed 1
+  fi
+  [ -s "$L/demos.jsonl" ] || "$KBTRAIN" toy demos --first-seed 0 --last-seed $((DEMOS - 1)) --out "$L/demos.jsonl" > /dev/null
   ENV_ARGS=(--env expr)
   if [ "$ENV" = kbcheck ]; then
-    # Bundles of every task the run will see: held-out, then each iteration's training seeds.
-    "$KBTRAIN" toy tasks --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --out "$WORK/toy" > /dev/null
-    for k in $(seq 1 "$ITERS"); do
-      FIRST=$(first_seed "$k")
-      "$KBTRAIN" toy tasks --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) --out "$WORK/toy" > /dev/null
-    done
-    "$BUILD/tools/kbsynth/kbsynth" import "$WORK/toy" -o "$WORK/bundles" > "$RES/import.log" 2>&1 \
-      || { tail -5 "$RES/import.log"; exit 1; }
-    log "bundles: $(ls "$WORK/bundles/toy" | wc -l) toy tasks captured ($(( $(date +%s) - T0 )) s)"
-    ENV_ARGS=(--env kbcheck --bundles "$WORK/bundles/toy" --env-device "$ENV_DEVICE" --env-jobs "$ENV_JOBS"
-              --env-work-dir "$WORK/solutions" --env-verdict-cache "$WORK/verdicts.jsonl")
+    if [ ! -f "$L/bundles/import-report.json" ]; then
+      # Bundles of every task the run will see: held-out, then each iteration's training seeds.
+      "$KBTRAIN" toy tasks --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --out "$L/toy" > /dev/null
+      for k in $(seq 1 "$ITERS"); do
+        FIRST=$(first_seed "$k")
+        "$KBTRAIN" toy tasks --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) --out "$L/toy" > /dev/null
+      done
+      "$BUILD/tools/kbsynth/kbsynth" import "$L/toy" -o "$L/bundles" > "$RES/import.log" 2>&1 \
+        || { tail -5 "$RES/import.log"; exit 1; }
+    fi
+    log "bundles: $(ls "$L/bundles/toy" | wc -l) toy tasks captured ($(( $(date +%s) - T0 )) s)"
+    ENV_ARGS=(--env kbcheck --bundles "$L/bundles/toy" --env-device "$ENV_DEVICE" --env-jobs "$ENV_JOBS"
+              --env-work-dir "$L/solutions" --env-verdict-cache "$L/verdicts.jsonl")
   fi
   row() {  # label eval-json... -> one table row
     python3 - "$@" <<'PY' | tee -a "$RES/table.tsv"
@@ -224,35 +236,36 @@ print("\t".join(cells))
 PY
   }
   evaluate() {  # model label -> a table row (greedy, then sampled)
-    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
-      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/eval-$2.jsonl" "${ENV_ARGS[@]}" > "$RES/eval-$2.json"
-    local files=("$RES/eval-$2.json")
+    run_json "$L/eval-$2.json" "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) \
+      --temperature 0 --max-new-tokens 96 --device "$DEV" --mode eval --out "$L/eval-$2.jsonl" "${ENV_ARGS[@]}"
+    local files=("$L/eval-$2.json")
     if [ "$EVAL_SAMPLES" -gt 0 ]; then
-      "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 1 \
-        --samples "$EVAL_SAMPLES" --sampling-seed 777 --max-new-tokens 96 --device "$DEV" --mode eval \
-        --out "$WORK/eval-t1-$2.jsonl" "${ENV_ARGS[@]}" > "$RES/eval-t1-$2.json"
-      files+=("$RES/eval-t1-$2.json")
+      run_json "$L/eval-t1-$2.json" "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) \
+        --temperature 1 --samples "$EVAL_SAMPLES" --sampling-seed 777 --max-new-tokens 96 --device "$DEV" --mode eval \
+        --out "$L/eval-t1-$2.jsonl" "${ENV_ARGS[@]}"
+      files+=("$L/eval-t1-$2.json")
     fi
+    cp "${files[@]}" "$RES/"
     row "$2" "${files[@]}"
   }
   rft_pass() {  # model label -> PASS (greedy, expression evaluator: the stopping rule only)
-    "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) --temperature 0 \
-      --max-new-tokens 96 --device "$DEV" --mode eval --out "$WORK/rft-eval-$2.jsonl" > "$RES/rft-eval-$2.json"
-    PASS=$(python3 -c "import json;print(json.load(open('$RES/rft-eval-$2.json'))['pass_rate'])")
+    run_json "$L/rft-eval-$2.json" "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) \
+      --temperature 0 --max-new-tokens 96 --device "$DEV" --mode eval --out "$L/rft-eval-$2.jsonl"
+    PASS=$(python3 -c "import json;print(json.load(open('$L/rft-eval-$2.json'))['pass_rate'])")
     log "$2: held-out greedy pass rate $PASS (expression evaluator)"
   }
   : > "$RES/training-rollouts.txt"
   printf 'stage\tgreedy reward\tgreedy pass\tgreedy scoring\tT=1 reward\tT=1 pass\tT=1 scoring\n' | tee "$RES/table.tsv"
-  POLICY="$WORK/init"; METRICS=(); PASS=0
+  POLICY="$L/init"; METRICS=(); PASS=0
   if [ -n "${START_FROM:-}" ]; then  # an rft checkpoint of an earlier run: skip rft
     POLICY="$START_FROM"; RFT_MAX_CHUNKS=0
   fi
   for c in $(seq 1 "$RFT_MAX_CHUNKS"); do
-    "$KBTRAIN" rft "$RES/demos.jsonl" --model "$POLICY" --out "$WORK/rft-$c" --device "$DEV" --batch-size 64 \
-      --micro-batch 64 --lr 1e-3 --warmup-steps 5 --max-steps "$RFT_CHUNK" --seed "$c" --no-progress \
-      > "$RES/rft-$c-summary.json"
-    cp "$WORK/rft-$c/metrics.jsonl" "$RES/rft-$c-metrics.jsonl"; METRICS+=("$RES/rft-$c-metrics.jsonl")
-    POLICY="$WORK/rft-$c"
+    trained "$L/rft-$c" || "$KBTRAIN" rft "$L/demos.jsonl" --model "$POLICY" --out "$L/rft-$c" --device "$DEV" \
+      --batch-size 64 --micro-batch 64 --lr 1e-3 --warmup-steps 5 --max-steps "$RFT_CHUNK" --seed "$c" --no-progress \
+      > /dev/null
+    METRICS+=("$L/rft-$c/metrics.jsonl")
+    POLICY="$L/rft-$c"
     rft_pass "$POLICY" "rft-$c"
     python3 -c "import sys; sys.exit(0 if $PASS >= $RFT_TARGET else 1)" && break
   done
@@ -261,38 +274,39 @@ PY
   CRITIC=""; REF="$POLICY"  # the k3 KL term (KL_COEF) keeps the policy near its rft self
   KL=(--kl-coef "$KL_COEF" --reference "$REF")
   for k in $(seq 1 "$ITERS"); do
-    if [ $(( $(date +%s) - T0 )) -gt "$LEARN_BUDGET_S" ]; then
-      log "LEARN_BUDGET_S=$LEARN_BUDGET_S spent: stopping before iteration $k"; break
+    if ! trained "$L/it-$k" && [ $(( $(date +%s) - T0 )) -gt "$LEARN_BUDGET_S" ]; then
+      log "LEARN_BUDGET_S=$LEARN_BUDGET_S spent: stopping before iteration $k (LEARN_DIR resumes here)"; break
     fi
     FIRST=$(first_seed "$k")
-    "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST --last-seed $((FIRST + TASKS - 1)) \
-      --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" --sampling-seed "$k" \
-      --out "$WORK/roll-$k.jsonl" "${ENV_ARGS[@]}" > "$RES/rollout-$k.json"
-    python3 -c "import json;r=json.load(open('$RES/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, $TRAIN_POOL seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \
-      | tee -a "$RES/training-rollouts.txt" >&2
-    if [ "$ALGO" = ppo ]; then
-      if [ -z "$CRITIC" ]; then
-        "$KBTRAIN" value-pretrain "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/critic0" --device "$DEV" \
-          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --lambda "$LAMBDA" --no-progress \
-          > "$RES/value-pretrain.json"
-        cp "$WORK/critic0/metrics.jsonl" "$RES/value-pretrain-metrics.jsonl"; METRICS+=("$RES/value-pretrain-metrics.jsonl")
-        CRITIC="$WORK/critic0"
+    if ! trained "$L/it-$k"; then
+      run_json "$L/rollout-$k.json" "$KBTRAIN" toy rollout --model "$POLICY" --first-seed $FIRST \
+        --last-seed $((FIRST + TASKS - 1)) --samples "$SAMPLES" --temperature 1 --max-new-tokens 96 --device "$DEV" \
+        --sampling-seed "$k" --out "$L/roll-$k.jsonl" "${ENV_ARGS[@]}"
+      if [ "$ALGO" = ppo ] && [ -z "$CRITIC" ] && ! trained "$L/critic0"; then
+        "$KBTRAIN" value-pretrain "$L/roll-$k.jsonl" --model "$POLICY" --out "$L/critic0" --device "$DEV" \
+          --batch-size 64 --micro-batch 64 --epochs 3 --lr "$CRITIC_LR" --lambda "$LAMBDA" --no-progress > /dev/null
       fi
-      "$KBTRAIN" ppo "$WORK/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$WORK/it-$k" --device "$DEV" \
-        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
-        "${KL[@]}" --no-progress > "$RES/ppo-$k.json"
-      CRITIC="$WORK/it-$k/critic"
-    else
-      "$KBTRAIN" grpo "$WORK/roll-$k.jsonl" --model "$POLICY" --out "$WORK/it-$k" --device "$DEV" \
-        --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" "${KL[@]}" --no-progress > "$RES/grpo-$k.json"
+      [ "$ALGO" = ppo ] && [ -z "$CRITIC" ] && CRITIC="$L/critic0"
+      if [ "$ALGO" = ppo ]; then
+        "$KBTRAIN" ppo "$L/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$L/it-$k" --device "$DEV" \
+          --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
+          "${KL[@]}" --no-progress > /dev/null
+      else
+        "$KBTRAIN" grpo "$L/roll-$k.jsonl" --model "$POLICY" --out "$L/it-$k" --device "$DEV" \
+          --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" "${KL[@]}" --no-progress > /dev/null
+      fi
     fi
-    cp "$WORK/it-$k/metrics.jsonl" "$RES/$ALGO-$k-metrics.jsonl"; METRICS+=("$RES/$ALGO-$k-metrics.jsonl")
-    POLICY="$WORK/it-$k"
+    python3 -c "import json;r=json.load(open('$L/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, $TRAIN_POOL seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \
+      | tee -a "$RES/training-rollouts.txt" >&2
+    [ "$ALGO" = ppo ] && CRITIC="$L/it-$k/critic"
+    [ -f "$L/critic0/train_summary.json" ] && [ "$k" = 1 ] && METRICS+=("$L/critic0/metrics.jsonl")
+    METRICS+=("$L/it-$k/metrics.jsonl")
+    POLICY="$L/it-$k"
     evaluate "$POLICY" "$ALGO-$k"
   done
-  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family ($ENV): rft then $ALGO" 2>/dev/null
+  "$KBTRAIN" plot "${METRICS[@]}" --out "$RES/curves.html" --title "toy task family ($ENV): rft then $ALGO" 2>/dev/null || true
   echo "== learn ($ENV scoring): held-out ($EVAL tasks) after each stage, greedy and $EVAL_SAMPLES samples at T=1;" \
-       "reward +1 correct, -1 otherwise; $(( $(date +%s) - T0 )) s"
+       "reward +1 correct, -1 otherwise; this invocation $(( $(date +%s) - T0 )) s"
   column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
   cat "$RES/training-rollouts.txt" 2>/dev/null || true
   ;;
