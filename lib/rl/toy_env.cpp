@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <algorithm>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "build/build.h"
@@ -100,7 +100,7 @@ void writeFile(const fs::path& p, const std::string& text) {
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string& answer,
-                  const ToyEnvOptions& o, std::atomic<int>& compile_errors, std::atomic<int>& verified) {
+                  const ToyEnvOptions& o, std::atomic<int>& verified) {
   ToyScore s;
   const bool cuda = isCuda(o.device);
   writeToySolution(dir, answer, cuda);
@@ -129,7 +129,6 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
     s.reason = s.status;
     s.message = b.message;
     s.excluded = b.status == Status::InfraError;
-    if (b.status == Status::CompileError) ++compile_errors;
     return s;
   }
   VerifyOptions vo;
@@ -149,12 +148,6 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
   s.excluded = v.status == Status::InfraError;
   s.reward = s.correct ? 1.0 : -1.0;
   return s;
-}
-
-int cachedCompileErrors(const std::vector<ToyScore>& scores, const std::vector<bool>& todo) {
-  int n = 0;
-  for (size_t d = 0; d < scores.size(); ++d) n += !todo[d] && scores[d].status == "compile_error";
-  return n;
 }
 
 using VerdictKey = std::pair<std::string, std::string>;  // task id, answer's SHA-256
@@ -179,6 +172,13 @@ std::map<VerdictKey, ToyScore> readVerdicts(const fs::path& file) {
 
 }  // namespace
 
+fs::path toyBundleDir(const fs::path& bundles, const ToyTask& task) {
+  fs::path dir = bundles / task.id;
+  if (!fs::exists(dir / "task.json"))
+    throw UsageError("toy environment: no task bundle " + dir.string() + " (kbtrain toy tasks, then kbsynth import)");
+  return dir;
+}
+
 void writeToySolution(const fs::path& dir, const std::string& answer, bool cuda) {
   if (cuda) {
     writeFile(dir / "forward.cpp", kForwardCuda);
@@ -202,9 +202,7 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
     auto [it, fresh] = index.try_emplace({tasks[i].id, answers[i]}, first.size());
     if (fresh) {
       first.push_back(i);
-      if (!fs::exists(o.bundles / tasks[i].id / "task.json"))
-        throw UsageError("toy environment: no task bundle " + (o.bundles / tasks[i].id).string() +
-                         " (kbtrain toy tasks, then kbsynth import)");
+      toyBundleDir(o.bundles, tasks[i]);
     }
     pair_of[i] = it->second;
   }
@@ -232,14 +230,14 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
   fs::create_directories(work);
 
   std::atomic<size_t> next{0};
-  std::atomic<int> compile_errors{0}, verified{0};
+  std::atomic<int> verified{0};
   auto worker = [&] {
     for (size_t d; (d = next++) < first.size();) {
       if (!todo[d]) continue;
       const size_t i = first[d];
       // One directory per pair; the build cache makes a repeated answer text cheap.
       const fs::path dir = work / tasks[i].id / answer_sha[d].substr(0, 16);
-      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, compile_errors, verified);
+      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, verified);
     }
   };
   std::vector<std::thread> threads;
@@ -262,16 +260,17 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
   }
 
   std::vector<ToyScore> out(tasks.size());
-  int correct = 0, infra = 0;
   for (size_t i = 0; i < tasks.size(); ++i) out[i] = distinct[pair_of[i]];
-  for (const ToyScore& s : distinct) {
-    correct += s.correct;
-    infra += s.excluded;
-  }
-  if (stats)
-    *stats = {{"distinct", first.size()}, {"cached", cached}, {"compile_errors", compile_errors.load() + cachedCompileErrors(distinct, todo)},
+  if (stats) {
+    auto count = [&](auto pred) { return std::count_if(distinct.begin(), distinct.end(), pred); };
+    *stats = {{"distinct", first.size()},
+              {"cached", cached},
+              {"compile_errors", count([](const ToyScore& s) { return s.status == "compile_error"; })},
               {"verified", verified.load()},
-              {"correct", correct}, {"infra_errors", infra}, {"seconds", since(t0)}};
+              {"correct", count([](const ToyScore& s) { return s.correct; })},
+              {"infra_errors", count([](const ToyScore& s) { return s.excluded; })},
+              {"seconds", since(t0)}};
+  }
   return out;
 }
 

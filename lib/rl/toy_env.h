@@ -36,6 +36,10 @@ struct ToyEnvOptions {
   std::filesystem::path verdict_cache;
 };
 
+// The bundle of `task` under `bundles` (<bundles>/<task id>); a
+// UsageError naming the missing directory when it has no task.json.
+std::filesystem::path toyBundleDir(const std::filesystem::path& bundles, const ToyTask& task);
+
 // The solution directory for `answer`: forward.cpp and the answer's file
 // (kernels/answer.cu for CUDA, answer.cpp with the stand-in for CPU).
 void writeToySolution(const std::filesystem::path& dir, const std::string& answer, bool cuda);

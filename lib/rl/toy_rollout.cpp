@@ -15,10 +15,11 @@ namespace kb::rl {
 
 Json runToyRollout(const ToyRolloutOptions& o) {
   if (o.last_seed < o.first_seed) throw UsageError("toy rollout: the last seed is before the first");
-  if (o.env == "kbcheck")  // every bundle is there before any answer is sampled
-    for (uint64_t s = o.first_seed; s <= o.last_seed; ++s)
-      if (const fs::path b = o.env_options.bundles / makeToyTask(s).id; !fs::exists(b / "task.json"))
-        throw UsageError("toy environment: no task bundle " + b.string() + " (kbtrain toy tasks, then kbsynth import)");
+  if (o.env != "expr" && o.env != "kbcheck") throw UsageError("toy rollout: --env is expr or kbcheck, not " + o.env);
+  if (o.env == "kbcheck") {  // every bundle is there before any answer is sampled
+    if (o.env_options.bundles.empty()) throw UsageError("toy rollout: --env kbcheck needs --bundles");
+    for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) toyBundleDir(o.env_options.bundles, makeToyTask(s));
+  }
   auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
                                          .max_batch_size = o.max_batch});
   std::vector<ToyTask> tasks;
@@ -38,7 +39,6 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   sp.temperature = o.temperature;
   sp.max_new_tokens = o.max_new_tokens;
   sp.seed = o.sampling_seed;
-  if (o.env != "expr" && o.env != "kbcheck") throw UsageError("toy rollout: --env is expr or kbcheck, not " + o.env);
   const std::vector<policy::Completion> out = policy->generateChat(convs, nullptr, sp);
   std::vector<ToyScore> scores;
   Json env_stats;
