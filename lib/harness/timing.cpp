@@ -51,7 +51,6 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cupti.h>
@@ -495,7 +494,6 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   void calibrateHeadStart(double us) {
     if (us <= 0) return;
     constexpr int64_t kProbe = int64_t{4} << 20;
-    c10::cuda::CUDAStreamGuard on_launch_stream(stream_);  // at::cuda::sleep uses the current stream
     double best_ms = 0;
     for (int i = 0; i < 4; ++i) {
       at::cuda::CUDAEvent s(cudaEventDefault), e(cudaEventDefault);
@@ -511,10 +509,10 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     head_start_cycles_ = static_cast<int64_t>(static_cast<double>(kProbe) * us / (best_ms * 1e3));
   }
 
+  // at::cuda::sleep launches on the current stream, which the worker set to
+  // the launch stream (stream_) at start-up.
   void headStart() {
-    if (head_start_cycles_ <= 0) return;
-    c10::cuda::CUDAStreamGuard on_launch_stream(stream_);  // at::cuda::sleep uses the current stream
-    at::cuda::sleep(head_start_cycles_);
+    if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
   }
 
   // Turns CUPTI's buffers into owned activities: the candidate's and the
