@@ -188,7 +188,7 @@ learn)
   HIDDEN=${HIDDEN:-256}; LAYERS=${LAYERS:-4}; DEMOS=${DEMOS:-4000}; RFT_CHUNK=${RFT_CHUNK:-20}
   RFT_TARGET=${RFT_TARGET:-0.3}; RFT_MAX_CHUNKS=${RFT_MAX_CHUNKS:-8}; ALGO=${ALGO:-ppo}
   ITERS=${ITERS:-8}; TASKS=${TASKS:-256}; SAMPLES=${SAMPLES:-8}; EVAL=${EVAL:-256}; EVAL_SAMPLES=${EVAL_SAMPLES:-4}
-  PPO_LR=${PPO_LR:-3e-5}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
+  PPO_LR=${PPO_LR:-3e-5}; EPOCHS=${EPOCHS:-2}; CRITIC_LR=${CRITIC_LR:-1e-4}; LAMBDA=${LAMBDA:-0.95}; KL_COEF=${KL_COEF:-0.1}
   DEV=${DEV:-cuda}; ENV=${ENV:-expr}; ENV_JOBS=${ENV_JOBS:-12}; LEARN_BUDGET_S=${LEARN_BUDGET_S:-100000}
   TRAIN_POOL=${TRAIN_POOL:-fresh}; ENV_DEVICE=${ENV_DEVICE:-$DEV}
   L="${LEARN_DIR:-$WORK}"; mkdir -p "$L"
@@ -289,11 +289,11 @@ PY
       [ "$ALGO" = ppo ] && [ -z "$CRITIC" ] && CRITIC="$L/critic0"
       if [ "$ALGO" = ppo ]; then
         "$KBTRAIN" ppo "$L/roll-$k.jsonl" --model "$POLICY" --critic "$CRITIC" --out "$L/it-$k" --device "$DEV" \
-          --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
+          --batch-size 64 --micro-batch 64 --epochs "$EPOCHS" --lr "$PPO_LR" --critic-lr "$CRITIC_LR" --lambda "$LAMBDA" \
           "${KL[@]}" --no-progress > /dev/null
       else
         "$KBTRAIN" grpo "$L/roll-$k.jsonl" --model "$POLICY" --out "$L/it-$k" --device "$DEV" \
-          --batch-size 64 --micro-batch 64 --epochs 2 --lr "$PPO_LR" "${KL[@]}" --no-progress > /dev/null
+          --batch-size 64 --micro-batch 64 --epochs "$EPOCHS" --lr "$PPO_LR" "${KL[@]}" --no-progress > /dev/null
       fi
     fi
     python3 -c "import json;r=json.load(open('$L/rollout-$k.json'));print(f\"  iteration $k training rollout (T=1, $TRAIN_POOL seeds): mean reward {r['mean_reward']:+.3f}, pass {r['pass_rate']:.3f}, {r.get('environment', '')}\")" \

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "build/build.h"
@@ -100,9 +101,9 @@ void writeFile(const fs::path& p, const std::string& text) {
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string& answer,
-                  const ToyEnvOptions& o, std::atomic<int>& verified) {
+                  const ToyEnvOptions& o, const std::string& device, std::atomic<int>& verified) {
   ToyScore s;
-  const bool cuda = isCuda(o.device);
+  const bool cuda = isCuda(device);
   writeToySolution(dir, answer, cuda);
   BuildOptions bo;
   bo.target = cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
@@ -132,7 +133,7 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
     return s;
   }
   VerifyOptions vo;
-  vo.device = o.device;
+  vo.device = device;
   VerifyResult v;
   try {
     v = verifySolution(bundle, b.library, vo);
@@ -179,6 +180,23 @@ fs::path toyBundleDir(const fs::path& bundles, const ToyTask& task) {
   return dir;
 }
 
+std::vector<std::string> toyEnvDevices(const std::string& device) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = device.find(',', start);
+    const std::string name = device.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) throw UsageError("toy environment: empty device in '" + device + "'");
+    out.push_back(checkDevice(name));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const bool cuda = isCuda(out.front());
+  for (const std::string& d : out)
+    if (isCuda(d) != cuda) throw UsageError("toy environment: '" + device + "' mixes cpu and cuda devices");
+  return out;
+}
+
 void writeToySolution(const fs::path& dir, const std::string& answer, bool cuda) {
   if (cuda) {
     writeFile(dir / "forward.cpp", kForwardCuda);
@@ -193,6 +211,7 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
                                                    const std::vector<std::string>& answers,
                                                    const ToyEnvOptions& o, Json* stats) {
   if (tasks.size() != answers.size()) throw UsageError("toy environment: one answer per task expected");
+  const std::vector<std::string> devices = toyEnvDevices(o.device);
   const auto t0 = Clock::now();
   // Distinct pairs, in first-seen order.
   std::map<std::pair<std::string, std::string>, size_t> index;
@@ -229,35 +248,42 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
   if (temporary) work = fs::temp_directory_path() / ("kb-toy-env-" + std::to_string(::getpid()));
   fs::create_directories(work);
 
+  // Each verdict is appended as soon as it is known, so an interrupted call
+  // (a time limit) loses none of the pairs it finished.
+  std::ofstream cache_file;
+  std::mutex cache_mutex;
+  if (!o.verdict_cache.empty()) {
+    if (o.verdict_cache.has_parent_path()) fs::create_directories(o.verdict_cache.parent_path());
+    cache_file.open(o.verdict_cache, std::ios::app);
+    if (!cache_file) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
+  }
   std::atomic<size_t> next{0};
   std::atomic<int> verified{0};
-  auto worker = [&] {
+  auto worker = [&](const std::string& device) {
     for (size_t d; (d = next++) < first.size();) {
       if (!todo[d]) continue;
       const size_t i = first[d];
       // One directory per pair; the build cache makes a repeated answer text cheap.
       const fs::path dir = work / tasks[i].id / answer_sha[d].substr(0, 16);
-      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, verified);
+      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, device, verified);
+      if (cache_file.is_open() && !distinct[d].excluded) {  // infra errors are tried again next time
+        const std::string line = Json{{"task", tasks[i].id}, {"answer_sha256", answer_sha[d]},
+                                      {"status", distinct[d].status}, {"reason", distinct[d].reason},
+                                      {"message", distinct[d].message}}.dump();
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        cache_file << line << '\n' << std::flush;
+      }
     }
   };
   std::vector<std::thread> threads;
   const size_t n_threads = std::min<size_t>(static_cast<size_t>(std::max(1, o.jobs)), first.size());
-  for (size_t k = 0; k < n_threads; ++k) threads.emplace_back(worker);
+  for (size_t k = 0; k < n_threads; ++k) threads.emplace_back(worker, devices[k % devices.size()]);
   for (auto& t : threads) t.join();
   if (temporary) {
     std::error_code ec;
     fs::remove_all(work, ec);
   }
-  if (!o.verdict_cache.empty()) {
-    if (o.verdict_cache.has_parent_path()) fs::create_directories(o.verdict_cache.parent_path());
-    std::ofstream f(o.verdict_cache, std::ios::app);
-    for (size_t d = 0; d < first.size(); ++d)
-      if (todo[d] && !distinct[d].excluded)
-        f << Json{{"task", tasks[first[d]].id}, {"answer_sha256", answer_sha[d]}, {"status", distinct[d].status},
-                  {"reason", distinct[d].reason}, {"message", distinct[d].message}}.dump()
-          << '\n';
-    if (!f) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
-  }
+  if (cache_file.is_open() && !cache_file) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
 
   std::vector<ToyScore> out(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) out[i] = distinct[pair_of[i]];

@@ -23,13 +23,18 @@ namespace kb::rl {
 
 struct ToyEnvOptions {
   std::filesystem::path bundles;  // <bundles>/<task id>/ (task.json, reference.pt, model.py): toy-<seed>
-  std::string device = "cpu";     // "cpu" (host build) or "cuda" / "cuda:N" (nvcc build)
+  // "cpu" (host build), or "cuda" / "cuda:N" (nvcc build), or a comma list
+  // of CUDA devices ("cuda:0,cuda:1"): the jobs are spread over them in turn
+  // (job k verifies on device k mod n), since each verify starts two worker
+  // processes with their own CUDA context.
+  std::string device = "cpu";
   std::string arch = "sm_90";     // nvcc's target
   int jobs = 4;                   // pairs built and verified at once
   std::filesystem::path work_dir;     // the solution directories; empty: a temporary one, removed
   std::filesystem::path build_cache;  // empty: kbcheck's default
   // Verdicts kept across calls (JSONL, one line per scored pair: task,
-  // answer's SHA-256, status, message): a pair scored before is not built
+  // answer's SHA-256, status, message; appended as each pair is scored, so
+  // a call stopped part-way keeps what it finished): a pair scored before is not built
   // or verified again. Verification runs the task's fixed correctness seeds,
   // so a verdict is a function of the pair (an answer with a data race may
   // pass once and fail once; the first verdict stays). Empty: no cache.
@@ -39,6 +44,11 @@ struct ToyEnvOptions {
 // The bundle of `task` under `bundles` (<bundles>/<task id>); a
 // UsageError naming the missing directory when it has no task.json.
 std::filesystem::path toyBundleDir(const std::filesystem::path& bundles, const ToyTask& task);
+
+// The devices of `device` (ToyEnvOptions::device), each checked by
+// lib/verify's checkDevice; a UsageError for an empty entry, a bad name or a
+// list that mixes cpu and cuda.
+std::vector<std::string> toyEnvDevices(const std::string& device);
 
 // The solution directory for `answer`: forward.cpp and the answer's file
 // (kernels/answer.cu for CUDA, answer.cpp with the stand-in for CPU).

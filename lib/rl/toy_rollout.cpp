@@ -18,6 +18,7 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   if (o.env != "expr" && o.env != "kbcheck") throw UsageError("toy rollout: --env is expr or kbcheck, not " + o.env);
   if (o.env == "kbcheck") {  // every bundle is there before any answer is sampled
     if (o.env_options.bundles.empty()) throw UsageError("toy rollout: --env kbcheck needs --bundles");
+    toyEnvDevices(o.env_options.device);
     for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) toyBundleDir(o.env_options.bundles, makeToyTask(s));
   }
   auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,

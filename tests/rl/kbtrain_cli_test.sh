@@ -59,6 +59,8 @@ expect_rc 2 "kl without a reference" "$KBTRAIN" grpo "$TMP/roll2.jsonl" --model 
 expect_rc 2 "--env kbcheck without --bundles" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck
 expect_rc 2 "a task without a bundle" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck --bundles "$BUNDLES" \
   --first-seed 50 --last-seed 50 --max-new-tokens 4
+expect_rc 2 "a bad --env-device list" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck \
+  --bundles "$BUNDLES" --env-device "cpu,,cpu" --first-seed 0 --last-seed 0 --max-new-tokens 4
 expect_rc 2 "nothing left after the filters" "$KBTRAIN" rft "$TMP/roll.jsonl" --model "$M" --out "$TMP/x" --min-reward 5
 [ "$fail" -eq 0 ] && echo "kbtrain CLI: all checks passed"
 exit "$fail"

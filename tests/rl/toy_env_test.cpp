@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/gpu_info.h"
 #include "rl/toy_env.h"
 
 namespace fs = std::filesystem;
@@ -90,6 +91,19 @@ TEST(ToyEnvironment, MissingBundleIsAUsageError) {
   o.bundles = root() / "testdata/rl/no-such-bundles";
   const ToyTask t = makeToyTask(0);
   EXPECT_THROW(scoreToyAnswersInEnvironment({t}, {toyDemonstration(t)}, o), UsageError);
+}
+
+TEST(ToyEnvironment, DeviceListIsCheckedAndSplit) {
+  EXPECT_EQ(toyEnvDevices("cpu"), std::vector<std::string>{"cpu"});
+  EXPECT_THROW(toyEnvDevices(""), UsageError);
+  EXPECT_THROW(toyEnvDevices("cpu,"), UsageError);
+  EXPECT_THROW(toyEnvDevices("tpu"), UsageError);
+  if (!hasNvidiaGpu()) {
+    EXPECT_THROW(toyEnvDevices("cuda:0,cuda:1"), UsageError);  // no GPU here
+  } else {
+    EXPECT_EQ(toyEnvDevices("cuda:0,cuda:0").size(), 2u);
+    EXPECT_THROW(toyEnvDevices("cuda:0,cpu"), UsageError);
+  }
 }
 
 TEST(ToyEnvironment, CudaSolutionSplicesTheKernel) {

@@ -229,7 +229,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"expr", "kbcheck"}));
   roll_cmd->add_option("--bundles", tr.env_options.bundles,
                        "--env kbcheck: directory of task bundles named by task id (kbtrain toy tasks, then kbsynth import)");
-  roll_cmd->add_option("--env-device", tr.env_options.device, "--env kbcheck: where answers are built for and verified")
+  roll_cmd->add_option("--env-device", tr.env_options.device, "--env kbcheck: where answers are built for and verified: cpu, cuda[:N], or a comma list of CUDA "
+                       "devices the jobs are spread over (cuda:0,cuda:1)")
       ->capture_default_str();
   roll_cmd->add_option("--env-jobs", tr.env_options.jobs, "--env kbcheck: answers built and verified at once")
       ->capture_default_str()
