@@ -8,6 +8,7 @@
 #   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
 #   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
 #   ENV=kbcheck bash scripts/gpu-train-validate.sh learn   # the same, every answer built by nvcc and verified on the GPU
+#   bash scripts/gpu-train-validate.sh envdiag     # where the toy environment's time per answer goes
 #   DEV=cpu HIDDEN=64 LAYERS=2 DEMOS=64 RFT_CHUNK=2 RFT_MAX_CHUNKS=1 ITERS=1 TASKS=4 SAMPLES=2 EVAL=4 \
 #     bash scripts/gpu-train-validate.sh learn build   # a CPU smoke run of the same pipeline
 #
@@ -17,7 +18,7 @@
 # figures; docs/gpu-validation.md is where the lead records them.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-STEP="${1:?usage: gpu-train-validate.sh ddp|throughput|learn [BUILD_DIR]}"
+STEP="${1:?usage: gpu-train-validate.sh ddp|throughput|learn|envdiag [BUILD_DIR]}"
 BUILD="${2:-$ROOT/build-gpu}"
 RES="${OUT:-$ROOT/gpu-train-out}/$STEP"
 mkdir -p "$RES"
@@ -310,6 +311,48 @@ PY
   column -t -s $'\t' "$RES/table.tsv" 2>/dev/null || cat "$RES/table.tsv"
   cat "$RES/training-rollouts.txt" 2>/dev/null || true
   ;;
+envdiag)
+  # Where the toy environment's time goes (--env kbcheck): one toy answer
+  # built by nvcc and verified 3 times on cuda:0 (kbcheck's phases: worker
+  # start-up, the reference worker's), and what CUDA, cuBLAS and cuDNN cost
+  # to start in a fresh process (the candidate worker makes all three).
+  D="$WORK/diag"; mkdir -p "$D/sol/kernels"
+  "$KBTRAIN" toy tasks --first-seed 0 --last-seed 0 --out "$D/toy" > /dev/null
+  "$BUILD/tools/kbsynth/kbsynth" import "$D/toy" -o "$D/b" > "$RES/import.log" 2>&1 || { tail -5 "$RES/import.log"; exit 1; }
+  python3 - "$ROOT/lib/rl/toy_env.cpp" "$D/sol" <<'PY'
+import re, sys
+src, sol = open(sys.argv[1]).read(), sys.argv[2]
+get = lambda name: re.search(name + r' = R"\((.*?)\)";', src, re.S).group(1)
+open(f"{sol}/forward.cpp", "w").write(get("kForwardCuda"))
+kernel = "__global__ void k(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = x[i] + 7.0f;\n}"
+open(f"{sol}/kernels/answer.cu", "w").write("#include <cuda_runtime.h>\n\n" + kernel + "\n" + get("kLaunchCuda"))
+PY
+  KBCHECK="$BUILD/tools/kbcheck/kbcheck"
+  for k in 1 2 3; do
+    /usr/bin/time -f "verify $k: %e s wall, %U s user, %S s sys (kbcheck and its workers)" \
+      "$KBCHECK" verify "$D/b/toy/toy-0" "$D/sol" --device cuda:0 --json "$RES/verify-$k.json" -q || true
+  done
+  python3 - "$RES" <<'PY'
+import json, sys
+for k in (1, 2, 3):
+    r = json.load(open(f"{sys.argv[1]}/verify-{k}.json"))
+    v = r["stages"]["verify"]["report"] or {}
+    w = v.get("worker", {})
+    print(f"verify {k}: {r['status']}, build {r['stages']['build']['seconds']:.2f} s, verify {v.get('seconds', 0):.2f} s;"
+          f" candidate wall {w.get('wall_seconds', 0):.2f} s cpu {w.get('cpu_seconds', 0):.2f} s phases {json.dumps(w.get('phases'))};"
+          f" reference wait {v.get('reference_seconds', 0):.2f} s phases {json.dumps(v.get('reference_phases'))}")
+PY
+  python3 - <<'PY'
+import ctypes, time, resource
+def cpu(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu(); import torch; print(f"import torch: {time.perf_counter() - t:.2f} s wall {cpu() - c:.2f} s cpu")
+for what, fn in [("CUDA context (first tensor)", lambda: torch.zeros(1, device="cuda:0")),
+                 ("cuBLAS (first matmul)", lambda: torch.ones(8, 8, device="cuda:0") @ torch.ones(8, 8, device="cuda:0")),
+                 ("cuDNN handle (cudnnCreate)", lambda: ctypes.CDLL("libcudnn.so.9").cudnnCreate(ctypes.byref(ctypes.c_void_p())))]:
+    t, c = time.perf_counter(), cpu(); fn(); torch.cuda.synchronize()
+    print(f"{what}: {time.perf_counter() - t:.2f} s wall {cpu() - c:.2f} s cpu")
+PY
+  ;;
 *)
-  echo "unknown step '$STEP' (ddp, throughput, learn)"; exit 2 ;;
+  echo "unknown step '$STEP' (ddp, throughput, learn, envdiag)"; exit 2 ;;
 esac
