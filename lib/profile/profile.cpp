@@ -331,7 +331,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   cmp.seeds.insert(cmp.seeds.end(), r.sampled_seeds.begin(), r.sampled_seeds.end());
   cmp.atol = bundle.info.atol;
   cmp.rtol = bundle.info.rtol;
-  cmp.candidate_results = r.worker.dir / "result.bin";
+  cmp.candidate_results = {r.worker.dir / "result.bin"};
   if (!cmp.seeds.empty()) {
     ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
                                       : compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);

@@ -100,10 +100,21 @@ void writeFile(const fs::path& p, const std::string& text) {
 
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string& answer,
-                  const ToyEnvOptions& o, const std::string& device, std::atomic<int>& verified) {
+ToyScore scoreOf(Status status, const std::string& message) {
   ToyScore s;
-  const bool cuda = isCuda(device);
+  s.status = statusName(status);
+  s.reason = status == Status::Ok ? "ok" : s.status;
+  s.message = message;
+  s.correct = status == Status::Ok;
+  s.excluded = status == Status::InfraError;
+  s.reward = s.correct ? 1.0 : -1.0;
+  return s;
+}
+
+// Writes and builds one answer's solution: its library, or (library empty)
+// the score of an answer that did not build.
+std::pair<fs::path, ToyScore> buildAnswer(const fs::path& dir, const std::string& answer, const ToyEnvOptions& o,
+                                          bool cuda) {
   writeToySolution(dir, answer, cuda);
   BuildOptions bo;
   bo.target = cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
@@ -125,30 +136,40 @@ ToyScore scoreOne(const fs::path& bundle, const fs::path& dir, const std::string
     b.status = Status::InfraError;
     b.message = e.what();
   }
-  if (b.status != Status::Ok) {
-    s.status = statusName(b.status);
-    s.reason = s.status;
-    s.message = b.message;
-    s.excluded = b.status == Status::InfraError;
-    return s;
+  if (b.status != Status::Ok) return {fs::path(), scoreOf(b.status, b.message)};
+  return {b.library, ToyScore{}};
+}
+
+// One task's answers: each built, then the built ones verified together
+// (verifySolutions: a worker process each, one reference worker for all).
+std::vector<ToyScore> scoreTaskAnswers(const fs::path& bundle, const std::vector<fs::path>& dirs,
+                                       const std::vector<std::string>& answers, const ToyEnvOptions& o,
+                                       const std::string& device, std::atomic<int>& verified) {
+  std::vector<ToyScore> out(answers.size());
+  std::vector<fs::path> libraries;
+  std::vector<size_t> built;
+  for (size_t k = 0; k < answers.size(); ++k) {
+    auto [library, score] = buildAnswer(dirs[k], answers[k], o, isCuda(device));
+    if (library.empty()) {
+      out[k] = score;
+    } else {
+      libraries.push_back(library);
+      built.push_back(k);
+    }
   }
+  if (built.empty()) return out;
   VerifyOptions vo;
   vo.device = device;
-  VerifyResult v;
+  std::vector<VerifyResult> results;
   try {
-    v = verifySolution(bundle, b.library, vo);
+    results = verifySolutions(bundle, libraries, vo);
   } catch (const std::exception& e) {
-    v.status = Status::InfraError;
-    v.message = e.what();
+    for (size_t k : built) out[k] = scoreOf(Status::InfraError, e.what());
+    return out;
   }
-  ++verified;
-  s.status = statusName(v.status);
-  s.reason = v.status == Status::Ok ? "ok" : s.status;
-  s.message = v.message;
-  s.correct = v.status == Status::Ok;
-  s.excluded = v.status == Status::InfraError;
-  s.reward = s.correct ? 1.0 : -1.0;
-  return s;
+  verified += static_cast<int>(built.size());
+  for (size_t j = 0; j < built.size(); ++j) out[built[j]] = scoreOf(results[j].status, results[j].message);
+  return out;
 }
 
 using VerdictKey = std::pair<std::string, std::string>;  // task id, answer's SHA-256
@@ -248,8 +269,8 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
   if (temporary) work = fs::temp_directory_path() / ("kb-toy-env-" + std::to_string(::getpid()));
   fs::create_directories(work);
 
-  // Each verdict is appended as soon as it is known, so an interrupted call
-  // (a time limit) loses none of the pairs it finished.
+  // Each verdict is appended as soon as its task's batch is done, so an
+  // interrupted call (a time limit) loses none of the batches it finished.
   std::ofstream cache_file;
   std::mutex cache_mutex;
   if (!o.verdict_cache.empty()) {
@@ -257,26 +278,39 @@ std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& t
     cache_file.open(o.verdict_cache, std::ios::app);
     if (!cache_file) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
   }
+  // The work, by task: each job builds one task's new answers and verifies
+  // them against one reference worker.
+  std::map<std::string, std::vector<size_t>> by_task;  // task id -> distinct pairs to score
+  for (size_t d = 0; d < first.size(); ++d)
+    if (todo[d]) by_task[tasks[first[d]].id].push_back(d);
+  std::vector<const std::vector<size_t>*> batches;
+  for (const auto& [id, ds] : by_task) batches.push_back(&ds);
   std::atomic<size_t> next{0};
   std::atomic<int> verified{0};
   auto worker = [&](const std::string& device) {
-    for (size_t d; (d = next++) < first.size();) {
-      if (!todo[d]) continue;
-      const size_t i = first[d];
-      // One directory per pair; the build cache makes a repeated answer text cheap.
-      const fs::path dir = work / tasks[i].id / answer_sha[d].substr(0, 16);
-      distinct[d] = scoreOne(o.bundles / tasks[i].id, dir, answers[i], o, device, verified);
-      if (cache_file.is_open() && !distinct[d].excluded) {  // infra errors are tried again next time
-        const std::string line = Json{{"task", tasks[i].id}, {"answer_sha256", answer_sha[d]},
-                                      {"status", distinct[d].status}, {"reason", distinct[d].reason},
-                                      {"message", distinct[d].message}}.dump();
-        std::lock_guard<std::mutex> lock(cache_mutex);
-        cache_file << line << '\n' << std::flush;
+    for (size_t b; (b = next++) < batches.size();) {
+      const std::vector<size_t>& ds = *batches[b];
+      const ToyTask& task = tasks[first[ds.front()]];
+      std::vector<fs::path> dirs;
+      std::vector<std::string> texts;
+      for (size_t d : ds) {
+        // One directory per pair; the build cache makes a repeated answer text cheap.
+        dirs.push_back(work / task.id / answer_sha[d].substr(0, 16));
+        texts.push_back(answers[first[d]]);
+      }
+      const std::vector<ToyScore> scores = scoreTaskAnswers(o.bundles / task.id, dirs, texts, o, device, verified);
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      for (size_t j = 0; j < ds.size(); ++j) {
+        distinct[ds[j]] = scores[j];
+        if (cache_file.is_open() && !scores[j].excluded)  // infra errors are tried again next time
+          cache_file << Json{{"task", task.id}, {"answer_sha256", answer_sha[ds[j]]}, {"status", scores[j].status},
+                             {"reason", scores[j].reason}, {"message", scores[j].message}}.dump()
+                     << '\n' << std::flush;
       }
     }
   };
   std::vector<std::thread> threads;
-  const size_t n_threads = std::min<size_t>(static_cast<size_t>(std::max(1, o.jobs)), first.size());
+  const size_t n_threads = std::min<size_t>(static_cast<size_t>(std::max(1, o.jobs)), batches.size());
   for (size_t k = 0; k < n_threads; ++k) threads.emplace_back(worker, devices[k % devices.size()]);
   for (auto& t : threads) t.join();
   if (temporary) {

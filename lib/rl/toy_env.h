@@ -29,7 +29,7 @@ struct ToyEnvOptions {
   // processes with their own CUDA context.
   std::string device = "cpu";
   std::string arch = "sm_90";     // nvcc's target
-  int jobs = 4;                   // pairs built and verified at once
+  int jobs = 4;                   // tasks whose answers are built and verified at once
   std::filesystem::path work_dir;     // the solution directories; empty: a temporary one, removed
   std::filesystem::path build_cache;  // empty: kbcheck's default
   // Verdicts kept across calls (JSONL, one line per scored pair: task,
@@ -56,6 +56,9 @@ void writeToySolution(const std::filesystem::path& dir, const std::string& answe
 
 // One score per answer (answers[i] answers tasks[i]). Identical pairs are
 // built and verified once (and not at all when the verdict cache has it).
+// The work goes by task, `jobs` tasks at once: a task's new answers are
+// built, then verified together (verifySolutions: one reference worker per
+// task instead of one per answer).
 // `stats` (when given) receives {distinct (pairs), cached (of them, from the
 // verdict cache), compile_errors and correct (distinct pairs, cached ones
 // included), verified (verifier runs made by this call), infra_errors,

@@ -54,7 +54,9 @@ Json CompareRequest::toJson() const {
   j["seeds"] = seeds;
   j["atol"] = atol;
   j["rtol"] = rtol;
-  j["candidate_results"] = candidate_results.string();
+  Json files = Json::array();
+  for (const auto& f : candidate_results) files.push_back(f.string());
+  j["candidate_results"] = files;
   return j;
 }
 
@@ -65,7 +67,7 @@ CompareRequest CompareRequest::fromJson(const Json& j) {
   r.seeds = j.at("seeds").get<std::vector<uint64_t>>();
   r.atol = j.at("atol").get<double>();
   r.rtol = j.at("rtol").get<double>();
-  r.candidate_results = j.at("candidate_results").get<std::string>();
+  for (const auto& f : j.at("candidate_results")) r.candidate_results.push_back(f.get<std::string>());
   return r;
 }
 

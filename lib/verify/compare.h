@@ -5,7 +5,8 @@
 // candidate's worker has ended; see ReferenceWorker in verify.h): load the
 // task's reference, make each seed's inputs again, run the reference, and
 // compare with what the candidate's worker sent back. The verdict goes back on fd 3 as one
-// "verdict" record (harness/wire.h). Neither kbcheck nor the candidate's
+// "verdict" record (harness/wire.h) per candidate of the request (several
+// candidates of one task share one reference process: verifySolutions). Neither kbcheck nor the candidate's
 // process ever holds the reference's outputs.
 //
 // Checks per seed, in order (the first failure is the seed's status):
@@ -65,7 +66,9 @@ struct CompareRequest {
   std::string device = "cpu";
   std::vector<uint64_t> seeds;
   double atol = 1e-2, rtol = 1e-2;
-  std::filesystem::path candidate_results;  // the candidate worker's result channel file
+  // The candidates' result channel files (their workers' result.bin), one
+  // or more candidates of the same task; one verdict record each, in order.
+  std::vector<std::filesystem::path> candidate_results;
 
   Json toJson() const;
   static CompareRequest fromJson(const Json& j);

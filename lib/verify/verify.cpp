@@ -88,30 +88,48 @@ ReferenceWorker::~ReferenceWorker() {
 }
 
 ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
-  ReferenceVerdict out;
+  if (cmp.candidate_results.size() != 1) throw Error("ReferenceWorker::finish takes one candidate (finishAll: several)");
+  return finishAll(cmp).front();
+}
+
+std::vector<ReferenceVerdict> ReferenceWorker::finishAll(const CompareRequest& cmp) {
   State& st = *state_;
   if (st.finished) throw Error("ReferenceWorker::finish called twice");
   st.finished = true;
+  const size_t n = cmp.candidate_results.size();
   auto tr = Clock::now();
   const ProcessResult ref = st.process->finish(cmp.toJson().dump());
-  out.seconds = since(tr);
+  const double seconds = since(tr);
   std::string problem;
   std::vector<WireRecord> verdicts = readRecords(st.dir / "verdict.bin", &problem);
-  if (!ref.ok() || verdicts.size() != 1 || verdicts[0].header["type"] != "verdict") {
+  bool well_formed = ref.ok() && verdicts.size() == n;
+  for (size_t k = 0; well_formed && k < n; ++k)
+    well_formed = verdicts[k].header["type"] == "verdict" && verdicts[k].header.value("candidate", size_t{0}) == k;
+  std::vector<ReferenceVerdict> out(n);
+  if (!well_formed) {
     std::string text = ref.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    out.status = Status::InfraError;
-    out.message = "the reference worker failed (" + describeEnd(ref) + ")" +
-                  (text.empty() ? "" : ": " + text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
+    const std::string message =
+        "the reference worker failed (" + describeEnd(ref) + ")" +
+        (text.empty() ? "" : ": " + text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
+    for (ReferenceVerdict& v : out) {
+      v.status = Status::InfraError;
+      v.message = message;
+      v.seconds = seconds;
+    }
     return out;
   }
-  const Json& v = verdicts[0].header;
-  out.status = parseStatus(v.value("status", "infra_error")).value_or(Status::InfraError);
-  out.message = v.value("message", "");
-  if (v.contains("torch_version") && v["torch_version"].is_string()) out.torch_version = v["torch_version"];
-  if (v.contains("gpu") && v["gpu"].is_string()) out.gpu = v["gpu"];
-  for (const auto& s : v.value("seeds", Json::array())) out.seeds.push_back(SeedCheck::fromJson(s));
-  out.phases = v.value("phases", Json::object());
+  for (size_t k = 0; k < n; ++k) {
+    const Json& v = verdicts[k].header;
+    ReferenceVerdict& o = out[k];
+    o.seconds = seconds;
+    o.status = parseStatus(v.value("status", "infra_error")).value_or(Status::InfraError);
+    o.message = v.value("message", "");
+    if (v.contains("torch_version") && v["torch_version"].is_string()) o.torch_version = v["torch_version"];
+    if (v.contains("gpu") && v["gpu"].is_string()) o.gpu = v["gpu"];
+    for (const auto& s : v.value("seeds", Json::array())) o.seeds.push_back(SeedCheck::fromJson(s));
+    o.phases = v.value("phases", Json::object());
+  }
   return out;
 }
 
@@ -144,16 +162,22 @@ Json VerifyResult::toJson() const {
 
 VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
                             const VerifyOptions& options) {
+  return verifySolutions(task_dir, {library}, options).front();
+}
+
+std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::vector<fs::path>& libraries,
+                                          const VerifyOptions& options) {
   auto t0 = Clock::now();
+  if (libraries.empty()) throw UsageError("verify: no solution to verify");
   protectMemoryFromSiblings();
-  VerifyResult result;
+  VerifyResult base;
   TaskBundle bundle = openBundle(task_dir);  // a bad task is a usage error
   const TaskInfo& info = bundle.info;
-  result.task_id = info.id;
-  result.device = checkDevice(options.device);
-  if (result.device != "cpu") result.driver = nvidiaDriverVersion();
-  result.atol = options.atol.value_or(info.atol);
-  result.rtol = options.rtol.value_or(info.rtol);
+  base.task_id = info.id;
+  base.device = checkDevice(options.device);
+  if (base.device != "cpu") base.driver = nvidiaDriverVersion();
+  base.atol = options.atol.value_or(info.atol);
+  base.rtol = options.rtol.value_or(info.rtol);
   std::vector<uint64_t> seeds = options.seeds.empty() ? info.correctness_seeds : options.seeds;
   if (seeds.empty()) throw UsageError(bundle.taskJson().string() + ": no correctness seeds");
 
@@ -166,8 +190,7 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
 
   WorkerRequest req;
   req.task_dir = bundle.dir;
-  req.library = fs::absolute(library);
-  req.device = result.device;
+  req.device = base.device;
   req.seeds = seeds;
   req.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
   req.max_scratch_bytes = options.max_scratch_bytes;
@@ -182,40 +205,60 @@ VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
   fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
 
-  // 1. The candidate. Its directory is kept until the reference has read
-  //    the result channel. The reference worker starts beside it and gets
-  //    ready on the CPU (ReferenceWorker: nothing on the GPU, nothing the
-  //    candidate can write, until it is handed the request).
-  ReferenceWorker reference(bundle.dir, result.device, seeds, scratch, binary,
-                            limits.wall_seconds + options.reference_timeout_seconds);
-  result.worker = runWorker(req, limits, binary, scratch, /*keep_dir=*/true);
-  WorkerDirGuard cleanup(result.worker.dir, options.keep_worker_dir);
-  if (result.worker.status != Status::Ok) {
-    result.status = result.worker.status;
-    result.message = result.worker.message;
-    result.seconds = since(t0);
-    return result;
+  // 1. The candidates, one after the other. Their directories are kept
+  //    until the reference has read the result channels. The reference
+  //    worker starts beside the first and gets ready on the CPU
+  //    (ReferenceWorker: nothing on the GPU, nothing a candidate can write,
+  //    until it is handed the request).
+  ReferenceWorker reference(bundle.dir, base.device, seeds, scratch, binary,
+                            limits.wall_seconds * static_cast<double>(libraries.size()) +
+                                options.reference_timeout_seconds);
+  std::vector<VerifyResult> results(libraries.size(), base);
+  std::vector<std::unique_ptr<WorkerDirGuard>> cleanup;
+  std::vector<size_t> ran;  // the candidates whose worker ended ok
+  for (size_t k = 0; k < libraries.size(); ++k) {
+    auto tk = Clock::now();
+    req.library = fs::absolute(libraries[k]);
+    VerifyResult& r = results[k];
+    r.worker = runWorker(req, limits, binary, scratch, /*keep_dir=*/true);
+    cleanup.push_back(std::make_unique<WorkerDirGuard>(r.worker.dir, options.keep_worker_dir));
+    r.seconds = since(tk);
+    if (r.worker.status != Status::Ok) {
+      r.status = r.worker.status;
+      r.message = r.worker.message;
+      continue;
+    }
+    ran.push_back(k);
+  }
+  if (ran.empty()) {
+    if (libraries.size() == 1) results[0].seconds = since(t0);
+    return results;
   }
 
   // 2. The reference and the comparison, in a process of their own, handed
-  //    the request after the candidate's process group is gone.
+  //    the request after the last candidate's process group is gone.
   CompareRequest cmp;
   cmp.task_dir = bundle.dir;
-  cmp.device = result.device;
+  cmp.device = base.device;
   cmp.seeds = seeds;
-  cmp.atol = result.atol;
-  cmp.rtol = result.rtol;
-  cmp.candidate_results = result.worker.dir / "result.bin";
-  ReferenceVerdict v = reference.finish(cmp);
-  result.reference_seconds = v.seconds;
-  result.reference_phases = v.phases;
-  result.status = v.status;
-  result.message = v.message;
-  result.torch_version = v.torch_version;
-  result.gpu = v.gpu;
-  result.seeds = std::move(v.seeds);
-  result.seconds = since(t0);
-  return result;
+  cmp.atol = base.atol;
+  cmp.rtol = base.rtol;
+  for (size_t k : ran) cmp.candidate_results.push_back(results[k].worker.dir / "result.bin");
+  std::vector<ReferenceVerdict> verdicts = reference.finishAll(cmp);
+  for (size_t j = 0; j < ran.size(); ++j) {
+    VerifyResult& r = results[ran[j]];
+    ReferenceVerdict& v = verdicts[j];
+    r.reference_seconds = v.seconds;
+    r.reference_phases = v.phases;
+    r.status = v.status;
+    r.message = v.message;
+    r.torch_version = v.torch_version;
+    r.gpu = v.gpu;
+    r.seeds = std::move(v.seeds);
+    r.seconds += v.seconds;
+  }
+  if (libraries.size() == 1) results[0].seconds = since(t0);  // as before: all of it
+  return results;
 }
 
 }  // namespace kb

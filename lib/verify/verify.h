@@ -89,7 +89,12 @@ class ReferenceWorker {
   ReferenceWorker& operator=(const ReferenceWorker&) = delete;
 
   // Sends the request, waits for the worker, reads its verdict. Once.
+  // The request names one candidate.
   ReferenceVerdict finish(const CompareRequest& request);
+  // The same for a request naming several candidates of the task: one
+  // verdict each, in the request's order (all infra_error when the worker
+  // failed).
+  std::vector<ReferenceVerdict> finishAll(const CompareRequest& request);
 
  private:
   struct State;
@@ -113,5 +118,16 @@ std::string checkDevice(const std::string& name);
 // outcome of the candidate is a status.
 VerifyResult verifySolution(const std::filesystem::path& task_dir,
                             const std::filesystem::path& library, const VerifyOptions& options);
+
+// Several candidates of one task (kbtrain's toy environment scores many
+// answers per task): each runs in its own worker process, one after the
+// other, and one reference worker, handed the request once the last of them
+// has ended, checks them all, running each seed's reference once. One
+// process start (and, on a GPU, one CUDA context) per candidate instead of
+// two. Each result's reference_seconds is the shared wait; its seconds, its
+// own worker plus that wait. Results in the order of `libraries`.
+std::vector<VerifyResult> verifySolutions(const std::filesystem::path& task_dir,
+                                          const std::vector<std::filesystem::path>& libraries,
+                                          const VerifyOptions& options);
 
 }  // namespace kb

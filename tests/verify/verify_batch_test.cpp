@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "build/build.h"
 #include "core/error.h"
@@ -17,6 +19,51 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
+
+// verifySolutions: several candidates of one task, one reference worker for
+// all of them. Each must get the status it gets alone, whatever its
+// neighbours in the batch did (a forged channel, a crash, a wrong answer).
+TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
+  fs::path scratch = fs::temp_directory_path() / ("kb_verify_many_" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
+  kb::BuildOptions build;
+  build.target = kb::BuildTarget::Cpu;
+  build.cache_dir = scratch / "cache";
+  kb::VerifyOptions verify;
+  verify.device = "cpu";
+  verify.limits.wall_seconds = 5;
+  verify.limits.cpu_seconds = 5;
+  verify.memory_budget_bytes = 2ull << 30;
+  verify.scratch_dir = scratch;
+  const std::vector<std::string> names = {"ok_linear_relu", "forge_result", "wrong_result", "segfault",
+                                          "tol_inside",     "inplace_input", "off_by_one", "ok_with_init"};
+  std::vector<fs::path> libraries;
+  for (const std::string& name : names) {
+    kb::BuildResult b = kb::buildSolution(kb::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name), build);
+    ASSERT_EQ(b.status, kb::Status::Ok) << name << ": " << b.diagnostics;
+    libraries.push_back(b.library);
+  }
+  const fs::path task = sourceRoot() / "testdata/tasks/linear_relu";
+  std::vector<kb::VerifyResult> results = kb::verifySolutions(task, libraries, verify);
+  ASSERT_EQ(results.size(), names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    SCOPED_TRACE(names[k]);
+    EXPECT_EQ(std::string(kb::statusName(results[k].status)),
+              expected["solutions"][names[k]]["status"].get<std::string>())
+        << results[k].message;
+    if (results[k].status == kb::Status::Ok) EXPECT_EQ(results[k].seeds.size(), results[0].seeds.size());
+  }
+  // The ok ones were checked on every seed by the one reference process.
+  EXPECT_FALSE(results[0].seeds.empty());
+  EXPECT_GT(results[0].reference_seconds, 0.0);
+  EXPECT_THROW(kb::verifySolutions(task, {}, verify), kb::UsageError);
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(scratch))
+    if (e.path().filename() != "cache") ++leftovers;
+  EXPECT_EQ(leftovers, 0);
+  fs::remove_all(scratch);
+}
 
 TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
   const fs::path escape = "/tmp/kb-harness-escape.txt";
@@ -120,7 +167,7 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
     cmp.task_dir = task;
     cmp.device = "cpu";
     cmp.seeds = seeds;
-    cmp.candidate_results = run.dir / "result.bin";
+    cmp.candidate_results = {run.dir / "result.bin"};
     kb::ReferenceVerdict v = reference.finish(cmp);
     EXPECT_EQ(v.status, kb::Status::Ok) << v.message;
     EXPECT_EQ(v.seeds.size(), seeds.size());
@@ -139,7 +186,7 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
     other.task_dir = sourceRoot() / "testdata/tasks/scale_and_rowsum";
     other.device = "cpu";
     other.seeds = seeds;
-    other.candidate_results = scratch / "none.bin";
+    other.candidate_results = {scratch / "none.bin"};
     kb::ReferenceVerdict v = reference.finish(other);
     EXPECT_EQ(v.status, kb::Status::InfraError);
     EXPECT_NE(v.message.find("this worker was started for"), std::string::npos) << v.message;

@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   roll_cmd->add_option("--env-device", tr.env_options.device, "--env kbcheck: where answers are built for and verified: cpu, cuda[:N], or a comma list of CUDA "
                        "devices the jobs are spread over (cuda:0,cuda:1)")
       ->capture_default_str();
-  roll_cmd->add_option("--env-jobs", tr.env_options.jobs, "--env kbcheck: answers built and verified at once")
+  roll_cmd->add_option("--env-jobs", tr.env_options.jobs, "--env kbcheck: tasks whose answers are built and verified at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   roll_cmd->add_option("--arch", tr.env_options.arch, "--env kbcheck: nvcc's target")->capture_default_str();
