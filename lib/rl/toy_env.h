@@ -61,7 +61,7 @@ void writeToySolution(const std::filesystem::path& dir, const std::string& answe
 // task instead of one per answer).
 // `stats` (when given) receives {distinct (pairs), cached (of them, from the
 // verdict cache), compile_errors and correct (distinct pairs, cached ones
-// included), verified (verifier runs made by this call), infra_errors,
+// included), verified (answers verified by this call), infra_errors,
 // seconds}.
 std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
                                                    const std::vector<std::string>& answers,

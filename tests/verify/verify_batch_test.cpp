@@ -20,22 +20,36 @@ namespace {
 
 fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
 
+// What both batch tests share: a scratch directory, the expected statuses,
+// CPU build options with a private cache and verify options with short limits.
+struct CpuBatch {
+  fs::path scratch;
+  kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
+  kb::BuildOptions build;
+  kb::VerifyOptions verify;
+
+  explicit CpuBatch(const std::string& name)
+      : scratch(fs::temp_directory_path() / (name + std::to_string(::getpid()))) {
+    fs::create_directories(scratch);
+    build.target = kb::BuildTarget::Cpu;
+    build.cache_dir = scratch / "cache";
+    verify.device = "cpu";
+    verify.limits.wall_seconds = 5;
+    verify.limits.cpu_seconds = 5;
+    verify.memory_budget_bytes = 2ull << 30;
+    verify.scratch_dir = scratch;
+  }
+};
+
 // verifySolutions: several candidates of one task, one reference worker for
 // all of them. Each must get the status it gets alone, whatever its
 // neighbours in the batch did (a forged channel, a crash, a wrong answer).
 TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
-  fs::path scratch = fs::temp_directory_path() / ("kb_verify_many_" + std::to_string(::getpid()));
-  fs::create_directories(scratch);
-  kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
-  kb::BuildOptions build;
-  build.target = kb::BuildTarget::Cpu;
-  build.cache_dir = scratch / "cache";
-  kb::VerifyOptions verify;
-  verify.device = "cpu";
-  verify.limits.wall_seconds = 5;
-  verify.limits.cpu_seconds = 5;
-  verify.memory_budget_bytes = 2ull << 30;
-  verify.scratch_dir = scratch;
+  CpuBatch batch("kb_verify_many_");
+  const fs::path& scratch = batch.scratch;
+  const kb::Json& expected = batch.expected;
+  const kb::BuildOptions& build = batch.build;
+  const kb::VerifyOptions& verify = batch.verify;
   const std::vector<std::string> names = {"ok_linear_relu", "forge_result", "wrong_result", "segfault",
                                           "tol_inside",     "inplace_input", "off_by_one", "ok_with_init"};
   std::vector<fs::path> libraries;
@@ -68,18 +82,11 @@ TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
 TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
   const fs::path escape = "/tmp/kb-harness-escape.txt";
   fs::remove(escape);
-  fs::path scratch = fs::temp_directory_path() / ("kb_verify_batch_" + std::to_string(::getpid()));
-  fs::create_directories(scratch);
-  kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
-  kb::BuildOptions build;
-  build.target = kb::BuildTarget::Cpu;
-  build.cache_dir = scratch / "cache";
-  kb::VerifyOptions verify;
-  verify.device = "cpu";
-  verify.limits.wall_seconds = 5;
-  verify.limits.cpu_seconds = 5;
-  verify.memory_budget_bytes = 2ull << 30;
-  verify.scratch_dir = scratch;
+  CpuBatch batch("kb_verify_batch_");
+  const fs::path& scratch = batch.scratch;
+  const kb::Json& expected = batch.expected;
+  const kb::BuildOptions& build = batch.build;
+  kb::VerifyOptions& verify = batch.verify;
 
   int checked = 0;
   for (const auto& [name, want] : expected["solutions"].items()) {
