@@ -115,14 +115,14 @@ ToyScore scoreOf(Status status, const std::string& message) {
 // the score of an answer that did not build.
 std::pair<fs::path, ToyScore> buildAnswer(const fs::path& dir, const std::string& answer, const ToyEnvOptions& o,
                                           bool cuda) {
-  writeToySolution(dir, answer, cuda);
   BuildOptions bo;
   bo.target = cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
   bo.arch = o.arch;
   bo.jobs = 1;
   if (!o.build_cache.empty()) bo.cache_dir = o.build_cache;
   BuildResult b;
-  try {
+  try {  // in a job's thread: every failure becomes a status (a disk error writing the solution: infra_error)
+    writeToySolution(dir, answer, cuda);
     Solution sol;
     try {
       sol = loadSolution(dir);
