@@ -168,7 +168,11 @@ learn)
   # evaluation on EVAL held-out seeds (never trained on): greedy, and
   # EVAL_SAMPLES answers per task at temperature 1 (the policy PPO
   # optimises). No demonstration is used after rft: any gain in the ppo rows
-  # comes from the reward.
+  # comes from the reward. After each evaluation, heldout.jsonl (a record per
+  # stage: held-out greedy and T=1 reward and pass rate, and the reward of the
+  # training rollout that stage's policy sampled on fresh seeds) and its
+  # chart heldout.html are rewritten, so a run stopped by a time limit still
+  # leaves its curve.
   # ENV=kbcheck scores every answer (training rollouts and the table's
   # evaluations) with the real environment: the answer's kernel built by
   # nvcc into a fixed forward.cpp and verified on the GPU against the task's
@@ -246,8 +250,31 @@ PY
         --out "$L/eval-t1-$2.jsonl" "${ENV_ARGS[@]}"
       files+=("$L/eval-t1-$2.json")
     fi
-    cp "${files[@]}" "$RES/"
+    # Not copied to $RES: the device tool returns at most 8 files, and
+    # table.tsv and heldout.jsonl carry their figures.
     row "$2" "${files[@]}"
+    heldout_curves
+  }
+  heldout_curves() {  # $RES/heldout.jsonl (a record per evaluated stage) and heldout.html, from $L's files
+    python3 - "$L" "$ALGO" "$ITERS" > "$RES/heldout.jsonl" <<'PY'
+import json, os, sys
+L, algo, iters = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for step, label in enumerate(["rft"] + [f"{algo}-{k}" for k in range(1, iters + 1)]):
+    if not os.path.exists(f"{L}/eval-{label}.json"):
+        break
+    rec = {"stage": label, "step": step}
+    for key, name in (("greedy", f"eval-{label}.json"), ("t1", f"eval-t1-{label}.json")):
+        if os.path.exists(f"{L}/{name}"):
+            r = json.load(open(f"{L}/{name}"))
+            rec[f"heldout_{key}_mean_reward"], rec[f"heldout_{key}_pass_rate"] = r["mean_reward"], r["pass_rate"]
+    # The next iteration's training rollout was sampled by this stage's policy on fresh seeds.
+    if os.path.exists(f"{L}/rollout-{step + 1}.json"):
+        r = json.load(open(f"{L}/rollout-{step + 1}.json"))
+        rec["rollout_mean_reward"], rec["rollout_pass_rate"] = r["mean_reward"], r["pass_rate"]
+    print(json.dumps(rec))
+PY
+    "$KBTRAIN" plot "$RES/heldout.jsonl" --out "$RES/heldout.html" \
+      --title "toy task family ($ENV): held-out reward per stage (0 = rft, k = after $ALGO iteration k)" 2>/dev/null || true
   }
   rft_pass() {  # model label -> PASS (greedy, expression evaluator: the stopping rule only)
     run_json "$L/rft-eval-$2.json" "$KBTRAIN" toy rollout --model "$1" --first-seed $HELD --last-seed $((HELD + EVAL - 1)) \
