@@ -20,6 +20,16 @@ namespace {
 
 fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
 
+// Every worker's and reference worker's directory under `scratch` is gone
+// (only the build cache stays); then `scratch` itself is removed.
+void expectOnlyTheCacheLeft(const fs::path& scratch) {
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(scratch))
+    if (e.path().filename() != "cache") ++leftovers;
+  EXPECT_EQ(leftovers, 0);
+  fs::remove_all(scratch);
+}
+
 // What both batch tests share: a scratch directory, the expected statuses,
 // CPU build options with a private cache and verify options with short limits.
 struct CpuBatch {
@@ -72,11 +82,7 @@ TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
   EXPECT_FALSE(results[0].seeds.empty());
   EXPECT_GT(results[0].reference_seconds, 0.0);
   EXPECT_THROW(kb::verifySolutions(task, {}, verify), kb::UsageError);
-  int leftovers = 0;
-  for (const auto& e : fs::directory_iterator(scratch))
-    if (e.path().filename() != "cache") ++leftovers;
-  EXPECT_EQ(leftovers, 0);
-  fs::remove_all(scratch);
+  expectOnlyTheCacheLeft(scratch);
 }
 
 TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
@@ -198,11 +204,7 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
     EXPECT_EQ(v.status, kb::Status::InfraError);
     EXPECT_NE(v.message.find("this worker was started for"), std::string::npos) << v.message;
   }
-  int leftovers = 0;
-  for (const auto& e : fs::directory_iterator(scratch))
-    if (e.path().filename() != "cache") ++leftovers;
-  EXPECT_EQ(leftovers, 0);
-  fs::remove_all(scratch);
+  expectOnlyTheCacheLeft(scratch);
 }
 
 TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
