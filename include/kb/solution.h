@@ -117,6 +117,17 @@ typedef struct kb_api {
   /* Record a failure with a message; the call then ends as runtime_error. */
   void (*fail)(kb_context* ctx, const char* message);
   int32_t (*failed)(kb_context* ctx);
+
+  /* The sanctioned home of host objects made in the init hook (an
+   * instantiated CUDA graph, a cuBLASLt matmul plan, a descriptor): set in
+   * init only, read in forward, so that no global variable is ever needed.
+   * `destroy` (may be NULL) runs when the harness ends. The harness cannot
+   * see inside a host object: it must not carry results between calls (the
+   * inputs of every timed call are new values, so a result kept there is
+   * never the right one). Present when api->size covers it. */
+  int32_t (*set_host_object)(kb_context* ctx, const char* name, void* object,
+                             void (*destroy)(void* object));
+  void* (*host_object)(kb_context* ctx, const char* name);
 } kb_api;
 
 typedef int32_t (*kb_forward_fn)(const kb_api* api, kb_context* ctx);
@@ -227,6 +238,27 @@ class Context {
 
   void fail(const char* message) const { api_->fail(ctx_, message); }
   bool failed() const { return api_->failed(ctx_) != 0; }
+
+  /* Init only: keep a host object (a cudaGraphExec_t, a cuBLASLt plan) for
+   * forward; `destroy` (may be NULL) runs when the harness ends. */
+  void set_host_object(const char* name, void* object,
+                       void (*destroy)(void*) = nullptr) const {
+    if (api_->size < offsetof(kb_api, host_object) + sizeof(void*)) {
+      fail("set_host_object: the harness is older than this header");
+      return;
+    }
+    api_->set_host_object(ctx_, name, object, destroy);
+  }
+  /* Forward (and init): the object set_host_object kept, or NULL (and the
+   * call fails) when there is none by that name. */
+  template <typename T = void>
+  T* host_object(const char* name) const {
+    if (api_->size < offsetof(kb_api, host_object) + sizeof(void*)) {
+      fail("host_object: the harness is older than this header");
+      return nullptr;
+    }
+    return static_cast<T*>(api_->host_object(ctx_, name));
+  }
 
  private:
   const kb_api* api_;

@@ -143,10 +143,13 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
   // A record sequence the worker never writes (a second hello, a seed
   // twice) means the candidate wrote to the result channel itself.
   std::set<uint64_t> seen;
-  int hellos = 0, inits = 0, dones = 0;
+  int hellos = 0, inits = 0, dones = 0, timings = 0;
+  std::set<uint64_t> calls_sent;
   for (const auto& r : run.records) {
     const std::string type = r.header["type"].get<std::string>();
     if (type == "hello") ++hellos;
+    if (type == "timing") ++timings;
+    if (type == "call" && !calls_sent.insert(r.header.value("call", ~0ull)).second) ++timings;  // a call sent twice
     if (type == "init") ++inits;
     if (type == "done") ++dones;
     if (type == "seed") {
@@ -159,7 +162,7 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
       }
     }
   }
-  if (hellos > 1 || inits > 1 || dones > 1) {
+  if (hellos > 1 || inits > 1 || dones > 1 || timings > 1) {
     run.status = Status::HackDetected;
     run.message = "the result channel carries records the harness did not write";
     return;
@@ -337,14 +340,17 @@ CandidateWorker::~CandidateWorker() {
   if (!st.finished && !st.run.dir.empty()) fs::remove_all(st.run.dir, ec);
 }
 
-WorkerRun CandidateWorker::finish(const fs::path& library) {
+const fs::path& CandidateWorker::dir() const { return state_->run.dir; }
+
+WorkerRun CandidateWorker::finish(const fs::path& library,
+                                  const std::function<std::string(const std::string&)>& respond) {
   State& st = *state_;
   if (st.finished) throw Error("CandidateWorker::finish called twice");
   st.finished = true;
   if (!st.process) return st.run;  // the directory could not be made: run says why
   // Its own wall-clock limit counts from here.
   st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
-  st.run.process = st.process->finish(fs::absolute(library).string());
+  st.run.process = st.process->finish(fs::absolute(library).string() + "\n", respond);
   collectWorker(st.run, st.limits, st.keep_dir);
   return st.run;
 }

@@ -1,43 +1,59 @@
-// The timing phase of the candidate worker (kbprof; DESIGN.md §6): the
-// eager reference, the compiled baseline and the candidate timed in one
-// process on one stream, interleaved round by round so that drift (clocks,
-// temperature, a neighbour) hits all three alike.
+// The timing phases of the candidate worker (kbprof; DESIGN.md §5, §6).
 //
-// Each timed call:
-//   (harness, untimed)  the candidate's inputs rotate: a slot gets the values
-//                       of the next seed of the value pool copied in, so the
-//                       pointer it sees is reused with new data; outputs are
-//                       allocated and poisoned beforehand; L2 is flushed by
-//                       writing a buffer of twice its size; then a spin kernel
-//                       of `head_start_us` (the head start, below)
+// Baselines (runBaselines, trusted: before the candidate's library is
+// loaded, so no candidate code has ever run in this process): the eager
+// reference and the compiled baseline, interleaved round by round on one
+// stream; or, when the cache has them, a short re-check of the eager time
+// that replaces the cached figures when the GPU disagrees.
+//
+// The candidate (run, after kb_init and the correctness seeds). Each call:
+//   (harness, untimed)  a seed drawn from the kernel (getrandom) right now,
+//                       so that it exists nowhere before; the call's inputs
+//                       made from it on the device (task/timed_call.h): no
+//                       two calls of a run see the same values; outputs and
+//                       scratch allocated and poisoned beforehand; L2 flushed
+//                       by writing a buffer of twice its size; then a spin
+//                       kernel of `head_start_us` (the head start, below)
 //   (timed)             CUDA event, kb_forward, CUDA event, on the launch stream
-//   (harness, untimed)  an end-of-call marker kernel on the launch stream,
-//                       then a stream synchronisation
+//   (harness, untimed)  an end-of-call marker kernel, a synchronisation, then
+//                       for a timed call the digests of its outputs and of the
+//                       state, sent at once as a "commit" record: what the call
+//                       returned is on record before any later candidate code
+//                       runs. The outputs themselves are kept.
+// Every timed call is treated alike: this process holds no list of calls to
+// check and never learns one until the loop is over. Then the timing record
+// goes out, the worker asks the parent (on its stdin socket) which calls to
+// send, and the parent, which draws the pick only now, answers; the chosen
+// calls' kept outputs go out as "call" records, which the reference worker
+// checks against the commits and against the reference run on the same
+// inputs (verify/compare.h).
+//
 // The head start: without it the GPU drains the flush before the host has
 // recorded the start event and launched the call's first kernel, so the
 // event time includes the host's launch latency, which differs between
-// processes (two modes 20-70 us apart on the H200 for the same kernel).
-// A spin kernel queued after the flush keeps the GPU busy while the host
+// processes (two modes 20-70 us apart on the H200 for the same kernel). A
+// spin kernel queued after the flush keeps the GPU busy while the host
 // queues the start event and the call (nvbench blocks the stream for the
-// same reason), so what the events see starts with the call's first
-// kernel. Host cost inside a call (launch gaps between its kernels, a
-// synchronisation) still counts once the spin is over.
+// same reason).
 //
-// And, for a random sample of calls decided after the call, the outputs and
-// inputs are sent back as a "seed" record, which the reference worker
-// checks like any correctness seed (verify/compare.h).
+// CUPTI records every kernel, memcpy and memset from set-up to the end. The
+// harness pushes an external correlation id on its thread: its own id by
+// default, the call's id around each candidate call, a baseline call's id
+// around each baseline call. Activities launched from any other thread carry
+// none. measure/provenance.h classifies what the candidate's calls launched;
+// the device time of each call is the sum of its activities.
 //
-// CUPTI records every kernel, memcpy and memset from set-up to the end.
-// The harness pushes an external correlation id on its thread: its own id
-// by default, the call's id around each candidate call, a baseline call's
-// id around each baseline call. Activities launched from any other thread
-// carry none. measure/provenance.h classifies what the candidate's calls
-// launched; the device time of each call is the sum of its activities.
+// On the CPU (CI, CPU tasks) the same protocol runs with the host clock as
+// the timer and no CUPTI: it is how the CPU tests prove it.
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -46,6 +62,7 @@
 #include "measure/baseline_cache.h"
 #include "measure/provenance.h"
 #include "measure/stats.h"
+#include "task/timed_call.h"
 
 #if KB_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -58,15 +75,6 @@
 
 namespace kb {
 
-#if !KB_WITH_CUDA
-
-std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest&, const Task&, const Reference&,
-                                             const Device&) {
-  throw Error("profiling needs a CUDA build of kbcheck-worker (meson -Dtorch_cuda=true)");
-}
-
-#else
-
 namespace {
 
 // External correlation ids (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
@@ -75,6 +83,8 @@ constexpr uint64_t kHarnessId = 1ull << 40;
 constexpr uint64_t kMarkerBase = 1ull << 41;   // + call index: end-of-call marker
 constexpr uint64_t kEagerBase = 1ull << 42;    // + call index
 constexpr uint64_t kCompileBase = 1ull << 43;  // + call index
+
+#if KB_WITH_CUDA
 constexpr auto kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 
 // CUPTI hands buffers to callbacks that carry no user pointer, so the
@@ -140,6 +150,10 @@ std::string copyKindName(uint8_t kind) {
     default: return "memcpy";
   }
 }
+#else
+void push(uint64_t) {}
+void pop() {}
+#endif
 
 uint64_t tensorBytes(const std::vector<c10::IValue>& values) {
   uint64_t n = 0;
@@ -150,6 +164,44 @@ uint64_t tensorBytes(const std::vector<c10::IValue>& values) {
 
 std::string trim(std::string s) { return s.size() > 300 ? s.substr(0, 297) + "..." : s; }
 
+// A seed from the kernel, drawn when it is needed: it is in no memory of
+// this process before the call it is for. Kept below 2^63 (JSON readers
+// take it as a signed integer too).
+uint64_t freshSeed() {
+  uint64_t s = 0;
+  for (std::size_t got = 0; got < sizeof s;) {
+    ssize_t n = ::getrandom(reinterpret_cast<char*>(&s) + got, sizeof s - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  return s >> 1;
+}
+
+// One line from the parent on fd 0 (the stdin socket), at most 64 KiB.
+std::optional<std::string> readLine(int fd) {
+  std::string line;
+  char c;
+  while (line.size() < (64u << 10)) {
+    ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return std::nullopt;
+}
+
+bool writeAll(int fd, const std::string& s) {
+  for (std::size_t sent = 0; sent < s.size();) {
+    ssize_t n = ::write(fd, s.data() + sent, s.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 struct Participant {
   std::string name;
   bool measured = false;
@@ -157,17 +209,29 @@ struct Participant {
   std::vector<uint64_t> ids;  // external id of each timed call, in order
 };
 
-class CudaTiming final : public TimingSession, public HarnessWork {
+// The outputs of one timed call, kept until the parent has picked.
+struct KeptCall {
+  uint64_t seed = 0;
+  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
+};
+
+class Timing final : public TimingSession, public HarnessWork {
  public:
-  CudaTiming(const WorkerRequest& req, const Task& task, const Reference& reference, const Device& dev)
-      : task_(task), reference_(reference), dev_(dev), opts_(req.profile) {
-    auto index = dev.device.index();
-    cudaDeviceProp* prop = at::cuda::getDeviceProperties(index);
-    gpu_ = prop->name;
-    arch_ = "sm_" + std::to_string(prop->major) + std::to_string(prop->minor);
-    l2_bytes_ = static_cast<uint64_t>(prop->l2CacheSize);
-    stream_ = c10::cuda::getCurrentCUDAStream(index);
+  Timing(const WorkerRequest& req, const Task& task, const Reference& reference, const Device& dev)
+      : task_(task), reference_(reference), dev_(dev), opts_(req.profile), cuda_(dev.device.is_cuda()) {
     auto opt = at::TensorOptions().device(dev.device);
+    gpu_ = "cpu";
+    arch_ = "cpu";
+#if KB_WITH_CUDA
+    if (cuda_) {
+      auto index = dev.device.index();
+      cudaDeviceProp* prop = at::cuda::getDeviceProperties(index);
+      gpu_ = prop->name;
+      arch_ = "sm_" + std::to_string(prop->major) + std::to_string(prop->minor);
+      l2_bytes_ = static_cast<uint64_t>(prop->l2CacheSize);
+      stream_ = c10::cuda::getCurrentCUDAStream(index);
+    }
+#endif
 
     // Baselines: cached for this task, GPU, driver and torch, or measured.
     time_baselines_ = opts_.value("baselines", true);
@@ -176,68 +240,40 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       key_.gpu = gpu_;
       key_.driver = nvidiaDriverVersion();
       key_.torch_version = torchVersion();
-      key_.method = timingMethodName(opts_.value("head_start_us", 0.0));
-      if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) {
-        cached_ = *hit;
-        time_baselines_ = false;
-      }
+      key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
+      if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
     }
     eager_.name = "eager";
     compile_.name = "compile";
     candidate_.name = "candidate";
-    candidate_.measured = true;
-    if (time_baselines_) {
-      eager_.measured = true;
-      if (opts_.value("compile", true)) {
-        try {
-          compiled_.emplace(task.compiled(dev.device));
-          compile_.measured = true;
-        } catch (const std::exception& e) {
-          compile_error_ = firstLine(e.what());
-        }
-      }
-    }
 
-    // Inputs: a fixed set for the baselines, a pool of value sets and the
-    // rotating slots for the candidate.
-    // (The baselines' inputs only when they are timed: a cached profile
-    // skips making them.)
-    std::vector<uint64_t> pool = opts_.at("pool_seeds").get<std::vector<uint64_t>>();
-    if (pool.empty()) throw Error("profile request: no pool seeds");
-    std::vector<c10::IValue> first =
-        task.makeInputs(time_baselines_ ? opts_.at("baseline_seed").get<uint64_t>() : pool[0], dev.device);
-    input_bytes_ = tensorBytes(first);
-    if (time_baselines_) baseline_inputs_ = first;
-    uint64_t budget = opts_.value("pool_bytes", uint64_t{4} << 30);
-    std::size_t slots = input_bytes_ * 4 <= budget ? 2 : 1;
-    std::size_t fit = input_bytes_ ? static_cast<std::size_t>(budget / input_bytes_) : pool.size() + slots;
-    std::size_t values = std::max<std::size_t>(2, std::min(pool.size(), fit > slots ? fit - slots : 0));
-    for (std::size_t q = 0; q < values && q < pool.size(); ++q) {
-      value_seeds_.push_back(pool[q]);
-      values_.push_back(q == 0 && !time_baselines_ ? std::move(first) : task.makeInputs(pool[q], dev.device));
-    }
-    for (std::size_t p = 0; p < slots; ++p) {
-      std::vector<c10::IValue> slot;
-      for (const auto& v : values_[0]) slot.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
-      slots_.push_back(std::move(slot));
-    }
+    // The maker of every call's inputs (fresh values per call), and the
+    // baselines' one fixed input set.
+    inputs_.emplace(task, dev.device, opts_.at("base_seeds").get<std::vector<uint64_t>>());
+    baseline_inputs_ = inputs_->make(opts_.value("baseline_seed", uint64_t{1}));
+    input_bytes_ = tensorBytes(baseline_inputs_);
 
-    // L2 flush buffer: twice the L2 (KernelBench writes a buffer as large).
-    flush_bytes_ = std::max<uint64_t>(2 * l2_bytes_, 32u << 20);
-    flush_ = at::empty({static_cast<int64_t>(flush_bytes_ / 4)}, opt.dtype(at::kInt));
-    marker_ = at::zeros({1}, opt.dtype(at::kInt));
-    measureBandwidth();
-    calibrateHeadStart(opts_.value("head_start_us", 0.0));
+#if KB_WITH_CUDA
+    if (cuda_) {
+      // L2 flush buffer: twice the L2 (KernelBench writes a buffer as large).
+      flush_bytes_ = std::max<uint64_t>(2 * l2_bytes_, 32u << 20);
+      flush_ = at::empty({static_cast<int64_t>(flush_bytes_ / 4)}, opt.dtype(at::kInt));
+      marker_ = at::zeros({1}, opt.dtype(at::kInt));
+      measureBandwidth();
+      calibrateHeadStart(opts_.value("head_start_us", 0.0));
 
-    // CUPTI, from here to the end. Everything this thread launches is the
-    // harness's unless a call's id is pushed above it.
-    cupti(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted), "register callbacks");
-    for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                 CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-                                 CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
-      cupti(cuptiActivityEnable(k), "enable activity");
-    push(kHarnessId);
-    c10::cuda::device_synchronize();
+      // CUPTI, from here to the end. Everything this thread launches is the
+      // harness's unless a call's id is pushed above it.
+      cupti(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted), "register callbacks");
+      for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                   CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+        cupti(cuptiActivityEnable(k), "enable activity");
+      push(kHarnessId);
+      c10::cuda::device_synchronize();
+    }
+#endif
+    (void)opt;
   }
 
   HarnessWork* harnessWork() override { return this; }
@@ -250,25 +286,77 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   }
   void endCall() override {
     pop();
-    int64_t k = static_cast<int64_t>(calls_.size()) - 1;
-    push(kMarkerBase + static_cast<uint64_t>(k));
-    marker_.fill_(static_cast<int>(k & 0x7fffffff));
-    pop();
+#if KB_WITH_CUDA
+    if (cuda_) {
+      int64_t k = static_cast<int64_t>(calls_.size()) - 1;
+      push(kMarkerBase + static_cast<uint64_t>(k));
+      marker_.fill_(static_cast<int>(k & 0x7fffffff));
+      pop();
+    }
+#endif
+  }
+
+  // Trusted: runs before the candidate's library is loaded.
+  void runBaselines() override {
+    if (!time_baselines_) return;
+    auto t0 = Clock::now();
+    int warmup = opts_.value("warmup", 3);
+    if (!cached_.is_null()) {
+      // A cache hit is re-checked: a short run of the eager baseline here, in
+      // a process no candidate has touched, must agree with the cached
+      // median within noise; otherwise the cache is replaced.
+      const Json& ce = cached_.value("eager", Json::object());
+      double cached_median = ce.value("median_ms", 0.0);
+      eager_.measured = true;
+      int rounds = opts_.value("check_rounds", 10);
+      for (int w = 0; w < warmup; ++w) baselineCall(eager_, false);
+      for (int i = 0; i < rounds; ++i) baselineCall(eager_, true);
+      SampleStats s = summarize(eager_.event_ms);
+      double tolerance = std::max(opts_.value("check_tolerance", 0.05), 3 * s.ciHalfWidth());
+      bool agrees = cached_median > 0 && std::abs(s.median / cached_median - 1.0) <= tolerance;
+      check_["cached_median_ms"] = cached_median;
+      check_["check_median_ms"] = s.median;
+      check_["rounds"] = rounds;
+      check_["tolerance"] = tolerance;
+      check_["agrees"] = agrees;
+      check_["replaced"] = !agrees;
+      if (agrees) {
+        eager_ = Participant();
+        eager_.name = "eager";
+        baseline_seconds_ = since(t0);
+        return;
+      }
+      // The GPU disagrees with the cache: measure both afresh, report it.
+      cached_replaced_ = cached_;
+      cached_ = Json();
+      eager_ = Participant();
+      eager_.name = "eager";
+    }
+    // The compiled package only now: a cache hit that agrees never loads it.
+    if (opts_.value("compile", true)) {
+      try {
+        compiled_.emplace(task_.compiled(dev_.device));
+      } catch (const std::exception& e) {
+        compile_error_ = firstLine(e.what());
+      }
+    }
+    eager_.measured = true;
+    compile_.measured = compiled_.has_value();
+    std::vector<Participant*> order;
+    for (Participant* p : {&eager_, &compile_})
+      if (p->measured) order.push_back(p);
+    for (int w = 0; w < warmup; ++w)
+      for (Participant* p : order) baselineCall(*p, false);
+    baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, t0, nullptr);
+    baseline_seconds_ = since(t0);
   }
 
   void run(kb_forward_fn forward, const kb_api& api,
            const std::function<std::unique_ptr<kb_context>()>& make_context) override {
     auto t0 = Clock::now();
     int warmup = opts_.value("warmup", 3);
-    int min_rounds = opts_.value("min_rounds", 10);
-    int max_rounds = opts_.value("max_rounds", 2000);
-    double target = opts_.value("target_ci", 0.01);
-    double budget = opts_.value("budget_seconds", 5.0);
-    double sample_rate = opts_.value("sample_rate", 0.25);
-    std::size_t max_samples = opts_.value("max_samples", std::size_t{2});
-    std::mt19937_64 rng(opts_.value("sample_secret", uint64_t{0x5eed}));
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    std::vector<bool> value_sampled(values_.size(), false);
+    candidate_.measured = forward != nullptr;
+    uint64_t keep_budget = opts_.value("keep_bytes", cuda_ ? (uint64_t{16} << 30) : (uint64_t{1} << 30));
 
     auto fail = [&](const std::string& message) {
       Json rec;
@@ -279,18 +367,10 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       finish(1);
     };
 
-    // One candidate call; `timed` adds events and the sample decision.
-    uint64_t k = 0;
+    // One candidate call; `timed` adds the timers, the commit and the kept outputs.
     auto candidateCall = [&](bool timed) {
-      std::size_t slot = k % slots_.size(), value = k % values_.size();
-      ++k;
-      auto& inputs = slots_[slot];
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        if (inputs[i].isTensor())
-          inputs[i].toTensor().copy_(values_[value][i].toTensor());
-        else
-          inputs[i] = values_[value][i];
-      }
+      uint64_t seed = freshSeed();
+      std::vector<c10::IValue> inputs = inputs_->make(seed);
       auto c = make_context();
       c->inputs = &inputs;
       for (const auto& spec : output_specs_) {
@@ -298,131 +378,199 @@ class CudaTiming final : public TimingSession, public HarnessWork {
         poison(t);
         c->prepared_outputs.push_back(t);
       }
-      flush_.zero_();
-      headStart();
-      at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-      auto h0 = Clock::now();
-      start.record(stream_);
+      for (uint64_t bytes : scratch_sizes_) {
+        at::Tensor t = at::empty({static_cast<int64_t>(bytes) + 256},
+                                 at::TensorOptions().dtype(at::kByte).device(dev_.device));
+        t.fill_(0xFF);
+        c->prepared_scratch.push_back(t);
+      }
+      beforeCall();
+      Stopwatch watch = startWatch();
       beginCall(timed ? "timed" : "warmup");
       int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");
-      end.record(stream_);
+      double event_ms = stopWatch(watch);
       endCall();
+      double host_ms = 0;
       try {
-        stream_.synchronize();
-        c10::cuda::device_synchronize();
+        synchronize(dev_);
+        host_ms = since(watch.host) * 1e3;
+        if (!cuda_) event_ms = host_ms;
+#if KB_WITH_CUDA
+        if (cuda_) event_ms = watch.start->elapsed_time(*watch.end);
+#endif
       } catch (const c10::Error& e) {
         c->failure = firstLine(e.what_without_backtrace());
         rc = 1;
       }
-      double host_ms = since(h0) * 1e3;
-      if (rc != 0) fail("timed call " + std::to_string(k - 1) + ": " + c->failure);
+      uint64_t k = calls_.size() - 1;
+      if (rc != 0) fail("call " + std::to_string(k) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
       if (output_specs_.empty())
         for (const auto& o : c->outputs)
           if (o.defined()) output_specs_.push_back({o.sizes().vec(), o.scalar_type()});
+      if (scratch_sizes_.empty()) scratch_sizes_ = c->scratch_requests;
       if (!timed) return;
-      candidate_.event_ms.push_back(start.elapsed_time(end));
+      candidate_.event_ms.push_back(event_ms);
       candidate_.host_ms.push_back(host_ms);
       candidate_.ids.push_back(static_cast<uint64_t>(calls_.size()));
+      // The commit: what this call returned, out of the process now.
+      Json rec;
+      rec["type"] = "commit";
+      rec["call"] = kept_.size();
+      rec["seed"] = seed;
+      Json digests = Json::array();
+      KeptCall kept;
+      kept.seed = seed;
       output_bytes_ = 0;
-      for (const auto& o : c->outputs)
-        if (o.defined()) output_bytes_ += o.nbytes();
-      if (!value_sampled[value] && sampled_.size() < max_samples && uniform(rng) < sample_rate) {
-        value_sampled[value] = true;
-        Json rec;
-        rec["type"] = "seed";
-        rec["seed"] = value_seeds_[value];
-        rec["timed_call"] = calls_.size() - 1;
-        WirePayload payload;
-        try {
-          payload = describeCall(*c, inputs, reference_.state(), {}, rec);
-        } catch (const std::exception& e) {
-          fail(std::string("reading a timed call's results failed: ") + firstLine(e.what()));
-        }
-        rec["ok"] = true;
-        send(rec, payload);
-        sampled_.push_back(value_seeds_[value]);
-      }
-    };
-
-    auto baselineCall = [&](Participant& p, bool timed) {
-      uint64_t id = (&p == &eager_ ? kEagerBase : kCompileBase) + p.ids.size() + (timed ? 0 : 1'000'000);
-      flush_.zero_();
-      headStart();
-      at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-      auto h0 = Clock::now();
-      start.record(stream_);
-      push(id);
       try {
-        if (&p == &eager_)
-          (void)reference_.run(baseline_inputs_);
-        else
-          (void)compiled_->run(baseline_inputs_);
+        for (const auto& o : c->outputs) {
+          digests.push_back(o.defined() ? Json(digestHex(tensorDigest(o))) : Json(nullptr));
+          if (o.defined()) output_bytes_ += o.nbytes();
+          kept.outputs.push_back(o);
+        }
+        rec["outputs"] = digests;
+        rec["state_digests"] = stateDigests(*c->state);
       } catch (const std::exception& e) {
-        pop();
-        throw Error(p.name + " baseline failed: " + firstLine(e.what()));
+        fail(std::string("digesting a timed call's outputs failed: ") + firstLine(e.what()));
       }
-      pop();
-      end.record(stream_);
-      stream_.synchronize();
-      if (!timed) return;
-      p.event_ms.push_back(start.elapsed_time(end));
-      p.host_ms.push_back(since(h0) * 1e3);
-      p.ids.push_back(id);
+      send(rec);
+      kept_bytes_ += output_bytes_;
+      kept_.push_back(std::move(kept));
     };
 
-    candidate_.measured = forward != nullptr;
-    std::vector<Participant*> order;
-    for (Participant* p : {&eager_, &compile_, &candidate_})
-      if (p->measured) order.push_back(p);
-    try {
-      for (int w = 0; w < warmup; ++w)
-        for (Participant* p : order) p == &candidate_ ? candidateCall(false) : baselineCall(*p, false);
-    } catch (const std::exception& e) {
-      // A baseline that cannot run is the harness's problem, not the candidate's.
-      std::fprintf(stderr, "kbcheck-worker: %s\n", firstLine(e.what()).c_str());
-      finish(70);
-    }
-
-    std::string stop = "max_rounds";
-    int rounds = 0;
-    for (; rounds < max_rounds; ++rounds) {
-      // Rotate who goes first so that each follows each.
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        Participant* p = order[(i + static_cast<std::size_t>(rounds)) % order.size()];
-        try {
-          p == &candidate_ ? candidateCall(true) : baselineCall(*p, true);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "kbcheck-worker: %s\n", firstLine(e.what()).c_str());
-          finish(70);
-        }
+    std::string stop = "no_candidate";
+    if (candidate_.measured) {
+      try {
+        for (int w = 0; w < warmup; ++w) candidateCall(false);
+      } catch (const std::exception& e) {
+        fail(std::string("warm-up: ") + firstLine(e.what()));
       }
-      if (rounds + 1 < min_rounds) continue;
-      bool all = true;
-      for (Participant* p : order) all = all && precise(summarize(p->event_ms), target, min_rounds);
-      if (all) {
-        stop = "precise";
-        ++rounds;
-        break;
-      }
-      if (since(t0) > budget) {
-        stop = "budget";
-        ++rounds;
-        break;
+      std::vector<Participant*> order{&candidate_};
+      try {
+        stop = loop(order, [&](Participant&) { candidateCall(true); }, t0,
+                    [&] { return kept_bytes_ + output_bytes_ > keep_budget; });
+      } catch (const std::exception& e) {
+        fail(firstLine(e.what()));
       }
     }
 
     // Collect what CUPTI recorded.
-    pop();  // the harness's id
-    c10::cuda::device_synchronize();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    collect();
+#if KB_WITH_CUDA
+    if (cuda_) {
+      pop();  // the harness's id
+      c10::cuda::device_synchronize();
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      collect();
+    }
+#endif
+    sendTiming(stop, since(t0));
+    if (candidate_.measured) sendPickedCalls();
+  }
 
+ private:
+  struct CallInfo {
+    int64_t index;
+    std::string kind;
+  };
+  struct Stopwatch {
+    Clock::time_point host;
+#if KB_WITH_CUDA
+    std::optional<at::cuda::CUDAEvent> start, end;
+#endif
+  };
+
+  // Flush and head start before a timed call (CUDA); nothing on the CPU.
+  void beforeCall() {
+#if KB_WITH_CUDA
+    if (cuda_) {
+      flush_.zero_();
+      if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
+    }
+#endif
+  }
+  Stopwatch startWatch() {
+    Stopwatch w;
+#if KB_WITH_CUDA
+    if (cuda_) {
+      w.start.emplace(cudaEventDefault);
+      w.end.emplace(cudaEventDefault);
+    }
+#endif
+    w.host = Clock::now();
+#if KB_WITH_CUDA
+    if (cuda_) w.start->record(stream_);
+#endif
+    return w;
+  }
+  // Records the end event; the event time is read after synchronising.
+  double stopWatch(Stopwatch& w) {
+#if KB_WITH_CUDA
+    if (cuda_) w.end->record(stream_);
+#endif
+    (void)w;
+    return 0.0;
+  }
+
+  // Rounds until every participant's median is precise, the budget is spent,
+  // max_rounds is reached or `full` says the kept outputs fill their budget.
+  template <typename Call>
+  std::string loop(const std::vector<Participant*>& order, Call call, Clock::time_point t0,
+                   const std::function<bool()>& full) {
+    int min_rounds = opts_.value("min_rounds", 10);
+    int max_rounds = opts_.value("max_rounds", 2000);
+    double target = opts_.value("target_ci", 0.01);
+    double budget = opts_.value("budget_seconds", 5.0);
+    for (int rounds = 0; rounds < max_rounds;) {
+      // Rotate who goes first so that each follows each.
+      for (std::size_t i = 0; i < order.size(); ++i) call(*order[(i + static_cast<std::size_t>(rounds)) % order.size()]);
+      ++rounds;
+      if (full && full()) return "keep_budget";
+      if (rounds < min_rounds) continue;
+      bool all = true;
+      for (Participant* p : order) all = all && precise(summarize(p->event_ms), target, min_rounds);
+      if (all) return "precise";
+      if (since(t0) > budget) return "budget";
+    }
+    return "max_rounds";
+  }
+
+  void baselineCall(Participant& p, bool timed) {
+    uint64_t id = (&p == &eager_ ? kEagerBase : kCompileBase) + p.ids.size() + (timed ? 0 : 1'000'000);
+    beforeCall();
+    Stopwatch watch = startWatch();
+    push(id);
+    try {
+      if (&p == &eager_)
+        (void)reference_.run(baseline_inputs_);
+      else
+        (void)compiled_->run(baseline_inputs_);
+    } catch (const std::exception& e) {
+      pop();
+      // A baseline that cannot run is the harness's problem, not a candidate's.
+      std::fprintf(stderr, "kbcheck-worker: %s baseline failed: %s\n", p.name.c_str(), firstLine(e.what()).c_str());
+      finish(70);
+    }
+    pop();
+    stopWatch(watch);
+    synchronize(dev_);
+    double host_ms = since(watch.host) * 1e3;
+    if (!timed) return;
+    double event_ms = host_ms;
+#if KB_WITH_CUDA
+    if (cuda_) event_ms = watch.start->elapsed_time(*watch.end);
+#endif
+    p.event_ms.push_back(event_ms);
+    p.host_ms.push_back(host_ms);
+    p.ids.push_back(id);
+  }
+
+  void sendTiming(const std::string& stop, double seconds) {
     Json rec;
     rec["type"] = "timing";
     rec["ok"] = true;
+    rec["timing_method"] = cuda_ ? "cuda_events" : "host_clock";
     rec["gpu"] = gpu_;
     rec["arch"] = arch_;
-    rec["driver"] = nvidiaDriverVersion();
+    rec["driver"] = cuda_ ? nvidiaDriverVersion() : "";
     rec["torch_version"] = torchVersion();
     rec["l2_bytes"] = l2_bytes_;
     rec["flush_bytes"] = flush_bytes_;
@@ -433,25 +581,30 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     rec["ops"] = reference_.opKinds();
     rec["input_bytes"] = input_bytes_;
     rec["output_bytes"] = output_bytes_;
-    rec["rounds"] = rounds;
+    rec["input_method"] = inputs_->method();
+    rec["base_seeds"] = inputs_->baseSeeds();
+    rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
+    rec["timed_calls"] = kept_.size();
+    rec["kept_bytes"] = kept_bytes_;
     rec["stop"] = stop;
-    rec["seconds"] = since(t0);
-    rec["slots"] = slots_.size();
-    rec["value_seeds"] = value_seeds_;
-    rec["sampled_seeds"] = sampled_;
+    rec["seconds"] = seconds;
+    rec["baseline_rounds"] = static_cast<int64_t>(eager_.event_ms.size());
+    rec["baseline_stop"] = baseline_stop_;
+    rec["baseline_seconds"] = baseline_seconds_;
     rec["cupti_dropped"] = dropped_;
     rec["baselines_cached"] = !cached_.is_null();
-    if (!cached_.is_null()) {
-      rec["cached"] = cached_;
-    }
+    if (!cached_.is_null()) rec["cached"] = cached_;
+    if (!check_.is_null()) rec["baseline_check"] = check_;
+    if (!cached_replaced_.is_null()) rec["cached_replaced"] = cached_replaced_;
     if (!compile_error_.empty()) rec["compile_error"] = compile_error_;
-    for (Participant* p : order) {
+    for (Participant* p : {&eager_, &compile_, &candidate_}) {
+      if (!p->measured) continue;
       Json j;
       j["event_ms"] = p->event_ms;
       j["host_ms"] = p->host_ms;
       std::vector<double> device;
       for (uint64_t id : p->ids) device.push_back(device_ms_.count(id) ? device_ms_[id] : 0.0);
-      j["device_ms"] = device;
+      j["device_ms"] = cuda_ ? Json(device) : Json::array();
       rec[p->name] = j;
     }
     Json calls = Json::array();
@@ -464,12 +617,42 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     send(rec);
   }
 
- private:
-  struct CallInfo {
-    int64_t index;
-    std::string kind;
-  };
+  // Asks the parent which timed calls to send, and sends them. The parent
+  // answers once, after it has seen this worker's timing record.
+  void sendPickedCalls() {
+    Json picked;
+    if (!writeAll(0, "select " + std::to_string(kept_.size()) + "\n")) return;  // no parent to ask: nothing sent
+    std::optional<std::string> line = readLine(0);
+    if (!line) return;
+    try {
+      picked = Json::parse(*line);
+    } catch (const std::exception&) {
+      return;
+    }
+    for (const auto& v : picked.value("calls", Json::array())) {
+      if (!v.is_number_unsigned()) continue;
+      uint64_t k = v.get<uint64_t>();
+      if (k >= kept_.size()) continue;
+      const KeptCall& kept = kept_[k];
+      Json rec;
+      rec["type"] = "call";
+      rec["call"] = k;
+      rec["seed"] = kept.seed;
+      WirePayload payload;
+      try {
+        payload = describeOutputs(kept.outputs, rec);
+      } catch (const std::exception& e) {
+        rec["ok"] = false;
+        rec["message"] = std::string("reading a timed call's outputs failed: ") + firstLine(e.what());
+        send(rec);
+        finish(1);
+      }
+      rec["ok"] = true;
+      send(rec, payload);
+    }
+  }
 
+#if KB_WITH_CUDA
   void measureBandwidth() {
     // Device-to-device copy of 256 MiB, best of 5: read + write bytes per second.
     int64_t n = 64ll << 20;  // floats
@@ -491,6 +674,8 @@ class CudaTiming final : public TimingSession, public HarnessWork {
   // Converts the head start from microseconds to the spin kernel's clock
   // cycles: a spin of known cycles timed with events, the fastest of three
   // (the first kernel's launch latency lands in its event time).
+  // at::cuda::sleep launches on the current stream, which the worker set to
+  // the launch stream (stream_) at start-up.
   void calibrateHeadStart(double us) {
     if (us <= 0) return;
     constexpr int64_t kProbe = int64_t{4} << 20;
@@ -507,12 +692,6 @@ class CudaTiming final : public TimingSession, public HarnessWork {
     if (best_ms <= 0) throw Error("head start: the spin kernel took no time");
     head_start_us_ = us;
     head_start_cycles_ = static_cast<int64_t>(static_cast<double>(kProbe) * us / (best_ms * 1e3));
-  }
-
-  // at::cuda::sleep launches on the current stream, which the worker set to
-  // the launch stream (stream_) at start-up.
-  void headStart() {
-    if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
   }
 
   // Turns CUPTI's buffers into owned activities: the candidate's and the
@@ -587,27 +766,34 @@ class CudaTiming final : public TimingSession, public HarnessWork {
       activities_.push_back(a);
     }
   }
+#endif
 
   const Task& task_;
   const Reference& reference_;
   const Device& dev_;
   Json opts_;
+  bool cuda_ = false;
   std::string gpu_, arch_;
-  uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0;
+  uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0, kept_bytes_ = 0;
   double bandwidth_gbps_ = 0;
   double head_start_us_ = 0;
   int64_t head_start_cycles_ = 0;
+#if KB_WITH_CUDA
   c10::cuda::CUDAStream stream_ = c10::cuda::getDefaultCUDAStream();
+  at::Tensor flush_, marker_;
+#endif
   bool time_baselines_ = true;
   BaselineKey key_;
-  Json cached_;
+  Json cached_, cached_replaced_, check_;
+  std::string baseline_stop_;
+  double baseline_seconds_ = 0;
   std::optional<CompiledBaseline> compiled_;
   std::string compile_error_;
+  std::optional<CallInputs> inputs_;
   std::vector<c10::IValue> baseline_inputs_;
-  std::vector<uint64_t> value_seeds_, sampled_;
-  std::vector<std::vector<c10::IValue>> values_, slots_;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
-  at::Tensor flush_, marker_;
+  std::vector<uint64_t> scratch_sizes_;
+  std::vector<KeptCall> kept_;
   Participant eager_, compile_, candidate_;
   std::vector<CallInfo> calls_;
   std::vector<Activity> activities_;
@@ -621,10 +807,11 @@ class CudaTiming final : public TimingSession, public HarnessWork {
 
 std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
                                              const Reference& reference, const Device& dev) {
-  if (!dev.device.is_cuda()) throw Error("profiling needs a CUDA device (--device cuda)");
-  return std::make_unique<CudaTiming>(req, task, reference, dev);
-}
-
+#if !KB_WITH_CUDA
+  if (dev.device.is_cuda())
+    throw Error("profiling on a GPU needs a CUDA build of kbcheck-worker (meson -Dtorch_cuda=true)");
 #endif
+  return std::make_unique<Timing>(req, task, reference, dev);
+}
 
 }  // namespace kb

@@ -25,6 +25,7 @@
 #include "kb/solution.h"
 #include "sandbox/confine.h"
 #include "task/task.h"
+#include "task/timed_call.h"
 
 #if KB_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -212,8 +213,20 @@ int32_t apiAllocScratch(kb_context* c, size_t bytes, void** out) {
       return fail(c, "alloc_scratch: " + std::to_string(bytes) +
                          " bytes would exceed this call's scratch limit of " +
                          std::to_string(c->max_scratch) + " bytes");
-    at::Tensor t = at::empty({static_cast<int64_t>(bytes) + 256},
-                             at::TensorOptions().dtype(at::kByte).device(c->device));
+    // Poisoned before the call for timed calls (prepared, when the size
+    // asked is the one a warm-up call asked), else here, as harness work:
+    // scratch never carries anything from one call to the next.
+    c->scratch_requests.push_back(bytes);
+    at::Tensor t;
+    if (c->scratch_taken < c->prepared_scratch.size() &&
+        c->prepared_scratch[c->scratch_taken].numel() == static_cast<int64_t>(bytes) + 256) {
+      t = c->prepared_scratch[c->scratch_taken++];
+    } else {
+      t = at::empty({static_cast<int64_t>(bytes) + 256}, at::TensorOptions().dtype(at::kByte).device(c->device));
+      if (c->harness) c->harness->enter();
+      t.fill_(0xFF);
+      if (c->harness) c->harness->leave();
+    }
     c->scratch_bytes += bytes;
     auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
     c->scratch.push_back(std::move(t));
@@ -236,8 +249,10 @@ int32_t apiCreateState(kb_context* c, const char* name, int32_t ndim, const int6
       return fail(c, "create_state: '" + n + "' would exceed the state limit of " +
                          std::to_string(c->max_scratch) + " bytes");
     c->scratch_bytes += *bytes;
+    if (c->harness) c->harness->enter();  // the zero fill is the harness's work
     at::Tensor t = at::zeros(c10::IntArrayRef(sizes, static_cast<size_t>(ndim)),
                              at::TensorOptions().dtype(*scalarTypeOf(dtype)).device(c->device));
+    if (c->harness) c->harness->leave();
     (*c->state)[n] = t;
     return fillView(c, t, out, "state " + n) ? 0 : 1;
   })
@@ -263,6 +278,34 @@ void apiFail(kb_context* c, const char* message) {
 }
 int32_t apiFailed(kb_context* c) { return c->failure.empty() ? 0 : 1; }
 
+int32_t apiSetHostObject(kb_context* c, const char* name, void* object, void (*destroy)(void*)) {
+  KB_GUARD(c, {
+    if (!name) return fail(c, "set_host_object: null name");
+    if (c->phase != Phase::Init) return fail(c, "set_host_object: only the init hook keeps host objects");
+    if (!c->host_objects) return fail(c, "set_host_object: not available here");
+    std::string n(name, strnlen(name, 512));
+    if (c->host_objects->by_name.count(n)) return fail(c, "set_host_object: '" + n + "' set twice");
+    HostObjects::Entry& e = c->host_objects->by_name[n];
+    e.object = object;
+    e.destroy = destroy;
+    return 0;
+  })
+}
+
+void* apiHostObject(kb_context* c, const char* name) {
+  if (!name || !c->host_objects) {
+    fail(c, "host_object: null name");
+    return nullptr;
+  }
+  std::string n(name, strnlen(name, 512));
+  auto it = c->host_objects->by_name.find(n);
+  if (it == c->host_objects->by_name.end()) {
+    fail(c, "host_object: no host object named '" + n + "' (set_host_object in the init hook)");
+    return nullptr;
+  }
+  return it->second.object;
+}
+
 kb_api makeApi(bool cuda) {
   kb_api api;
   std::memset(&api, 0, sizeof api);
@@ -284,6 +327,8 @@ kb_api makeApi(bool cuda) {
   api.cudnn = apiCudnn;
   api.fail = apiFail;
   api.failed = apiFailed;
+  api.set_host_object = apiSetHostObject;
+  api.host_object = apiHostObject;
   return api;
 }
 
@@ -436,6 +481,29 @@ WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& in
   return payload;
 }
 
+WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec) {
+  WirePayload payload;
+  Json outs = Json::array();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].defined()) {
+      outs.push_back(Json{{"index", i}, {"missing", true}});
+      continue;
+    }
+    WireTensor w = toWire(outputs[i], payload);
+    Json h = tensorHeader(w);
+    h["index"] = i;
+    outs.push_back(h);
+  }
+  rec["outputs"] = outs;
+  return payload;
+}
+
+Json stateDigests(const std::map<std::string, at::Tensor>& state) {
+  Json j = Json::object();
+  for (const auto& [name, t] : state) j[name] = digestHex(tensorDigest(t));
+  return j;
+}
+
 int workerMain(int argc, char** argv) {
   auto t0 = Clock::now();
   if (argc != 2) {
@@ -460,7 +528,9 @@ int workerMain(int argc, char** argv) {
     // Every input set this run will use, made at once on CPU threads: the
     // timing pool first (prepareTiming takes it next), then the seeds.
     std::vector<uint64_t> wanted;
-    if (!req.profile.is_null()) wanted = req.profile.value("pool_seeds", std::vector<uint64_t>{});
+    // (base sets only where timed calls mix them: scripted generators)
+    if (!req.profile.is_null() && task->info().generator != "spec")
+      wanted = req.profile.value("base_seeds", std::vector<uint64_t>{});
     wanted.insert(wanted.end(), req.seeds.begin(), req.seeds.end());
     auto tp = Clock::now();
     prefetched = task->prefetchInputs(wanted);
@@ -472,17 +542,22 @@ int workerMain(int argc, char** argv) {
       // Ready: now the library (CandidateWorker sends its path once built;
       // nothing means it was not, and this worker is not needed).
       auto tw = Clock::now();
+      // One line (the socket stays open: kbprof's worker asks on it, after
+      // its timed loop, which calls to send).
       std::string path;
-      char buf[4096];
-      for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
+      char c;
+      for (ssize_t n; (n = ::read(0, &c, 1)) != 0 && path.size() < 65536;) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) throw Error(std::string("reading the library path: ") + std::strerror(errno));
-        path.append(buf, static_cast<std::size_t>(n));
+        if (c == '\n') break;
+        path.push_back(c);
       }
       waited_seconds = since(tw);
       if (path.empty()) finish(0);
       req.library = path;
     }
+    // Baselines before any candidate code exists in this process.
+    if (timing) timing->runBaselines();
     ConfinePolicy policy;
     policy.writable_dirs = {std::filesystem::current_path()};
     if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
@@ -511,6 +586,7 @@ int workerMain(int argc, char** argv) {
   c10::InferenceMode inference;
   const kb_api api = makeApi(dev.device.is_cuda());
   std::map<std::string, at::Tensor> state;
+  HostObjects host_objects;
   auto newContext = [&](Phase phase) {
     auto c = std::make_unique<kb_context>();
     c->phase = phase;
@@ -524,6 +600,7 @@ int workerMain(int argc, char** argv) {
     c->cublaslt = dev.cublaslt;
     c->cudnn = dev.cudnn;
     c->harness = timing ? timing->harnessWork() : nullptr;
+    c->host_objects = &host_objects;
     return c;
   };
 
@@ -578,6 +655,14 @@ int workerMain(int argc, char** argv) {
   }
   init["ok"] = true;
   init["seconds"] = since(ti);
+  try {
+    init["state_digests"] = stateDigests(state);
+  } catch (const std::exception& e) {
+    init["ok"] = false;
+    init["message"] = std::string("digesting the state failed: ") + firstLine(e.what());
+    send(init);
+    finish(1);
+  }
   send(init);
 
   for (uint64_t seed : req.seeds) {
@@ -617,6 +702,7 @@ int workerMain(int argc, char** argv) {
     WirePayload payload;
     try {
       payload = describeCall(*c, inputs, params, state, rec);
+      rec["state_digests"] = stateDigests(state);
     } catch (const std::exception& e) {
       rec["ok"] = false;
       rec["message"] = std::string("reading the results failed: ") + firstLine(e.what());

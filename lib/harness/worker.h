@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,7 +108,13 @@ class CandidateWorker {
   CandidateWorker& operator=(const CandidateWorker&) = delete;
 
   // Hands over the library, waits for the worker's end: runWorker's result.
-  WorkerRun finish(const std::filesystem::path& library);
+  // `respond` answers the one question a profiling worker asks after its
+  // timed loop ("select N": which of its N timed calls to send; see
+  // harness/timing.cpp); without it the worker gets no answer.
+  WorkerRun finish(const std::filesystem::path& library,
+                   const std::function<std::string(const std::string&)>& respond = {});
+  // Its directory (request.json, result.bin, work/); empty if it could not be made.
+  const std::filesystem::path& dir() const;
 
  private:
   struct State;

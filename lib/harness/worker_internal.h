@@ -26,6 +26,20 @@ constexpr std::size_t kMaxMessage = 2048;
 
 enum class Phase { Init, Forward };
 
+// Host objects a solution's init hook left with the harness (a CUDA graph, a
+// cuBLASLt plan): kept for forward, destroyed when the worker ends.
+struct HostObjects {
+  struct Entry {
+    void* object = nullptr;
+    void (*destroy)(void*) = nullptr;
+  };
+  std::map<std::string, Entry> by_name;
+  ~HostObjects() {
+    for (auto& [name, e] : by_name)
+      if (e.destroy) e.destroy(e.object);
+  }
+};
+
 // Brackets work the harness does while a candidate call is being traced
 // (poisoning an output it allocates on the candidate's behalf), so that the
 // provenance check does not count it as the candidate's. No-op when
@@ -57,7 +71,15 @@ struct kb_context {
   // Timed calls: outputs poisoned before the call (outside the timed
   // region), handed out when the shape and dtype match what is asked.
   std::vector<at::Tensor> prepared_outputs;
+  // Timed calls: scratch blocks poisoned before the call, handed out in
+  // order when the size asked matches (else one is made and poisoned on the
+  // spot, as harness work).
+  std::vector<at::Tensor> prepared_scratch;
+  std::size_t scratch_taken = 0;
+  std::vector<uint64_t> scratch_requests;  // the sizes asked, in order
   kb::HarnessWork* harness = nullptr;
+  // Host objects set in init (kb_api set_host_object), by name.
+  kb::HostObjects* host_objects = nullptr;
 };
 
 namespace kb {
@@ -90,14 +112,26 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
 WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
                          const std::vector<NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec);
+// Fills `rec` ("outputs") and returns the payload of a "call" record: the
+// kept outputs of a timed call the parent picked.
+WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec);
+// The digest of every state tensor by name (task/timed_call.h), for the
+// init, seed and commit records: state is read-only in forward, and the
+// reference worker compares these after every call with what init left.
+Json stateDigests(const std::map<std::string, at::Tensor>& state);
 
-// The timing phase of `kbcheck-worker candidate` when the request has a
+// The timing phases of `kbcheck-worker candidate` when the request has a
 // "profile" object (kbprof): set up before confinement (compiled baseline,
-// CUPTI, L2 flush buffer, bandwidth), run after the correctness seeds.
-// Implemented in timing.cpp (CUDA builds); elsewhere prepare() throws.
+// CUPTI, L2 flush buffer, bandwidth), baselines before the candidate's
+// library is loaded, the candidate after the correctness seeds.
+// Implemented in timing.cpp; on the CPU the host clock is the timer.
 class TimingSession {
  public:
   virtual ~TimingSession() = default;
+  // The baselines (eager, compiled), or the re-check of cached ones. Called
+  // before the candidate's library is loaded: only trusted code has run in
+  // the process, so nothing a candidate does can slow them down.
+  virtual void runBaselines() = 0;
   // Runs the timed calls and sends the "timing" record and the sampled
   // calls' "seed" records. `make_context` gives a fresh forward context.
   // A null `forward` times the baselines only.

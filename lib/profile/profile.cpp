@@ -47,6 +47,24 @@ std::string detectGpuArch(const std::string& device) {
 
 namespace {
 
+// The processes with a compute context on the GPU of `device` ("cuda:N"),
+// from nvidia-smi; nullopt when it cannot say.
+std::optional<std::vector<long>> gpuComputePids(const std::string& device) {
+  std::string index = device.size() > 5 ? device.substr(5) : "0";
+  std::string cmd = "nvidia-smi --query-compute-apps=pid --format=csv,noheader -i " + index + " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  std::vector<long> pids;
+  std::array<char, 128> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) {
+    char* end = nullptr;
+    long pid = std::strtol(buf.data(), &end, 10);
+    if (end != buf.data() && pid > 0) pids.push_back(pid);
+  }
+  if (::pclose(p) != 0) return std::nullopt;
+  return pids;
+}
+
 std::vector<double> numbers(const Json& j) {
   std::vector<double> v;
   if (j.is_array())
@@ -121,7 +139,7 @@ Json ProfileResult::toJson() const {
   j["evidence"] = evidence;
   j["device"] = device;
   j["arch"] = arch.empty() ? Json(nullptr) : Json(arch);
-  j["timing_method"] = "cuda_events";
+  j["timing_method"] = timing_method.empty() ? Json(nullptr) : Json(timing_method);
   Json t;
   t["eager"] = eager.toJson();
   t["compile"] = compile.toJson();
@@ -138,7 +156,12 @@ Json ProfileResult::toJson() const {
   Json s = Json::array();
   for (const auto& x : seeds) s.push_back(x.toJson());
   j["seeds"] = s;
-  j["sampled_seeds"] = sampled_seeds;
+  j["timed_calls"] = timed_calls;
+  j["checked_calls"] = checked_calls;
+  j["input_method"] = input_method.empty() ? Json(nullptr) : Json(input_method);
+  j["baseline_check"] = baseline_check;
+  j["baselines_written"] = baselines_written;
+  j["baseline_cache_note"] = baseline_cache_note.empty() ? Json(nullptr) : Json(baseline_cache_note);
   j["rounds"] = rounds;
   j["stop"] = stop;
   j["bandwidth_gbps"] = bandwidth_gbps;
@@ -165,6 +188,15 @@ struct PreparedProfile::State {
   WorkerRequest req;
   std::optional<CandidateWorker> worker;
   std::optional<ReferenceWorker> reference;
+  // Other processes with a context on the GPU when the profile started
+  // (nullopt: nvidia-smi could not say); baselines measured beside one are
+  // not cached.
+  std::optional<std::vector<long>> foreign_before;
+  // The timed calls picked for the reference, drawn only when the worker
+  // asked after its loop; a problem with the question is kept for the verdict.
+  bool asked = false;
+  std::vector<uint64_t> picked;
+  std::string pick_problem;
 
   ProfileResult& done(Status s, const std::string& message) {
     r.status = s;
@@ -194,16 +226,17 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // reported on any machine.
   try {
     r.device = checkDevice(o.device);
-    if (r.device == "cpu") throw UsageError("kbprof times on a GPU: use --device cuda or cuda:N");
   } catch (const UsageError& e) {
     st.device_error = e.what();
     return p;
   }
-  r.driver = nvidiaDriverVersion();
+  const bool cpu = r.device == "cpu";
+  r.driver = cpu ? "" : nvidiaDriverVersion();
+  if (!cpu) st.foreign_before = gpuComputePids(r.device);
 
   // 2. The compiled baseline, once per task and architecture.
-  r.arch = o.arch.empty() ? detectGpuArch(r.device) : o.arch;
-  if (o.compile_baseline && !r.arch.empty()) {
+  r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
+  if (o.compile_baseline && !r.arch.empty() && !cpu) {
     auto tb = Clock::now();
     try {
       bundle = ensureCompiled(bundle, r.arch, r.device, o.python);
@@ -213,36 +246,38 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
     r.baseline_build_seconds = since(tb);
   }
 
-  // 3. The worker's request: correctness seeds, then the timed rounds.
+  // 3. The worker's request: correctness seeds, then the timed rounds. The
+  // base seeds (scripted generators mix each call's inputs from their sets)
+  // are fresh per run and never a correctness seed; the seeds of the timed
+  // calls themselves are drawn by the worker, one right before each call.
   std::random_device rd;
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
   std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
-  while (static_cast<int>(st.pool.size()) < std::max(2, o.pool_values)) {
+  while (static_cast<int>(st.pool.size()) < std::max(2, o.base_sets)) {
     uint64_t s = rng() >> 1;  // kept below 2^63: JSON readers take it as a signed integer too
     if (taken.insert(s).second) st.pool.push_back(s);
   }
   Json profile;
   profile["baselines"] = true;
-  profile["compile"] = o.compile_baseline && st.compile_error.empty();
-  // The worker reads the cache; --baseline-only measures afresh and writes.
+  profile["compile"] = o.compile_baseline && st.compile_error.empty() && !cpu;
+  // The worker reads the cache (and re-checks a hit); --baseline-only
+  // measures afresh. Host-clock times on a CPU are never cached.
   st.cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
   st.task_hash = taskContentHash(bundle.dir, r.arch);
-  if (o.use_baseline_cache && with_candidate) {
+  if (o.use_baseline_cache && with_candidate && !cpu) {
     profile["baseline_cache_dir"] = st.cache_dir.string();
     profile["task_hash"] = st.task_hash;
   }
   profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
-  profile["pool_seeds"] = st.pool;
-  profile["pool_bytes"] = o.pool_bytes;
+  profile["base_seeds"] = st.pool;
+  profile["keep_bytes"] = o.keep_bytes;
+  profile["check_rounds"] = o.check_rounds;
   profile["warmup"] = o.warmup;
   profile["head_start_us"] = o.head_start_us;
   profile["min_rounds"] = o.min_rounds;
   profile["max_rounds"] = o.max_rounds;
   profile["target_ci"] = o.target_ci;
   profile["budget_seconds"] = o.budget_seconds;
-  profile["sample_rate"] = with_candidate ? o.sample_rate : 0.0;
-  profile["max_samples"] = o.max_samples;
-  profile["sample_secret"] = rng() >> 1;
 
   WorkerRequest& req = st.req;
   req.task_dir = bundle.dir;
@@ -262,12 +297,10 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // until it is handed its request, after the candidate's process group is
   // gone (ReferenceWorker).
   st.worker.emplace(req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
-  if (!req.seeds.empty() || o.sample_rate > 0) {
-    std::vector<uint64_t> known = req.seeds;
-    known.insert(known.end(), st.pool.begin(), st.pool.end());
-    st.reference.emplace(bundle.dir, r.device, known, st.scratch, st.binary,
-                         o.limits.wall_seconds + o.reference_timeout_seconds + 600);
-  }
+  std::vector<uint64_t> known = req.seeds;
+  if (bundle.info.generator != "spec") known.insert(known.end(), st.pool.begin(), st.pool.end());
+  st.reference.emplace(bundle.dir, r.device, known, st.scratch, st.binary,
+                       o.limits.wall_seconds + o.reference_timeout_seconds + 600);
   return p;
 }
 
@@ -299,12 +332,61 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   }
   if (!st.device_error.empty()) throw UsageError(st.device_error);
 
+  // The worker's question after its timed loop, "select N", is answered
+  // once, and only when its result channel already holds its timing record
+  // and N commits: nothing said before the loop ended gets an answer. The
+  // calls are drawn uniformly from the N with a random source no worker
+  // ever sees.
+  fs::path channel;
+  auto pick = [&](const std::string& line) -> std::string {
+    st.asked = true;
+    uint64_t n = 0;
+    if (line.rfind("select ", 0) != 0 || (n = std::strtoull(line.c_str() + 7, nullptr, 10)) == 0) {
+      st.pick_problem = "the worker asked an unknown question after its timed loop";
+      return "{}";
+    }
+    const Json* timing_rec = nullptr;
+    uint64_t commits = 0;
+    std::vector<WireRecord> records;
+    for (auto t0 = Clock::now(); since(t0) < 60;) {
+      std::string problem;
+      records = readRecords(channel, &problem, /*headers_only=*/true);
+      commits = 0;
+      timing_rec = nullptr;
+      for (const auto& rec : records) {
+        std::string type = rec.header.value("type", "");
+        if (type == "commit") ++commits;
+        if (type == "timing") timing_rec = &rec.header;
+      }
+      if (timing_rec) break;
+      ::usleep(5000);
+    }
+    if (!timing_rec || timing_rec->value("timed_calls", uint64_t{0}) != n || commits != n) {
+      st.pick_problem = "the worker asked which of " + std::to_string(n) + " timed calls to send, but its channel holds " +
+                        std::to_string(commits) + " commits and " + (timing_rec ? "a timing record of " +
+                        std::to_string(timing_rec->value("timed_calls", uint64_t{0})) + " calls" : "no timing record");
+      return "{}";
+    }
+    std::random_device rd;
+    std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+    std::vector<uint64_t> all(n);
+    for (uint64_t i = 0; i < n; ++i) all[i] = i;
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(std::min<uint64_t>(n, static_cast<uint64_t>(std::max(1, o.checked_calls))));
+    std::sort(all.begin(), all.end());
+    st.picked = all;
+    return Json{{"calls", all}}.dump();
+  };
+
   auto tw = Clock::now();
-  if (st.worker) {
-    r.worker = st.worker->finish(library);
-  } else {
-    st.req.library = library.empty() ? fs::path() : fs::absolute(library);
+  if (library.empty()) {  // --baseline-only: no candidate, no question to answer
+    st.req.library.clear();
     r.worker = runWorker(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
+  } else {
+    if (!st.worker)  // --late-start: started now
+      st.worker.emplace(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true, /*wait_seconds=*/0);
+    channel = st.worker->dir() / "result.bin";
+    r.worker = st.worker->finish(library, pick);
   }
   r.worker_seconds = since(tw);
   WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
@@ -321,18 +403,53 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   r.stop = tj.value("stop", "");
   r.bandwidth_gbps = tj.value("bandwidth_gbps", 0.0);
   r.head_start_us = tj.value("head_start_us", 0.0);
-  r.sampled_seeds = tj.value("sampled_seeds", std::vector<uint64_t>{});
+  r.timed_calls = tj.value("timed_calls", uint64_t{0});
+  r.input_method = tj.value("input_method", "");
+  r.timing_method = tj.value("timing_method", "");
+  r.baseline_check = tj.value("baseline_check", Json());
+  r.checked_calls = st.picked;
 
-  // 4. The reference checks the correctness seeds and the sampled calls.
+  // The timed calls' protocol, judged here from what left the worker: one
+  // commit per timed call, in order, each on a seed no other call had (and
+  // none of the task's or the run's known seeds), the pick asked for after
+  // the loop and every picked call sent.
+  if (!library.empty() && r.timed_calls > 0) {
+    std::set<uint64_t> seen(st.pool.begin(), st.pool.end());
+    seen.insert(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
+    uint64_t next = 0;
+    std::set<uint64_t> sent;
+    for (const auto& rec : r.worker.records) {
+      std::string type = rec.header.value("type", "");
+      if (type == "call") sent.insert(rec.header.value("call", ~0ull));
+      if (type != "commit") continue;
+      if (rec.header.value("call", ~0ull) != next++)
+        return done(Status::HackDetected, "the worker's commits are out of order: something other than the harness wrote them");
+      if (!seen.insert(rec.header.value("seed", uint64_t{0})).second)
+        return done(Status::HackDetected, "timed call " + std::to_string(next - 1) +
+                                              " ran on a seed another call had: inputs must never repeat");
+    }
+    if (next != r.timed_calls)
+      return done(Status::HackDetected, "the worker committed " + std::to_string(next) + " timed calls, its timing record says " +
+                                            std::to_string(r.timed_calls));
+    if (!st.asked || !st.pick_problem.empty() || st.picked.empty())
+      return done(Status::HackDetected, st.pick_problem.empty() ? "the worker never asked which timed calls to send after its loop"
+                                                                : st.pick_problem);
+    for (uint64_t k : st.picked)
+      if (!sent.count(k))
+        return done(Status::HackDetected, "timed call " + std::to_string(k) + " was picked for checking but not sent");
+  }
+
+  // 4. The reference checks the correctness seeds and the picked calls.
   CompareRequest cmp;
   cmp.task_dir = bundle.dir;
   cmp.device = r.device;
   cmp.seeds = st.req.seeds;
-  cmp.seeds.insert(cmp.seeds.end(), r.sampled_seeds.begin(), r.sampled_seeds.end());
+  cmp.calls = st.picked;
+  cmp.base_seeds = tj.value("base_seeds", std::vector<uint64_t>{});
   cmp.atol = bundle.info.atol;
   cmp.rtol = bundle.info.rtol;
   cmp.candidate_results = {r.worker.dir / "result.bin"};
-  if (!cmp.seeds.empty()) {
+  if (!cmp.seeds.empty() || !cmp.calls.empty()) {
     ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
                                       : compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
     r.reference_seconds = v.seconds;
@@ -341,9 +458,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     if (v.status != Status::Ok) {
       std::string msg = v.message;
       for (const auto& s : r.seeds)
-        if (s.status != Status::Ok && std::count(r.sampled_seeds.begin(), r.sampled_seeds.end(), s.seed))
-          msg = "a timed call (input seed " + std::to_string(s.seed) + ") gave a wrong result although the "
-                "verification calls were right: " + s.message;
+        if (s.status != Status::Ok && s.timed_call >= 0 && s.status == v.status)
+          msg = "timed call " + std::to_string(s.timed_call) + " (input seed " + std::to_string(s.seed) +
+                ") gave a wrong result although the verification calls were right: " + s.message;
       return done(v.status, msg);
     }
   }
@@ -430,8 +547,21 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (r.candidate.present() && r.compile.present())
     r.speedup_vs_compile = r.compile.event.median / r.candidate.event.median;
 
-  // The baselines this run measured go to the cache.
-  if (o.use_baseline_cache && !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty()) {
+  // The baselines this run measured (in the worker before any candidate
+  // code was loaded) go to the cache, unless another process had the GPU
+  // when the run began or ended: then they may be slowed by a neighbour.
+  bool measured_here = !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty();
+  if (measured_here && r.device != "cpu" && o.use_baseline_cache) {
+    std::optional<std::vector<long>> after = gpuComputePids(r.device);
+    if (!st.foreign_before || !after)
+      r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
+    else if (!st.foreign_before->empty() || !after->empty())
+      r.baseline_cache_note = "not cached: other processes had the GPU (pids " +
+                              std::to_string((st.foreign_before->empty() ? *after : *st.foreign_before).front()) + "...)";
+  } else if (measured_here && r.device == "cpu") {
+    r.baseline_cache_note = "not cached: host-clock times on a CPU";
+  }
+  if (o.use_baseline_cache && measured_here && r.baseline_cache_note.empty()) {
     BaselineKey key;
     key.task_hash = st.task_hash;
     key.gpu = r.gpu;
@@ -444,6 +574,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     entry["measured_at"] = nowIso8601();
     try {
       writeBaselineCache(st.cache_dir, key, entry);
+      r.baselines_written = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kbprof: warning: cannot write the baseline cache: %s\n", e.what());
     }
@@ -499,7 +630,7 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   if (r.speedup_vs_eager) vs += fmt("%.2fx vs eager", *r.speedup_vs_eager);
   if (r.speedup_vs_compile) vs += (vs.empty() ? "" : ", ") + fmt("%.2fx vs torch.compile", *r.speedup_vs_compile);
   if (!vs.empty())
-    out += "\n  candidate: " + vs + " (medians of CUDA-event times" +
+    out += "\n  candidate: " + vs + " (medians of " + (r.timing_method == "host_clock" ? "host-clock" : "CUDA-event") + " times" +
            (r.head_start_us > 0 ? fmt(", %.0f us head start", r.head_start_us) : std::string()) + ")\n";
   if (!r.kernels.empty()) {
     std::snprintf(line, sizeof line, "\n  %-60s %6s %10s %10s %6s\n", "candidate kernel", "calls", "total ms", "mean ms", "share");
@@ -513,7 +644,7 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
     }
   }
   std::snprintf(line, sizeof line, "\n  %d rounds (%s), %zu timed calls checked against the reference, %.1f s\n",
-                r.rounds, r.stop.c_str(), r.sampled_seeds.size(), r.seconds);
+                r.rounds, r.stop.c_str(), r.checked_calls.size(), r.seconds);
   out += line;
   return out;
 }

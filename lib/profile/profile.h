@@ -1,19 +1,22 @@
 // `kbprof`: a built solution timed against the eager reference and the
 // torch.compile baseline on one GPU (DESIGN.md §6), with its run-time
-// provenance checked (§5) and the outputs of a random sample of timed calls
-// verified. Torch-free: the timing runs in the candidate worker
-// (harness/timing.cpp), the comparison in the reference worker.
+// provenance checked (§5) and the outputs of timed calls this process picks
+// after the loop verified. Torch-free: the timing runs in the candidate
+// worker (harness/timing.cpp), the comparison in the reference worker.
 //
 // Order of events:
 //   1. the library's imports are read (measure/elf_symbols.h): torch
 //      symbols or the dynamic loader's look-ups end it as hack_detected;
 //   2. the compiled baseline is built if missing (scripts/baseline.py,
 //      once per task and GPU architecture);
-//   3. one confined worker: the correctness seeds (unless verify is off),
-//      then warm-up and interleaved timed rounds until the 95% interval of
-//      each median is within the target or the budget is spent; baselines
-//      come from the cache when this task, GPU, driver and torch have them;
-//   4. one reference worker checks the correctness seeds and the sampled
+//   3. one worker: the baselines first, before the candidate's library is
+//      loaded (or, cached for this task, GPU, driver and torch, a short
+//      re-check of them); then, confined, the correctness seeds (unless
+//      verify is off), warm-up and timed calls, each on new input values,
+//      each committed (output digests) as it returns, until the 95%
+//      interval of the median is within the target or the budget is spent;
+//      then this process picks which timed calls the worker sends;
+//   4. one reference worker checks the correctness seeds and the picked
 //      timed calls;
 //   5. provenance, timer consistency and plausibility are judged here.
 #pragma once
@@ -50,9 +53,18 @@ struct ProfileOptions {
   double head_start_us = 200.0;
   int min_rounds = 10;
   int max_rounds = 2000;
-  double sample_rate = 0.25;           // chance that a timed call's outputs are checked
-  int max_samples = 2;                 // ... at most this many per profile
-  int pool_values = 4;                 // distinct input value sets the candidate rotates through
+  // After the timed loop the parent picks this many of the timed calls
+  // (uniformly, with a random source the workers never see); the
+  // reference worker checks each against the reference on its inputs.
+  int checked_calls = 2;
+  // Scripted input generators: the value sets each call's inputs are mixed
+  // from (task/timed_call.h); spec generators draw afresh and need none.
+  int base_sets = 4;
+  // Timed calls' outputs kept on the device until the parent has picked;
+  // the loop stops ("keep_budget") when the next would not fit.
+  uint64_t keep_bytes = 16ull << 30;
+  // A cached baseline is re-checked with this many eager calls before use.
+  int check_rounds = 10;
   double plausibility_slack = 0.8;
   WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
@@ -62,7 +74,6 @@ struct ProfileOptions {
   std::string python;                  // for building the compiled baseline
   std::string arch;                    // empty: asked of nvidia-smi
   double reference_timeout_seconds = 600.0;
-  uint64_t pool_bytes = 4ull << 30;
   // Start both workers in prepareProfile (beside the caller's build); off:
   // each starts when it is needed, as before (kbprof --late-start, for
   // comparing the two).
@@ -94,8 +105,14 @@ struct ProfileResult {
   ProvenanceReport provenance;
   Plausibility plausibility;
   uint64_t clamped_samples = 0;       // timed calls raised to the physical floor
-  std::vector<SeedCheck> seeds;       // correctness seeds and sampled timed calls
-  std::vector<uint64_t> sampled_seeds;
+  std::vector<SeedCheck> seeds;       // correctness seeds and the picked timed calls
+  uint64_t timed_calls = 0;           // committed by the worker
+  std::vector<uint64_t> checked_calls;  // picked by this process after the loop
+  std::string input_method;           // "spec" (drawn afresh) or "mix" (task/timed_call.h)
+  std::string timing_method;          // "cuda_events" or "host_clock" (CPU)
+  Json baseline_check;                // the re-check of a cached baseline (null: none)
+  bool baselines_written = false;     // this run's baselines went to the cache
+  std::string baseline_cache_note;    // why they did not, when measured here
   int rounds = 0;
   std::string stop;                   // "precise", "budget" or "max_rounds"
   double bandwidth_gbps = 0;

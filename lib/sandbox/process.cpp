@@ -372,7 +372,10 @@ WaitingProcess::WaitingProcess(ProcessSpec spec) : started_(std::chrono::steady_
   fd_ = fds[0];
   child_fd_ = fds[1];
   spec.stdin_fd = child_fd_;
-  thread_ = std::thread([this, spec] { result_ = runProcess(spec); });
+  thread_ = std::thread([this, spec, ended = ended_] {
+    result_ = runProcess(spec);
+    ended->store(true);
+  });
 }
 
 WaitingProcess::~WaitingProcess() {
@@ -385,13 +388,45 @@ double WaitingProcess::secondsSinceStart() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-ProcessResult WaitingProcess::finish(const std::string& message) {
-  if (fd_ < 0) return result_;
-  for (std::size_t sent = 0; sent < message.size();) {
-    ssize_t n = ::send(fd_, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
+namespace {
+
+// Sends all of `s`; false when the peer is gone.
+bool sendAll(int fd, const std::string& s) {
+  for (std::size_t sent = 0; sent < s.size();) {
+    ssize_t n = ::send(fd, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the child is gone: its end says why
+    if (n <= 0) return false;
     sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+ProcessResult WaitingProcess::finish(const std::string& message,
+                                     const std::function<std::string(const std::string&)>& respond) {
+  if (fd_ < 0) return result_;
+  bool alive = sendAll(fd_, message);  // a dead child: its end says why
+  if (alive && respond) {
+    // Wait for the child's one question while it runs; a line longer than
+    // 64 KiB, or none before it ends, gets no answer.
+    std::string line;
+    bool answered = false;
+    while (!answered && !ended_->load() && line.size() < (64u << 10)) {
+      pollfd p{fd_, POLLIN, 0};
+      int r = ::poll(&p, 1, 50);
+      if (r < 0 && errno != EINTR) break;
+      if (r <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the child closed its end or is gone
+      line.append(buf, static_cast<std::size_t>(n));
+      if (auto nl = line.find('\n'); nl != std::string::npos) {
+        sendAll(fd_, respond(line.substr(0, nl)) + "\n");
+        answered = true;
+      }
+    }
   }
   ::shutdown(fd_, SHUT_WR);
   if (thread_.joinable()) thread_.join();

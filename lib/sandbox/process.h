@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,13 +98,18 @@ class WaitingProcess {
   bool started() const { return fd_ >= 0; }
   double secondsSinceStart() const;
   // Sends `message` (a dead child makes it short: its result says why),
-  // then waits. Once.
-  ProcessResult finish(const std::string& message);
+  // then waits. Once. Without `respond` the socket is shut for writing at
+  // once (the child reads EOF after the message); with it, the first line
+  // the child writes back on its stdin is answered with respond(line) + "\n",
+  // and only then is the socket shut: one question, one answer.
+  ProcessResult finish(const std::string& message,
+                       const std::function<std::string(const std::string&)>& respond = {});
 
  private:
   int fd_ = -1, child_fd_ = -1;
   std::chrono::steady_clock::time_point started_;
   std::thread thread_;
+  std::shared_ptr<std::atomic<bool>> ended_ = std::make_shared<std::atomic<bool>>(false);
   ProcessResult result_;
 };
 

@@ -53,13 +53,16 @@ at::ScalarType parseDtype(const std::string& d) {
   throw Error("unknown dtype " + d);
 }
 
+}  // namespace
+
 // One tensor input from its recorded spec; scripts/kbtask.py make_input()
-// is the same sequence of calls, so Python and C++ agree value for value.
-at::Tensor specTensor(const InputSpec& s, at::Generator& gen) {
+// is the same sequence of calls, so Python and C++ agree value for value
+// (on the CPU; on a GPU the same calls draw from the device's generator).
+at::Tensor specTensor(const InputSpec& s, at::Generator& gen, c10::Device device) {
   at::ScalarType dtype = parseDtype(s.dtype);
   bool is_float = at::isFloatingType(dtype);
   at::ScalarType draw = (dtype == at::kDouble) ? at::kDouble : at::kFloat;
-  auto opts = at::TensorOptions().dtype(draw);
+  auto opts = at::TensorOptions().dtype(draw).device(device);
   at::IntArrayRef shape(s.shape);
   at::Tensor t;
   if (s.distribution == "normal") {
@@ -72,20 +75,22 @@ at::Tensor specTensor(const InputSpec& s, at::Generator& gen) {
     if (s.a != 0.0) t.add_(s.a);
   } else if (s.distribution == "randint") {
     t = at::randint(static_cast<int64_t>(s.a), static_cast<int64_t>(s.b), shape, gen,
-                    at::TensorOptions().dtype(at::kLong));
+                    at::TensorOptions().dtype(at::kLong).device(device));
   } else if (s.distribution == "choice") {
-    at::Tensor values = at::tensor(s.values, at::TensorOptions().dtype(at::kDouble));
-    at::Tensor idx = at::randint(values.numel(), shape, gen, at::TensorOptions().dtype(at::kLong));
+    at::Tensor values = at::tensor(s.values, at::TensorOptions().dtype(at::kDouble)).to(device);
+    at::Tensor idx = at::randint(values.numel(), shape, gen, at::TensorOptions().dtype(at::kLong).device(device));
     t = values.index_select(0, idx.flatten()).view(shape);
   } else if (s.distribution == "bernoulli") {
-    t = at::rand(shape, gen, at::TensorOptions().dtype(at::kFloat)).lt(s.a);
+    t = at::rand(shape, gen, at::TensorOptions().dtype(at::kFloat).device(device)).lt(s.a);
   } else if (s.distribution == "constant") {
-    t = at::full(shape, s.a, at::TensorOptions().dtype(is_float ? draw : at::kDouble));
+    t = at::full(shape, s.a, at::TensorOptions().dtype(is_float ? draw : at::kDouble).device(device));
   } else {
     throw Error("unknown distribution " + s.distribution);
   }
   return t.to(dtype);
 }
+
+namespace {
 
 void flattenInto(const c10::IValue& v, std::vector<at::Tensor>& out) {
   if (v.isTensor()) {
@@ -315,7 +320,7 @@ std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) con
   } else {
     at::Generator gen = at::detail::createCPUGenerator(seed);
     for (const InputSpec& s : info().inputs) {
-      if (s.kind == "tensor") cpu.emplace_back(specTensor(s, gen));
+      if (s.kind == "tensor") cpu.emplace_back(specTensor(s, gen, c10::Device(c10::kCPU)));
       else if (s.kind == "int") cpu.emplace_back(static_cast<int64_t>(s.value));
       else if (s.kind == "float") cpu.emplace_back(s.value);
       else cpu.emplace_back(s.value != 0.0);

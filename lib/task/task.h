@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/Generator.h>
 #include <ATen/core/ivalue.h>
 
 #include "task/bundle.h"
@@ -119,6 +120,11 @@ class Task {
   TaskBundle bundle_;
   std::shared_ptr<Cache> cache_;
 };
+
+// One tensor input drawn from its recorded spec with `gen` (a generator of
+// `device`), made on `device`. On the CPU the same calls as
+// scripts/kbtask.py make_input(), value for value.
+at::Tensor specTensor(const InputSpec& spec, at::Generator& gen, c10::Device device);
 
 // The arch name of compiled/<arch>.pt2 for a device: "cpu" or "sm_XY".
 std::string archOf(c10::Device device);

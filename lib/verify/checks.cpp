@@ -41,6 +41,7 @@ Json SeedCheck::toJson() const {
   j["status"] = std::string(statusName(status));
   j["message"] = message;
   j["forward_seconds"] = forward_seconds;
+  j["timed_call"] = timed_call >= 0 ? Json(timed_call) : Json(nullptr);
   Json outs = Json::array();
   for (const auto& o : outputs) outs.push_back(o.toJson());
   j["outputs"] = outs;
@@ -57,6 +58,8 @@ Json CompareRequest::toJson() const {
   Json files = Json::array();
   for (const auto& f : candidate_results) files.push_back(f.string());
   j["candidate_results"] = files;
+  j["calls"] = calls;
+  j["base_seeds"] = base_seeds;
   return j;
 }
 
@@ -68,6 +71,8 @@ CompareRequest CompareRequest::fromJson(const Json& j) {
   r.atol = j.at("atol").get<double>();
   r.rtol = j.at("rtol").get<double>();
   for (const auto& f : j.at("candidate_results")) r.candidate_results.push_back(f.get<std::string>());
+  r.calls = j.value("calls", std::vector<uint64_t>{});
+  r.base_seeds = j.value("base_seeds", std::vector<uint64_t>{});
   return r;
 }
 
@@ -98,6 +103,7 @@ SeedCheck SeedCheck::fromJson(const Json& j) {
   s.status = parseStatus(j.value("status", "infra_error")).value_or(Status::InfraError);
   s.message = j.value("message", "");
   s.forward_seconds = number(j, "forward_seconds");
+  if (j.contains("timed_call") && j["timed_call"].is_number_integer()) s.timed_call = j["timed_call"].get<int64_t>();
   if (j.contains("outputs"))
     for (const auto& o : j["outputs"]) s.outputs.push_back(OutputCheck::fromJson(o));
   return s;

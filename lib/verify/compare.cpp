@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -22,6 +24,7 @@
 #include "kb/solution.h"
 #include "sandbox/confine.h"
 #include "task/task.h"
+#include "task/timed_call.h"
 
 #if KB_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -148,6 +151,60 @@ bool overlaps(const Range& a, const Range& b) {
   return a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
 }
 
+// The output tensors a seed or call record carries, with their indices;
+// `missing` is the first index the solution never allocated (-1: none).
+// Advances *offset past them. Throws on a malformed record.
+std::vector<WireTensor> takeOutputs(const WireRecord& rec, std::vector<int>& index, int& missing,
+                                    std::size_t* offset = nullptr) {
+  std::size_t off = 0;
+  Json present = Json::array();
+  for (const auto& o : rec.header.at("outputs")) {
+    if (o.value("missing", false)) {
+      if (missing < 0) missing = o.at("index").get<int>();
+      continue;
+    }
+    present.push_back(o);
+    index.push_back(o.at("index").get<int>());
+  }
+  std::vector<WireTensor> outs = takeTensors(present, rec.payload, offset ? offset : &off);
+  if (!offset && off != rec.payload.size()) throw Error("payload longer than described");
+  return outs;
+}
+
+// Count, dtypes, shapes, values of a record's outputs against the
+// reference's; the first failure becomes `sc`'s status.
+SeedCheck compareOutputs(const std::vector<WireTensor>& outs, const std::vector<int>& out_index, int missing,
+                         const std::vector<at::Tensor>& expected, double atol, double rtol, SeedCheck sc) {
+  auto set = [&](Status s, const std::string& m) {
+    sc.status = s;
+    sc.message = m;
+    return sc;
+  };
+  if (missing >= 0 && missing < static_cast<int>(expected.size()))
+    return set(Status::Incorrect, "output " + std::to_string(missing) + " was never allocated");
+  if (outs.size() != expected.size())
+    return set(Status::Incorrect, "the solution returned " + std::to_string(outs.size()) +
+                                      " output(s), the reference returns " + std::to_string(expected.size()));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    OutputCheck oc;
+    oc.index = out_index[k];
+    const at::Tensor& ref = expected[k];
+    oc.dtype = dtypeName(outs[k].dtype);
+    oc.expected_dtype = dtypeName(kbDtypeOf(ref.scalar_type()));
+    oc.shape = outs[k].sizes;
+    oc.expected_shape.assign(ref.sizes().begin(), ref.sizes().end());
+    if (oc.index != static_cast<int>(k)) {
+      oc.problem = "outputs are not numbered 0.." + std::to_string(expected.size() - 1);
+      sc.outputs.push_back(oc);
+      return set(Status::Incorrect, oc.problem);
+    }
+    bool ok = compareOutput(fromWire(outs[k]), ref, atol, rtol, oc);
+    sc.outputs.push_back(oc);
+    if (!ok && sc.status == Status::Ok) set(Status::Incorrect, oc.problem);
+  }
+  return sc;
+}
+
 // Checks one seed's record against the reference's outputs.
 SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& pristine,
                     const std::vector<bool>& ref_modified, const std::vector<at::Tensor>& expected,
@@ -165,17 +222,7 @@ SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& prist
   int missing = -1;
   try {
     std::size_t off = 0;
-    const Json& ol = rec.header.at("outputs");
-    Json present = Json::array();
-    for (const auto& o : ol) {
-      if (o.value("missing", false)) {
-        if (missing < 0) missing = o.at("index").get<int>();
-        continue;
-      }
-      present.push_back(o);
-      out_index.push_back(o.at("index").get<int>());
-    }
-    outs = takeTensors(present, rec.payload, &off);
+    outs = takeOutputs(rec, out_index, missing, &off);
     for (const auto& i : rec.header.at("inputs")) in_index.push_back(i.at("index").get<int>());
     ins = takeTensors(rec.header.at("inputs"), rec.payload, &off);
     if (off != rec.payload.size()) throw Error("payload longer than described");
@@ -216,30 +263,72 @@ SeedCheck checkSeed(const WireRecord& rec, const std::vector<c10::IValue>& prist
                                            " was modified by the solution (inputs are read-only)");
   }
 
-  // Count, dtypes, shapes, values.
-  if (missing >= 0 && missing < static_cast<int>(expected.size()))
-    return set(Status::Incorrect, "output " + std::to_string(missing) + " was never allocated");
-  if (outs.size() != expected.size())
-    return set(Status::Incorrect, "the solution returned " + std::to_string(outs.size()) +
-                                      " output(s), the reference returns " + std::to_string(expected.size()));
-  for (size_t k = 0; k < outs.size(); ++k) {
-    OutputCheck oc;
-    oc.index = out_index[k];
-    const at::Tensor& ref = expected[k];
-    oc.dtype = dtypeName(outs[k].dtype);
-    oc.expected_dtype = dtypeName(kbDtypeOf(ref.scalar_type()));
-    oc.shape = outs[k].sizes;
-    oc.expected_shape.assign(ref.sizes().begin(), ref.sizes().end());
-    if (oc.index != static_cast<int>(k)) {
-      oc.problem = "outputs are not numbered 0.." + std::to_string(expected.size() - 1);
-      sc.outputs.push_back(oc);
-      return set(Status::Incorrect, oc.problem);
-    }
-    bool ok = compareOutput(fromWire(outs[k]), ref, atol, rtol, oc);
-    sc.outputs.push_back(oc);
-    if (!ok && sc.status == Status::Ok) set(Status::Incorrect, oc.problem);
+  return compareOutputs(outs, out_index, missing, expected, atol, rtol, sc);
+}
+
+// The outputs of one timed call the parent picked: they must be what its
+// commit record said right after the call, then right for its inputs.
+SeedCheck checkCall(const WireRecord& rec, const Json& commit, const std::vector<at::Tensor>& expected,
+                    c10::Device device, double atol, double rtol) {
+  SeedCheck sc;
+  sc.seed = commit.value("seed", uint64_t{0});
+  sc.timed_call = commit.value("call", int64_t{-1});
+  auto set = [&](Status s, const std::string& m) {
+    sc.status = s;
+    sc.message = m;
+    return sc;
+  };
+  std::vector<WireTensor> outs;
+  std::vector<int> out_index;
+  int missing = -1;
+  try {
+    outs = takeOutputs(rec, out_index, missing);
+  } catch (const std::exception& e) {
+    return set(Status::HackDetected,
+               std::string("the timed call's record is malformed (") + e.what() + "): forged result channel");
   }
-  return sc;
+  const Json& committed = commit.value("outputs", Json::array());
+  if (rec.header.value("seed", uint64_t{1}) != sc.seed)
+    return set(Status::HackDetected, "the timed call's record names another seed than its commit");
+  for (size_t k = 0; k < outs.size(); ++k) {
+    int i = out_index[k];
+    std::string want = i >= 0 && i < static_cast<int>(committed.size()) && committed[i].is_string()
+                           ? committed[i].get<std::string>()
+                           : std::string("(none)");
+    std::string got = digestHex(tensorDigest(fromWire(outs[k]).to(device)));
+    if (got != want)
+      return set(Status::HackDetected, "output " + std::to_string(i) + " of timed call " +
+                                           std::to_string(sc.timed_call) +
+                                           " is not what the call returned (digest " + got + ", committed " +
+                                           want + "): it was changed after the call");
+  }
+  if (outs.size() != committed.size() - std::count(committed.begin(), committed.end(), Json(nullptr)))
+    return set(Status::HackDetected, "the timed call's record and its commit list different outputs");
+  return compareOutputs(outs, out_index, missing, expected, atol, rtol, sc);
+}
+
+// Every record after init carries the state's digests; they must be what
+// init left (state is read-only in forward). Empty when they are.
+std::string stateChange(const std::vector<WireRecord>& records) {
+  const Json* init = nullptr;
+  for (const auto& r : records)
+    if (r.header.value("type", "") == "init") init = &r.header;
+  if (!init || !init->contains("state_digests")) return "";
+  const Json& want = (*init)["state_digests"];
+  for (const auto& r : records) {
+    std::string type = r.header.value("type", "");
+    if (type != "seed" && type != "commit") continue;
+    if (!r.header.contains("state_digests") && r.header.value("ok", true) == false) continue;
+    const Json& got = r.header.value("state_digests", Json());
+    if (got == want) continue;
+    std::string where = type == "seed" ? "correctness seed " + std::to_string(r.header.value("seed", uint64_t{0}))
+                                       : "timed call " + std::to_string(r.header.value("call", uint64_t{0}));
+    for (auto it = want.begin(); it != want.end(); ++it)
+      if (!got.is_object() || !got.contains(it.key()) || got[it.key()] != it.value())
+        return "state '" + it.key() + "' was changed by forward (" + where + "): state is read-only after init";
+    return "the state's digests after " + where + " are not init's";
+  }
+  return "";
 }
 
 }  // namespace
@@ -316,6 +405,7 @@ int referenceMain(int argc, char** argv) {
       std::vector<bool> ref_modified;  // inputs the reference itself writes into
     };
     const bool keep = req.candidate_results.size() > 1;
+    std::optional<CallInputs> callInputs;  // made once, when a timed call is checked
     std::map<uint64_t, SeedReference> kept;
     double inputs_s = 0, run_s = 0;
     auto referenceFor = [&](uint64_t seed) {
@@ -372,6 +462,45 @@ int referenceMain(int argc, char** argv) {
           message = "seed " + std::to_string(seed) + ": " + sc.message;
         }
         seeds.push_back(sc.toJson());
+      }
+      // The timed calls the parent picked after the loop (kbprof).
+      if (!req.calls.empty() && !callInputs) callInputs.emplace(task, device, req.base_seeds);
+      for (uint64_t call : req.calls) {
+        const WireRecord* rec = nullptr;
+        const Json* commit = nullptr;
+        for (const auto& r : records) {
+          if (r.header.value("call", uint64_t{~0ull}) != call) continue;
+          if (r.header["type"] == "call") rec = &r;
+          if (r.header["type"] == "commit") commit = &r.header;
+        }
+        if (!rec || !commit) {
+          status = Status::HackDetected;
+          message = "no " + std::string(commit ? "record" : "commit") + " of timed call " + std::to_string(call) +
+                    ", which the parent picked after the loop";
+          break;
+        }
+        uint64_t seed = commit->value("seed", uint64_t{0});
+        auto ti = Clock::now();
+        std::vector<c10::IValue> inputs = callInputs->make(seed);
+        inputs_s += since(ti);
+        auto tr = Clock::now();
+        std::vector<at::Tensor> expected;
+        for (const auto& t : reference.run(inputs)) expected.push_back(t.detach());
+        run_s += since(tr);
+        auto tc2 = Clock::now();
+        SeedCheck sc = checkCall(*rec, *commit, expected, device, req.atol, req.rtol);
+        compare_s += since(tc2);
+        if (sc.status != Status::Ok &&
+            (status == Status::Ok || (sc.status == Status::HackDetected && status != Status::HackDetected))) {
+          status = sc.status;
+          message = "timed call " + std::to_string(call) + " (input seed " + std::to_string(seed) +
+                    "): " + sc.message;
+        }
+        seeds.push_back(sc.toJson());
+      }
+      if (std::string change = stateChange(records); !change.empty()) {
+        status = Status::HackDetected;
+        message = change;
       }
       Json verdict;
       verdict["type"] = "verdict";

@@ -9,6 +9,9 @@
 // candidates of one task share one reference process: verifySolutions). Neither kbcheck nor the candidate's
 // process ever holds the reference's outputs.
 //
+// Every record after init must carry the state's digests as init left them
+// (state is read-only in forward), else hack_detected.
+//
 // Checks per seed, in order (the first failure is the seed's status):
 //   the record is well-formed                          else hack_detected
 //   no output shares memory with an input, parameter,
@@ -20,6 +23,12 @@
 //   no NaN/Inf where the reference is finite           else incorrect
 //   |c - r| <= atol + rtol * |r| everywhere (NaN
 //   matches NaN, equal infinities match)               else incorrect
+// Per picked timed call (kbprof): its "call" record's outputs have the
+// digests its "commit" record sent right after the call (else
+// hack_detected: changed afterwards), then count, dtypes, shapes and values
+// as above against the reference run on the call's inputs (made again from
+// its seed). Inputs are not sent back for timed calls: the reference makes
+// its own, so a candidate that writes into them changes nothing here.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +61,9 @@ struct OutputCheck {
 
 struct SeedCheck {
   uint64_t seed = 0;
+  // A timed call of kbprof the parent picked after the loop: its index
+  // (the seed is then the call's own seed); -1 for a correctness seed.
+  int64_t timed_call = -1;
   Status status = Status::Ok;
   std::string message;
   double forward_seconds = 0.0;  // the candidate's call in its worker, synchronised
@@ -69,6 +81,12 @@ struct CompareRequest {
   // The candidates' result channel files (their workers' result.bin), one
   // or more candidates of the same task; one verdict record each, in order.
   std::vector<std::filesystem::path> candidate_results;
+  // kbprof: the timed calls the parent picked after the loop (their "call"
+  // records are checked against their "commit" records and against the
+  // reference on inputs made again from the commit's seed), and the base
+  // seeds those inputs are mixed from (task/timed_call.h).
+  std::vector<uint64_t> calls;
+  std::vector<uint64_t> base_seeds;
 
   Json toJson() const;
   static CompareRequest fromJson(const Json& j);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kbprof's command line where no GPU is needed: help, bad input, a compile
 # error (nvcc runs here), a library that imports torch symbols (read before
-# anything runs), a CPU device refused, and kbreward reading two reports
+# anything runs), an unknown device refused, a CPU solution timed on the host, and kbreward reading two reports
 # recorded on the H200. Usage: kbprof_cli_test.sh KBPROF WORKDIR KBREWARD
 set -uo pipefail
 KBPROF="$1"; WORK="$2"; KBREWARD="${3:-}"
@@ -35,11 +35,16 @@ expect weak-aten 1 $?
 [ "$(jq -r .status "$WORK/weak.json")" = hack_detected ] || { echo "FAIL weak.json status: $(jq -c . "$WORK/weak.json" | head -c 400)"; fail=1; }
 jq -r '.evidence[0]' "$WORK/weak.json" | grep -q "_ZN2at5relu_" || { echo "FAIL weak.json evidence"; fail=1; }
 
-# A correct solution on a machine without a GPU (or with --device cpu): bad input.
+# A device kbprof does not know: bad input, said before any work.
 "$KBPROF" "$SRC/tasks/linear_relu" "$SRC/solutions-build/gemm_bias_relu" --arch sm_90 --cache-dir "$WORK/cache" \
-  --device cpu 2>"$WORK/cpu.err"
-expect cpu-device 2 $?
-grep -q "GPU" "$WORK/cpu.err" || { echo "FAIL cpu.err: $(cat "$WORK/cpu.err")"; fail=1; }
+  --device tpu 2>"$WORK/tpu.err"
+expect unknown-device 2 $?
+grep -q "tpu" "$WORK/tpu.err" || { echo "FAIL tpu.err: $(cat "$WORK/tpu.err")"; fail=1; }
+# --device cpu times a CPU solution with the host clock (tests/measure/kbprof_cpu_timed_test.sh goes further).
+"$KBPROF" "$SRC/tasks/linear_relu" "$SRC/solutions-cpu/ok_linear_relu" --device cpu --cache-dir "$WORK/cache" \
+  --budget-s 0.5 --json "$WORK/cpu.json" -q
+expect cpu-device 0 $?
+[ "$(jq -r .timing_method "$WORK/cpu.json")" = host_clock ] || { echo "FAIL cpu.json timing_method"; fail=1; }
 # kbreward reads kbprof's reports (recorded on the H200: testdata/prof/README.md).
 if [ -n "$KBREWARD" ]; then
   "$KBREWARD" --prof "$SRC/prof/second_stream.json" >"$WORK/r1.json" 2>/dev/null

@@ -18,8 +18,9 @@ struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
-  double target_ci = 0.01, budget = 10.0, timeout = 300.0, sample_rate = 0.25, head_start_us = 200.0;
-  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, max_samples = 2;
+  double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
+  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, checked_calls = 2, check_rounds = 10;
+  double keep_gib = 16.0;
 };
 
 int exitCode(kb::Status s) {
@@ -41,7 +42,7 @@ kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
   kb::Json j = kb::headerToJson(h);
   j["message"] = b.message;
   j["evidence"] = kb::Json::array();
-  j["timing_method"] = "cuda_events";
+  j["timing_method"] = f.device == "cpu" ? "host_clock" : "cuda_events";
   j["timings"] = kb::Json::object();
   j["build"] = b.toJson();
   return j;
@@ -49,15 +50,16 @@ kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
 
 int run(const Flags& f) {
   std::string device = f.device;
-  std::string arch = f.arch.empty() ? kb::detectGpuArch(device == "cuda" ? "cuda:0" : device) : f.arch;
+  const bool cpu = device == "cpu";
+  std::string arch = cpu ? "cpu" : f.arch.empty() ? kb::detectGpuArch(device == "cuda" ? "cuda:0" : device) : f.arch;
   kb::ProfileOptions o = options(f, device, arch);
   if (f.solution.empty()) return report(f, kb::profileSolution(f.task, {}, "", o), nullptr);
   kb::Solution sol = kb::loadSolution(f.solution);
   // The workers start first and get ready while the solution builds.
   std::unique_ptr<kb::PreparedProfile> prepared = kb::prepareProfile(f.task, o);
   kb::BuildOptions bo;
-  bo.target = kb::BuildTarget::Cuda;
-  bo.arch = arch.empty() ? "sm_90" : arch;
+  bo.target = cpu ? kb::BuildTarget::Cpu : kb::BuildTarget::Cuda;
+  bo.arch = cpu || arch.empty() ? "sm_90" : arch;
   if (!f.cache_dir.empty()) bo.cache_dir = f.cache_dir;
   kb::BuildResult built = kb::buildSolution(sol, bo);
   if (built.status != kb::Status::Ok) {
@@ -85,8 +87,9 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
   o.head_start_us = f.head_start_us;
   o.min_rounds = f.min_rounds;
   o.max_rounds = f.max_rounds;
-  o.sample_rate = f.sample_rate;
-  o.max_samples = f.max_samples;
+  o.checked_calls = f.checked_calls;
+  o.check_rounds = f.check_rounds;
+  o.keep_bytes = static_cast<uint64_t>(f.keep_gib * double(1ull << 30));
   o.limits.wall_seconds = f.timeout;
   o.limits.cpu_seconds = static_cast<uint64_t>(f.timeout) * 2 + 1;
   o.python = f.python;
@@ -137,7 +140,10 @@ int main(int argc, char** argv) {
                  "Solution directory (forward.cpp, kernels/); without it, only the baselines are timed "
                  "(and stored in the baseline cache)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--device", f.device, "cuda or cuda:N")->capture_default_str();
+  app.add_option("--device", f.device,
+                 "cuda or cuda:N; cpu times a CPU solution with the host clock (no CUPTI, no L2 flush: "
+                 "for CPU tasks and the harness's own tests, not GPU speed-ups)")
+      ->capture_default_str();
   app.add_option("--json", f.json, "Write the JSON report to FILE ('-': stdout instead of the table)");
   app.add_flag("-q,--quiet", f.quiet, "No table on stdout");
   app.add_option("--arch", f.arch, "GPU architecture for the build and the compiled baseline (default: asked of nvidia-smi)");
@@ -163,12 +169,21 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(3, 100000));
   app.add_option("--max-rounds", f.max_rounds, "At most this many timed rounds")->capture_default_str()->check(CLI::Range(3, 1000000));
-  app.add_option("--sample-rate", f.sample_rate, "Chance that a timed call's outputs are checked against the reference")
+  app.add_option("--checked-calls", f.checked_calls,
+                 "Timed calls checked against the reference, picked by kbprof after the timed loop "
+                 "(each costs a reference run)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--max-samples", f.max_samples, "At most this many timed calls checked (each costs a reference run)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--keep-gib", f.keep_gib,
+                 "Device memory for the timed calls' outputs kept until the pick (GiB); the loop stops "
+                 "when the next call's would not fit")
       ->capture_default_str()
-      ->check(CLI::Range(0, 64));
+      ->check(CLI::Range(0.001, 1024.0));
+  app.add_option("--check-rounds", f.check_rounds,
+                 "Eager calls that re-check cached baselines before they are used (a disagreement "
+                 "measures both again and replaces the cache)")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 10000));
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
       ->capture_default_str();
   app.add_flag("--keep-workdir", f.keep_workdir, "Keep the worker's directory (request, result channel)");
