@@ -166,6 +166,14 @@ std::vector<NamedTensor> Reference::state() const {
 
 c10::Device Reference::device() const { return impl_->device; }
 
+Reference Reference::inFloat64() const {
+  Reference r;
+  r.impl_ = std::make_shared<Impl>(*impl_);
+  r.impl_->module = impl_->module.clone();
+  r.impl_->module.to(at::kDouble);
+  return r;
+}
+
 // ---- CompiledBaseline ----
 
 struct CompiledBaseline::Impl {
@@ -422,12 +430,16 @@ double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
       int64_t len = std::min(kChunk, fa.numel() - start);
       at::Tensor x = fa.narrow(0, start, len).to(at::kCPU, at::kDouble);
       at::Tensor y = fb.narrow(0, start, len).to(at::kCPU, at::kDouble);
+      // Non-finite values must match exactly (NaN with NaN, an infinity
+      // with the same infinity); any other disagreement is +inf, never NaN,
+      // so that callers folding with std::max or comparing with <= cannot
+      // lose it.
       at::Tensor nan_x = x.isnan(), nan_y = y.isnan();
-      if (!nan_x.equal(nan_y)) return std::numeric_limits<double>::quiet_NaN();
+      if (!nan_x.equal(nan_y)) return inf;
       at::Tensor d = (x - y).abs().masked_fill(nan_x, 0.0);
       // Equal infinities differ by NaN: count them as equal.
       d = d.masked_fill(x.eq(y), 0.0);
-      if (d.isnan().any().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+      if (d.isnan().any().item<bool>()) return inf;
       worst = std::max(worst, d.max().item<double>());
     }
   }

@@ -62,6 +62,10 @@ class Reference {
   // are the module's own tensors (not copies): do not write to them.
   std::vector<NamedTensor> state() const;
   c10::Device device() const;
+  // A copy whose floating parameters and buffers are float64: run on
+  // float64 inputs, it estimates the float32 reference's own rounding error
+  // (verify/compare.cpp). Ops that insist on float32 make run() throw.
+  Reference inFloat64() const;
 
  private:
   friend class Task;
@@ -133,8 +137,9 @@ std::string archOf(c10::Device device);
 std::vector<at::Tensor> flattenOutputs(const c10::IValue& value);
 
 // Largest |a - b| over all elements of matching outputs (compared in
-// float64 on the CPU); +inf when the counts, shapes or dtypes differ, NaN
-// when a NaN appears in one and not the other at the same place.
+// float64 on the CPU); +inf when the counts, shapes or dtypes differ, or
+// when non-finite values disagree (a NaN in one and not the other, an
+// infinity against anything but the same infinity). Never NaN.
 double maxAbsDiff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b);
 
 // The buffers of a TorchScript file by name (what scripts/expected.py

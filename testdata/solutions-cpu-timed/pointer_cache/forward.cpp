@@ -3,8 +3,8 @@
 // and replayed when the address comes back (an allocator hands the same
 // block out again). Every timed call gets new values, so a replay is wrong
 // for the call's inputs, and the calls kbprof picks after the loop show
-// it. On the CPU the cache never hits (each call's inputs are new memory),
-// so it computes every time and ends ok; static: mutable-global.
+// it. Whether it hits depends on the allocator handing the address back;
+// when it does not, it computes every call (ok). Static: mutable-global.
 #include <cstring>
 #include <kb/solution.h>
 
