@@ -212,7 +212,9 @@ class LibraryEnvironment : public Environment {
     Json findings = Json::array();
     std::string text;
     for (const analyze::Finding& f : s.findings) {
-      std::string sev = f.severity == analyze::Severity::Error ? "error" : "warning";
+      std::string sev = f.severity == analyze::Severity::Error     ? "error"
+                        : f.severity == analyze::Severity::Warning ? "warning"
+                                                                   : "note";
       findings.push_back({{"rule", f.rule}, {"severity", sev}, {"file", f.file}, {"line", f.line},
                           {"column", f.column}, {"message", f.message}});
       text += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": " + sev +
@@ -221,7 +223,8 @@ class LibraryEnvironment : public Environment {
     for (const std::string& e : s.parse_errors) text += e + (e.empty() || e.back() == '\n' ? "" : "\n");
     if (s.infra_failed) r.status = Status::InfraError;
     else if (s.errorCount() > 0) r.status = Status::StaticViolation;
-    else if (!s.parsed) r.status = Status::CompileError;
+    // A source Clang could not parse is a parser-limit note, not a failure
+    // (docs/rules/parser-limit.md): the build decides whether it compiles.
     else r.status = Status::Ok;
     r.report = {{"solution_hash", sol.hash},
                 {"static", {{"status", std::string(statusName(r.status))},

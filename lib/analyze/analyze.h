@@ -12,7 +12,8 @@
 
 namespace kb::analyze {
 
-enum class Severity { Error, Warning };
+// Note: never fails a check (parser-limit says where Clang could not parse).
+enum class Severity { Error, Warning, Note };
 
 // One diagnostic, clang style: file:line:col: error: [rule] message.
 struct Finding {

@@ -37,7 +37,7 @@ std::string CheckContext::solutionFile(clang::SourceLocation loc, const clang::S
 }
 
 void CheckContext::report(const std::string& rule, clang::SourceLocation loc,
-                          const clang::SourceManager& sm, std::string message) {
+                          const clang::SourceManager& sm, std::string message, bool note) {
   std::string file = solutionFile(loc, sm);
   if (file.empty()) return;  // only the solution's own code is judged
   std::string sev = policy_.severityOf(rule);
@@ -45,7 +45,7 @@ void CheckContext::report(const std::string& rule, clang::SourceLocation loc,
   clang::SourceLocation file_loc = sm.getFileLoc(loc);
   Finding f;
   f.rule = rule;
-  f.severity = sev == "warning" ? Severity::Warning : Severity::Error;
+  f.severity = note ? Severity::Note : sev == "warning" ? Severity::Warning : Severity::Error;
   f.file = file;
   f.line = sm.getSpellingLineNumber(file_loc);
   f.column = sm.getSpellingColumnNumber(file_loc);

@@ -22,6 +22,9 @@
 
 #include "analyze/analyze.h"
 #include "analyze/inventory.h"
+#include "analyze/parser_limit.h"
+#include "analyze/prelude.h"
+#include "analyze/token_scan.h"
 #include "analyze/rule.h"
 #include "analyze/rules/extern_symbol.h"
 #include "core/error.h"
@@ -33,31 +36,6 @@ namespace fs = std::filesystem;
 namespace kb::analyze {
 namespace {
 
-// Headers most solutions include; parsed once into the precompiled header.
-constexpr const char* kPrelude = R"(
-#include <cuda_runtime.h>
-#include <cuda.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <mma.h>
-#include <cooperative_groups.h>
-#include <cublas_v2.h>
-#include <cublasLt.h>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <cmath>
-#include <cfloat>
-#include <climits>
-#include <algorithm>
-#include <array>
-#include <limits>
-#include <type_traits>
-#include <utility>
-#include <vector>
-#include <kb/solution.h>
-)";
-
 std::string readText(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
@@ -65,31 +43,51 @@ std::string readText(const fs::path& p) {
   return ss.str();
 }
 
+// How a source is parsed: as the compiler that builds it sees it
+// (lib/build/build.cpp). A .cu is nvcc's: a host pass with -O3 (its host
+// compiler defines __OPTIMIZE__) and a device pass without (cicc does not).
+// A .cpp is g++'s: plain C++ at -O2, no __CUDACC__.
+enum class Mode { CudaHost, CudaDevice, Cxx };
+
 // Clang 19 and CUDA 13 need help (DESIGN.md, issue 2): an empty
 // texture_fetch_functions.h, an older SDK version so that device mode declares
 // cudaConfigureCall, and CCCL on the include path.
-std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, bool device) {
-  std::vector<std::string> a = {
-      "clang++", "-fsyntax-only", "-x", "cuda",
-      device ? "--cuda-device-only" : "--cuda-host-only",
-      "--cuda-gpu-arch=" + o.gpu_arch, "--cuda-path=" + o.cuda_path.string(), "-nocudalib",
-      "-Wno-unknown-cuda-version", "-Xclang", "-target-sdk-version=12.5",
-      "-isystem", (o.cuda_path / "include" / "cccl").string(),
-      "-idirafter", shim.string(),
-      "-resource-dir", o.resource_dir.string(),
-      "-std=c++17", "-w", "-ferror-limit=20", "-fno-caret-diagnostics",
-      "-I", o.interface_include.string()};
-  if (!device) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
+std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, Mode mode) {
+  std::vector<std::string> a = {"clang++", "-fsyntax-only"};
+  if (mode == Mode::Cxx) {
+    a.insert(a.end(), {"-x", "c++", "-O2", "-isystem", (o.cuda_path / "include").string()});
+  } else {
+    a.insert(a.end(), {"-x", "cuda", mode == Mode::CudaDevice ? "--cuda-device-only" : "--cuda-host-only",
+                       "--cuda-gpu-arch=" + o.gpu_arch, "--cuda-path=" + o.cuda_path.string(),
+                       "-nocudalib", "-Wno-unknown-cuda-version", "-Xclang", "-target-sdk-version=12.5"});
+    if (mode == Mode::CudaHost) a.push_back("-O3");
+  }
+  a.insert(a.end(), {"-isystem", (o.cuda_path / "include" / "cccl").string(),
+                     "-idirafter", shim.string(),
+                     "-resource-dir", o.resource_dir.string(),
+                     // No error limit: "too many errors" is fatal, and after a
+                     // fatal error Clang stops entering #includes.
+                     "-std=c++17", "-w", "-ferror-limit=0", "-fno-caret-diagnostics",
+                     "-I", o.interface_include.string()});
+  if (mode != Mode::CudaDevice) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
   return a;
 }
 
 // Matches only the declarations written in the solution's files. Without
 // this scope the matchers would walk every declaration of the precompiled
 // CUDA and C++ headers, which costs most of a second per parse.
+// A parse's state beyond the rules: Clang's errors and the banned tokens
+// (parser_limit.h).
+struct ParseState {
+  RecordingPrinter* printer = nullptr;
+  const TokenScanner* scanner = nullptr;
+  std::unique_ptr<TokenRecorder> tokens;
+};
+
 class SolutionScopeConsumer : public clang::ASTConsumer {
  public:
-  SolutionScopeConsumer(clang::ast_matchers::MatchFinder& finder, CheckContext& ctx)
-      : finder_(finder), ctx_(ctx) {}
+  SolutionScopeConsumer(clang::ast_matchers::MatchFinder& finder, CheckContext& ctx, ParseState& state)
+      : finder_(finder), ctx_(ctx), state_(state) {}
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
     for (clang::Decl* d : group) decls_.push_back(d);
     return true;
@@ -100,29 +98,36 @@ class SolutionScopeConsumer : public clang::ASTConsumer {
       if (ctx_.inSolution(d->getLocation(), ast.getSourceManager())) scope.push_back(d);
     ast.setTraversalScope(scope);
     finder_.matchAST(ast);
+    if (state_.tokens)
+      reportParserLimits(ctx_, ast, decls_, state_.printer->errors, *state_.tokens, *state_.scanner);
   }
 
  private:
   clang::ast_matchers::MatchFinder& finder_;
   CheckContext& ctx_;
+  ParseState& state_;
   std::vector<clang::Decl*> decls_;
 };
 
 class CheckAction : public clang::ASTFrontendAction {
  public:
   CheckAction(clang::ast_matchers::MatchFinder& finder, std::vector<std::unique_ptr<Rule>>& rules,
-              CheckContext& ctx)
-      : finder_(finder), rules_(rules), ctx_(ctx) {}
+              CheckContext& ctx, ParseState& state)
+      : finder_(finder), rules_(rules), ctx_(ctx), state_(state) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
                                                         llvm::StringRef) override {
-    for (auto& rule : rules_) rule->registerPPCallbacks(ci.getPreprocessor());
-    return std::make_unique<SolutionScopeConsumer>(finder_, ctx_);
+    clang::Preprocessor& pp = ci.getPreprocessor();
+    for (auto& rule : rules_) rule->registerPPCallbacks(pp);
+    state_.tokens = std::make_unique<TokenRecorder>(ctx_, *state_.scanner, pp);
+    pp.setTokenWatcher([tokens = state_.tokens.get()](const clang::Token& t) { tokens->onToken(t); });
+    return std::make_unique<SolutionScopeConsumer>(finder_, ctx_, state_);
   }
 
  private:
   clang::ast_matchers::MatchFinder& finder_;
   std::vector<std::unique_ptr<Rule>>& rules_;
   CheckContext& ctx_;
+  ParseState& state_;
 };
 
 struct ParseOutput {
@@ -135,14 +140,16 @@ struct ParseOutput {
 
 // Runs one Clang invocation with `action`; returns false and Clang's
 // diagnostics text on failure.
+// `state`, when given, receives the printer that records the errors.
 bool invoke(std::vector<std::string> args, std::unique_ptr<clang::FrontendAction> action,
-            std::string* diagnostics) {
+            std::string* diagnostics, ParseState* state = nullptr) {
   llvm::IntrusiveRefCntPtr<clang::FileManager> files(
       new clang::FileManager(clang::FileSystemOptions(), llvm::vfs::getRealFileSystem()));
   llvm::raw_string_ostream os(*diagnostics);
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> opts = new clang::DiagnosticOptions();
   opts->ShowColors = false;
-  clang::TextDiagnosticPrinter printer(os, opts.get());
+  RecordingPrinter printer(os, opts.get());
+  if (state) state->printer = &printer;
   clang::tooling::ToolInvocation inv(std::move(args), std::move(action), files.get());
   inv.setDiagnosticConsumer(&printer);
   bool ok = inv.run();
@@ -168,7 +175,8 @@ void writeOnce(const fs::path& path, const std::string& content) {
 
 struct PchSet {
   fs::path shim;
-  fs::path host, device;
+  fs::path host, device, cxx;
+  const fs::path& of(Mode m) const { return m == Mode::CudaHost ? host : m == Mode::CudaDevice ? device : cxx; }
 };
 
 // Builds (once per toolchain, arch and interface version) the precompiled
@@ -181,10 +189,12 @@ PchSet ensurePch(const CheckOptions& o) {
   key.update(o.gpu_arch);
   key.update(o.cuda_path.string());
   key.update(o.resource_dir.string());
-  key.update(kPrelude);
+  key.update(cudaPrelude());
+  key.update(cxxPrelude());
+  key.update("pch-v2: -O3 host, -O0 device, -x c++ -O2 for .cpp");
   const fs::path dir = o.cache_dir / "pch" / key.hexDigest().substr(0, 16);
-  PchSet set{dir / "shim", dir / "host.pch", dir / "device.pch"};
-  if (fs::exists(set.host) && fs::exists(set.device)) return set;
+  PchSet set{dir / "shim", dir / "host.pch", dir / "device.pch", dir / "cxx.pch"};
+  if (fs::exists(set.host) && fs::exists(set.device) && fs::exists(set.cxx)) return set;
 
   std::error_code ec;
   fs::create_directories(set.shim, ec);
@@ -194,17 +204,22 @@ PchSet ensurePch(const CheckOptions& o) {
   // another checker builds or loads its PCH would make that PCH stale.
   writeOnce(set.shim / "texture_fetch_functions.h", "// empty: Clang 19 cannot parse CUDA 13's\n");
   const fs::path prelude = dir / "prelude.cuh";
-  writeOnce(prelude, kPrelude);
+  writeOnce(prelude, cudaPrelude());
+  const fs::path cxx_prelude = dir / "prelude.hpp";
+  writeOnce(cxx_prelude, cxxPrelude());
 
-  std::string errors[2];
-  std::thread workers[2];
-  for (int side = 0; side < 2; ++side) {
+  const Mode modes[3] = {Mode::CudaHost, Mode::CudaDevice, Mode::Cxx};
+  std::string errors[3];
+  std::thread workers[3];
+  for (int side = 0; side < 3; ++side) {
     workers[side] = std::thread([&, side] {
-      const fs::path out = side ? set.device : set.host;
+      const Mode mode = modes[side];
+      const fs::path out = set.of(mode);
       const fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
-      std::vector<std::string> args = baseArgs(o, set.shim, side == 1);
+      std::vector<std::string> args = baseArgs(o, set.shim, mode);
       args.erase(std::find(args.begin(), args.end(), "-fsyntax-only"));
-      args.insert(args.end(), {"-S", "-o", tmp.string(), prelude.string()});
+      args.insert(args.end(), {"-S", "-o", tmp.string(),
+                               (mode == Mode::Cxx ? cxx_prelude : prelude).string()});
       std::string diags;
       if (!invoke(args, std::make_unique<clang::GeneratePCHAction>(), &diags)) {
         errors[side] = diags;
@@ -222,19 +237,22 @@ PchSet ensurePch(const CheckOptions& o) {
 }
 
 ParseOutput parseOne(const Solution& solution, const Policy& policy, const CheckOptions& options,
-                     const PchSet& pch, const SolutionFile& file, bool device) {
+                     const PchSet& pch, const TokenScanner& scanner, const SolutionFile& file, Mode mode) {
   ParseOutput out;
-  CheckContext ctx(solution, policy, options, device);
+  CheckContext ctx(solution, policy, options, mode == Mode::CudaDevice);
   std::vector<std::unique_ptr<Rule>> rules = makeRules(ctx);
   clang::ast_matchers::MatchFinder finder;
   for (auto& rule : rules) rule->registerMatchers(finder);
   InventoryCollector inventory(ctx);
   inventory.registerMatchers(finder);
 
-  std::vector<std::string> args = baseArgs(options, pch.shim, device);
-  args.insert(args.end(), {"-I", solution.root.string(), "-include-pch",
-                           (device ? pch.device : pch.host).string(), file.absolute.string()});
-  out.ok = invoke(args, std::make_unique<CheckAction>(finder, rules, ctx), &out.diagnostics);
+  std::vector<std::string> args = baseArgs(options, pch.shim, mode);
+  args.insert(args.end(), {"-I", solution.root.string(), "-include-pch", pch.of(mode).string(),
+                           file.absolute.string()});
+  ParseState state;
+  state.scanner = &scanner;
+  out.ok = invoke(args, std::make_unique<CheckAction>(finder, rules, ctx, state), &out.diagnostics,
+                  &state);
   out.findings = std::move(ctx.findings());
   out.inventory = std::move(ctx.inventory());
   out.symbols = std::move(ctx.symbols());
@@ -320,13 +338,18 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
 
   struct Job {
     const SolutionFile* file;
-    bool device;
+    Mode mode;
   };
   std::vector<Job> jobs;
   for (const SolutionFile* f : solution.sources()) {
-    jobs.push_back({f, false});
-    if (f->kind == SourceKind::CudaSource) jobs.push_back({f, true});
+    if (f->kind == SourceKind::CudaSource) {
+      jobs.push_back({f, Mode::CudaHost});
+      jobs.push_back({f, Mode::CudaDevice});
+    } else {
+      jobs.push_back({f, Mode::Cxx});
+    }
   }
+  const TokenScanner scanner(policy);
   std::vector<ParseOutput> outputs(jobs.size());
   unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min<unsigned>(workers, jobs.size());
@@ -335,19 +358,17 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
   for (unsigned w = 0; w < workers; ++w)
     pool.emplace_back([&] {
       for (size_t i; (i = next++) < jobs.size();)
-        outputs[i] = parseOne(solution, policy, options, pch, *jobs[i].file, jobs[i].device);
+        outputs[i] = parseOne(solution, policy, options, pch, scanner, *jobs[i].file, jobs[i].mode);
     });
   for (auto& t : pool) t.join();
 
   std::vector<SymbolFacts> facts;
   for (size_t i = 0; i < jobs.size(); ++i) {
     ParseOutput& o = outputs[i];
-    if (!o.ok) {
-      // An AST with errors in it yields spurious findings; what the
-      // preprocessor saw (#include directives) is still reliable.
-      std::erase_if(o.findings, [](const Finding& f) { return f.rule != "include"; });
-      o.symbols = SymbolFacts{};
-    }
+    // A parse with errors keeps its findings: Clang's recovery keeps the
+    // AST of everything else, declarations Clang rejected are left out of
+    // extern-symbol (rules/extern_symbol.cpp), and parser_limit.cpp has
+    // noted the errors and token-scanned what was rejected.
     std::move(o.findings.begin(), o.findings.end(), std::back_inserter(result.findings));
     auto& inv = result.inventory;
     std::move(o.inventory.kernels.begin(), o.inventory.kernels.end(), std::back_inserter(inv.kernels));
@@ -357,7 +378,9 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
     facts.push_back(std::move(o.symbols));
     if (!o.ok) {
       result.parsed = false;
-      std::string side = jobs[i].device ? " (device side, " + options.gpu_arch + ")" : " (host side)";
+      std::string side = jobs[i].mode == Mode::CudaDevice ? " (device side, " + options.gpu_arch + ")"
+                         : jobs[i].mode == Mode::CudaHost ? " (host side)"
+                                                          : " (C++, as g++ compiles it)";
       result.parse_errors.push_back(jobs[i].file->path + side + ":\n" + o.diagnostics);
     }
   }

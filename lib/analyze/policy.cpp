@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <llvm/Support/Regex.h>
+
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/json.h"
@@ -23,6 +25,11 @@ std::vector<std::string> strings(const Json& j, const std::string& key, const st
     out.push_back(v.get<std::string>());
   }
   return out;
+}
+
+void checkRegex(const std::string& re, const std::string& where) {
+  std::string error;
+  if (!llvm::Regex(re).isValid(error)) throw UsageError(where + ": bad regex '" + re + "': " + error);
 }
 
 bool knownRule(const std::string& id) {
@@ -76,6 +83,11 @@ Policy loadPolicy(const std::filesystem::path& path) {
         api.functions = strings(b, "functions", w);
         api.classes = strings(b, "classes", w);
         api.variables = strings(b, "variables", w);
+        api.name_patterns = strings(b, "name_patterns", w);
+        api.types = strings(b, "types", w);
+        api.strings = strings(b, "strings", w);
+        for (const auto* list : {&api.name_patterns, &api.strings})
+          for (const auto& re : *list) checkRegex(re, w);
         api.message = b.value("message", "is not allowed in a solution");
         p.banned[id] = std::move(api);
       }
@@ -95,6 +107,9 @@ Policy loadPolicy(const std::filesystem::path& path) {
     p.device_library_deny = strings(j, "device_library_deny", where);
     p.include_deny = strings(j, "include_deny", where);
     p.compiler_macros = strings(j, "compiler_macros", where);
+    p.preprocessor_trusted = strings(j, "preprocessor_trusted", where);
+    for (const auto& re : p.preprocessor_trusted) checkRegex(re, where + ".preprocessor_trusted");
+    p.ctx_stream_functions = strings(j, "ctx_stream_functions", where);
     p.default_stream_functions = strings(j, "default_stream_functions", where);
     p.interpose_prefixes = strings(j, "interpose_prefixes", where);
     p.interpose_names = strings(j, "interpose_names", where);

@@ -15,6 +15,13 @@ struct BannedApi {
   std::vector<std::string> functions;  // qualified names: "::system", "std::async"
   std::vector<std::string> classes;    // constructing one is the violation
   std::vector<std::string> variables;  // reading one is the violation
+  // Regexes over the plain name (and the asm label) of any function or
+  // variable the code references: "^_dl_" covers glibc's loader internals.
+  std::vector<std::string> name_patterns;
+  // Record types whose use (a type written, a member read) is the violation.
+  std::vector<std::string> types;
+  // Regexes over the contents of string literals ("^/proc(/|$)").
+  std::vector<std::string> strings;
   std::string message;                 // why, in a few words
 };
 
@@ -35,6 +42,12 @@ struct Policy {
   std::vector<std::string> device_library_deny;    // regexes over qualified names
   std::vector<std::string> include_deny;           // regexes over the spelled name
   std::vector<std::string> compiler_macros;          // compiler-conditional (regexes)
+  // skipped-branch: identifiers whose value the checker's parses share with
+  // the real compilers (regexes; `defined`, `__cplusplus`, `__CUDA_ARCH__`).
+  std::vector<std::string> preprocessor_trusted;
+  // stream-create: functions allowed only when their stream argument is
+  // ctx.stream() (CUDA graph capture and replay).
+  std::vector<std::string> ctx_stream_functions;
   std::vector<std::string> default_stream_functions;  // launch-stream
   std::vector<std::string> interpose_prefixes;        // interpose
   std::vector<std::string> interpose_names;

@@ -10,6 +10,7 @@
 #include "analyze/rules/launch_stream.h"
 #include "analyze/rules/library_api.h"
 #include "analyze/rules/mutable_global.h"
+#include "analyze/rules/skipped_branch.h"
 #include "analyze/rules/torch_api.h"
 
 namespace kb::analyze {
@@ -37,6 +38,8 @@ const std::vector<RuleInfo>& allRules() {
       {"include", "Only the solution's, the interface's, CUDA's and the standard library's headers."},
       {"symlink", "No symbolic links that leave the solution directory."},
       {"compiler-conditional", "No #if on the compiler's identity: the code nvcc builds is the code that was checked."},
+      {"skipped-branch", "No code in a preprocessor branch the checker skipped under a condition a compiler may answer differently."},
+      {"parser-limit", "A note, never a violation: Clang could not parse code the real compiler may accept; the rest is judged."},
   };
   return rules;
 }
@@ -51,7 +54,9 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   };
   if (on("torch-api")) rules.push_back(std::make_unique<TorchApiRule>("torch-api", ctx));
   if (on("extern-symbol")) rules.push_back(std::make_unique<ExternSymbolRule>("extern-symbol", ctx));
-  for (const char* id : {"stream-create", "process", "file-io", "network", "dynamic-loading",
+  if (on("stream-create"))
+    rules.push_back(std::make_unique<StreamCreateRule>("stream-create", ctx, banned("stream-create")));
+  for (const char* id : {"process", "file-io", "network", "dynamic-loading",
                          "environment", "device-control", "raw-alloc", "memory-protect"})
     if (on(id)) rules.push_back(std::make_unique<BannedApiRule>(id, ctx, banned(id)));
   if (on("host-thread"))
@@ -66,6 +71,7 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   if (on("include")) rules.push_back(std::make_unique<IncludeRule>("include", ctx));
   if (on("compiler-conditional"))
     rules.push_back(std::make_unique<CompilerConditionalRule>("compiler-conditional", ctx));
+  if (on("skipped-branch")) rules.push_back(std::make_unique<SkippedBranchRule>("skipped-branch", ctx));
   return rules;
 }
 

@@ -6,14 +6,17 @@
 namespace kb::analyze {
 namespace {
 
-const char* severityName(Severity s) { return s == Severity::Error ? "error" : "warning"; }
+const char* severityName(Severity s) {
+  return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note";
+}
 
 }  // namespace
 
 Status staticStatus(const StaticResult& r) {
   if (r.infra_failed) return Status::InfraError;
   if (r.errorCount() > 0) return Status::StaticViolation;
-  if (!r.parsed) return Status::CompileError;
+  // A source Clang could not parse is a parser-limit note, not a failure:
+  // nvcc may accept it, and `kbcheck build` decides (docs/rules/parser-limit.md).
   return Status::Ok;
 }
 
@@ -93,7 +96,7 @@ Json sarifJson(const Solution& solution, const StaticResult& r) {
                        {"locations", Json::array({{{"physicalLocation", physical}}})}});
   }
   for (const auto& e : r.parse_errors)
-    results.push_back({{"ruleId", "compile-error"}, {"level", "error"}, {"message", {{"text", e}}}});
+    results.push_back({{"ruleId", "parser-limit"}, {"level", "note"}, {"message", {{"text", e}}}});
   Json run = {
       {"tool", {{"driver", {{"name", "kbcheck"}, {"version", KB_VERSION},
                              {"informationUri", "docs/kbcheck.md"}, {"rules", rules}}}}},

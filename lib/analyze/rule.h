@@ -50,8 +50,9 @@ class CheckContext {
   // Whether an absolute path lies in the solution directory.
   bool pathInSolution(const std::string& path) const;
 
+  // Severity from the policy; `note` forces Severity::Note (parser-limit).
   void report(const std::string& rule, clang::SourceLocation loc, const clang::SourceManager& sm,
-              std::string message);
+              std::string message, bool note = false);
 
   std::vector<Finding>& findings() { return findings_; }
   Inventory& inventory() { return inventory_; }

@@ -22,6 +22,22 @@ std::string stripGlobal(const std::string& s) { return s.rfind("::", 0) == 0 ? s
 BannedApiRule::BannedApiRule(std::string id, CheckContext& ctx, BannedApi api)
     : Rule(std::move(id), ctx), api_(std::move(api)) {
   for (const auto& f : api_.functions) plain_functions_.push_back(stripGlobal(f));
+  for (const auto& re : api_.name_patterns) name_patterns_.push_back(std::make_shared<llvm::Regex>(re));
+  for (const auto& re : api_.strings) string_patterns_.push_back(std::make_shared<llvm::Regex>(re));
+}
+
+bool BannedApiRule::matchesPattern(const NamedDecl* d, std::string* shown) const {
+  if (name_patterns_.empty() || !d) return false;
+  std::vector<std::string> names;
+  if (d->getIdentifier()) names.push_back(d->getName().str());
+  if (const auto* label = d->getAttr<AsmLabelAttr>()) names.push_back(label->getLabel().str());
+  for (const auto& n : names)
+    for (const auto& re : name_patterns_)
+      if (re->match(n)) {
+        *shown = n;
+        return true;
+      }
+  return false;
 }
 
 void BannedApiRule::registerMatchers(MatchFinder& finder) {
@@ -37,11 +53,30 @@ void BannedApiRule::registerMatchers(MatchFinder& finder) {
         this);
   if (!api_.variables.empty())
     finder.addMatcher(declRefExpr(to(varDecl(hasAnyName(refs(api_.variables))))).bind("var"), this);
+  if (!name_patterns_.empty()) {
+    finder.addMatcher(declRefExpr(to(decl(anyOf(functionDecl(), varDecl())).bind("named"))).bind("pattern"), this);
+    // Declaring one under another name: `extern "C" char rd[] __asm__("_r_debug");`.
+    finder.addMatcher(declaratorDecl(hasAttr(attr::AsmLabel)).bind("labelled"), this);
+  }
+  if (!api_.types.empty()) {
+    auto banned_record = recordDecl(hasAnyName(refs(api_.types)));
+    finder.addMatcher(typeLoc(loc(qualType(hasDeclaration(banned_record)))).bind("type"), this);
+    // `auto* lm = ...; lm->l_next`: no type written, a member read.
+    // (Checked in check(): the parent map covers only the solution's decls.)
+    finder.addMatcher(memberExpr(member(fieldDecl())).bind("member"), this);
+  }
+  if (!string_patterns_.empty()) finder.addMatcher(stringLiteral().bind("string"), this);
 }
 
 void BannedApiRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
   if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("fn")) {
+    // The solution's own function that happens to share the name (a
+    // `__device__ float read(cudaSurfaceObject_t, int, int)` overload) is not
+    // the library's; defining a library name is interpose's business.
+    if (const auto* fd = llvm::dyn_cast<FunctionDecl>(e->getDecl()))
+      if (const FunctionDecl* def = fd->getDefinition(); def && ctx().inSolution(def->getLocation(), sm))
+        return;
     report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) + "' " + api_.message);
   } else if (const auto* e = r.Nodes.getNodeAs<UnresolvedLookupExpr>("unresolved")) {
     for (const NamedDecl* d : e->decls()) {
@@ -57,6 +92,103 @@ void BannedApiRule::check(const MatchFinder::MatchResult& r) {
            "'" + plainQualifiedName(e->getConstructor()->getParent()) + "' " + api_.message);
   } else if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("var")) {
     report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) + "' " + api_.message);
+  } else if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("pattern")) {
+    std::string shown;
+    if (matchesPattern(r.Nodes.getNodeAs<NamedDecl>("named"), &shown))
+      report(e->getBeginLoc(), sm, "'" + shown + "' " + api_.message);
+  } else if (const auto* d = r.Nodes.getNodeAs<DeclaratorDecl>("labelled")) {
+    std::string shown;
+    if (matchesPattern(d, &shown)) report(d->getLocation(), sm, "'" + shown + "' " + api_.message);
+  } else if (const auto* t = r.Nodes.getNodeAs<TypeLoc>("type")) {
+    report(t->getBeginLoc(), sm, "'" + t->getType().getUnqualifiedType().getAsString() + "' " + api_.message);
+  } else if (const auto* m = r.Nodes.getNodeAs<MemberExpr>("member")) {
+    const auto* field = llvm::cast<FieldDecl>(m->getMemberDecl());
+    const std::string record = plainQualifiedName(field->getParent());
+    if (std::none_of(api_.types.begin(), api_.types.end(),
+                     [&](const std::string& t) { return stripGlobal(t) == record; }))
+      return;
+    report(m->getMemberLoc(), sm, "'" + plainQualifiedName(field->getParent()) + "::" +
+                                      field->getNameAsString() + "' " + api_.message);
+  } else if (const auto* lit = r.Nodes.getNodeAs<StringLiteral>("string")) {
+    if (lit->getCharByteWidth() != 1) return;
+    llvm::StringRef text = lit->getString();
+    for (const auto& re : string_patterns_)
+      if (re->match(text)) {
+        report(lit->getBeginLoc(), sm, "string \"" + text.str() + "\" " + api_.message);
+        return;
+      }
+  }
+}
+
+namespace {
+
+bool isCtxStreamCall(const Expr* e) {
+  const auto* call = llvm::dyn_cast<CXXMemberCallExpr>(e);
+  if (!call) return false;
+  const CXXMethodDecl* m = call->getMethodDecl();
+  return m && m->getName() == "stream" && plainQualifiedName(m->getParent()) == "kb::Context";
+}
+
+// Whether `var` is assigned, incremented or has its address taken in `body`.
+bool modified(const VarDecl* var, const Stmt* body, ASTContext& ast) {
+  auto ref = declRefExpr(to(varDecl(equalsNode(var))));
+  auto hits = match(findAll(stmt(anyOf(binaryOperator(isAssignmentOperator(), hasLHS(ignoringParenImpCasts(ref))),
+                                        unaryOperator(hasOperatorName("&"), hasUnaryOperand(ignoringParenImpCasts(ref))),
+                                        unaryOperator(hasAnyOperatorName("++", "--"), hasUnaryOperand(ignoringParenImpCasts(ref)))))
+                                .bind("m")),
+                    *body, ast);
+  return !hits.empty();
+}
+
+// Whether a stream argument provably is ctx.stream().
+bool isCtxStream(const Expr* e, ASTContext& ast, int depth = 0) {
+  if (!e || depth > 8) return false;
+  while (true) {
+    e = e->IgnoreParenImpCasts();
+    if (const auto* c = llvm::dyn_cast<ExplicitCastExpr>(e)) {
+      e = c->getSubExpr();
+      continue;
+    }
+    break;
+  }
+  if (isCtxStreamCall(e)) return true;
+  const auto* ref = llvm::dyn_cast<DeclRefExpr>(e);
+  const auto* var = ref ? llvm::dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  if (!var || !var->hasLocalStorage() || llvm::isa<ParmVarDecl>(var) || !var->getInit()) return false;
+  const auto* fn = llvm::dyn_cast<FunctionDecl>(var->getDeclContext());
+  if (!fn || !fn->getBody() || modified(var, fn->getBody(), ast)) return false;
+  return isCtxStream(var->getInit(), ast, depth + 1);
+}
+
+bool isStreamParam(QualType t) {
+  t = t.getCanonicalType();
+  const auto* p = t->getAs<PointerType>();
+  const auto* rec = p ? p->getPointeeType()->getAsRecordDecl() : nullptr;
+  return rec && rec->getName() == "CUstream_st";
+}
+
+}  // namespace
+
+void StreamCreateRule::registerMatchers(MatchFinder& finder) {
+  BannedApiRule::registerMatchers(finder);
+  const auto& fns = ctx().policy().ctx_stream_functions;
+  if (!fns.empty())
+    finder.addMatcher(callExpr(callee(functionDecl(hasAnyName(refs(fns))).bind("graph_fn"))).bind("graph_call"),
+                      this);
+}
+
+void StreamCreateRule::check(const MatchFinder::MatchResult& r) {
+  const auto* call = r.Nodes.getNodeAs<CallExpr>("graph_call");
+  if (!call) return BannedApiRule::check(r);
+  const auto* fn = r.Nodes.getNodeAs<FunctionDecl>("graph_fn");
+  for (unsigned i = 0; i < fn->getNumParams() && i < call->getNumArgs(); ++i) {
+    if (!isStreamParam(fn->getParamDecl(i)->getType())) continue;
+    const Expr* arg = call->getArg(i);
+    if (arg->isValueDependent() || arg->isTypeDependent() || isCtxStream(arg, *r.Context)) continue;
+    report(call->getBeginLoc(), *r.SourceManager,
+           "'" + plainQualifiedName(fn) +
+               "' on a stream that is not provably ctx.stream(): capture and launch graphs only on "
+               "ctx.stream() itself, or a local variable initialised from it and never changed");
   }
 }
 

@@ -4,6 +4,10 @@
 // `using`, aliases, ADL and function pointers do not hide a call.
 #pragma once
 
+#include <memory>
+
+#include <llvm/Support/Regex.h>
+
 #include "analyze/rule.h"
 
 namespace kb::analyze {
@@ -17,6 +21,22 @@ class BannedApiRule : public Rule {
  protected:
   BannedApi api_;
   std::vector<std::string> plain_functions_;  // without a leading "::"
+  std::vector<std::shared_ptr<llvm::Regex>> name_patterns_, string_patterns_;
+
+ private:
+  // The name or asm label of a referenced declaration matches name_patterns.
+  bool matchesPattern(const clang::NamedDecl* d, std::string* shown) const;
+};
+
+// stream-create: the banned list, plus the functions of
+// `ctx_stream_functions` (CUDA graph capture and replay), allowed only when
+// their stream argument is ctx.stream(): that call itself, or a local
+// variable initialised from it and never assigned again.
+class StreamCreateRule : public BannedApiRule {
+ public:
+  using BannedApiRule::BannedApiRule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
 };
 
 // host-thread: the banned list plus OpenMP directives.

@@ -52,6 +52,8 @@ void ExternSymbolRule::check(const MatchFinder::MatchResult& r) {
     defined = var->isThisDeclarationADefinition() != VarDecl::DeclarationOnly;
   }
   if (!decl || !ctx().inSolution(decl->getLocation(), sm)) return;
+  // A declaration Clang rejected (a parser limit) has no reliable name.
+  if (decl->isInvalidDecl()) return;
   std::string mangled = names.getName(decl);
   if (mangled.empty()) return;
   if (!mangled.empty() && mangled[0] == '\01') mangled.erase(0, 1);

@@ -37,6 +37,8 @@ void InterposeRule::check(const MatchFinder::MatchResult& r) {
     return;
   }
   if (const auto* v = r.Nodes.getNodeAs<VarDecl>("dyn")) {
+    // A declaration Clang rejected (a parser limit) is not judged here.
+    if (v->isInvalidDecl()) return;
     // A global whose initialiser is not a constant runs code when the
     // library is loaded, before any check of a call.
     if (!ctx().inSolution(v->getLocation(), sm) || v->getDeclContext()->isDependentContext()) return;

@@ -14,6 +14,9 @@ void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
   if (!v || v->isImplicit() || !ctx().inSolution(v->getLocation(), sm)) return;
   if (llvm::isa<ParmVarDecl>(v)) return;
+  // A declaration Clang rejected (a parser limit: `int f( ;` reads as a
+  // variable `f`) is not judged as a variable; see docs/rules/parser-limit.md.
+  if (v->isInvalidDecl()) return;
   if (v->isThisDeclarationADefinition() == VarDecl::DeclarationOnly) return;
   if (v->hasAttr<CUDASharedAttr>()) return;
   if (v->hasAttr<CUDAConstantAttr>() && ctx().policy().allow_constant_memory) return;

@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>  // expect: [include]
-#include <link.h>
+#include <link.h>  // expect: [include]
 
 #include <kb/solution.h>
 

@@ -2,7 +2,7 @@
 
 #include <kb/solution.h>
 
-extern char** environ;
+extern char** environ;  // expect: [extern-symbol]
 
 KB_FORWARD(ctx) {
   const char* home = std::getenv("KB_EXPECTED_OUTPUT");  // expect: [environment]
