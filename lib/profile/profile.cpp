@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <random>
 #include <optional>
 #include <set>
@@ -18,8 +19,11 @@
 #include "core/gpu_info.h"
 #include "measure/baseline_cache.h"
 #include "measure/elf_symbols.h"
+#include "measure/gpu_peak.h"
+#include "measure/sass.h"
 #include "sandbox/confine.h"
 #include "task/bundle.h"
+#include "task/precision.h"
 #include "task/scripts.h"
 #include "verify/verify.h"
 
@@ -152,6 +156,7 @@ Json ProfileResult::toJson() const {
   j["kernels"] = k;
   j["provenance"] = provenance.toJson();
   j["plausibility"] = plausibility.toJson();
+  j["precision"] = precision.toJson();
   j["clamped_samples"] = clamped_samples;
   Json s = Json::array();
   for (const auto& x : seeds) s.push_back(x.toJson());
@@ -221,6 +226,8 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   st.bundle = openBundle(task_dir);
   TaskBundle& bundle = st.bundle;
   r.task_id = bundle.info.id;
+  // The precision contract every check of this profile uses (task/precision.h).
+  r.precision.policy = PrecisionPolicy::fromJson(resolveContract(bundle.info, o.precision).toJson());
   // A device that cannot run this is a usage error, but only once the
   // library's imports have been read (run()): a build or import failure is
   // reported on any machine.
@@ -331,6 +338,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     return done(Status::HackDetected, "the solution library imports " + bad.front());
   }
   if (!st.device_error.empty()) throw UsageError(st.device_error);
+  // The own kernels' SASS (measure/sass.h), read beside the worker: their
+  // precision classes, information for the report.
+  std::future<SassScan> sass;
+  if (!library.empty() && r.device != "cpu") sass = std::async(std::launch::async, readLibrarySass, library, 60);
 
   // The worker's question after its timed loop, "select N", is answered
   // once, and only when its result channel already holds its timing record
@@ -446,8 +457,8 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   cmp.seeds = st.req.seeds;
   cmp.calls = st.picked;
   cmp.base_seeds = tj.value("base_seeds", std::vector<uint64_t>{});
-  cmp.atol = bundle.info.atol;
-  cmp.rtol = bundle.info.rtol;
+  cmp.atol = r.precision.policy.atol;
+  cmp.rtol = r.precision.policy.rtol;
   cmp.candidate_results = {r.worker.dir / "result.bin"};
   if (!cmp.seeds.empty() || !cmp.calls.empty()) {
     ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
@@ -496,6 +507,8 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   policy.own_kernels = symbols.defined_functions;
   allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);
   r.provenance = checkProvenance(activities, calls, tj.value("launch_stream", uint32_t{0}), policy);
+  SassScan own_sass = sass.valid() ? sass.get() : SassScan{{}, library.empty() ? "none" : "not read (CPU device)"};
+  r.precision = judgePrecision(activities, policy.own_kernels, r.precision.policy, own_sass.kernels, own_sass.status);
   // The breakdown covers the timed calls only.
   std::set<int64_t> timed;
   for (const auto& c : tj.value("calls", Json::array()))
@@ -528,6 +541,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   pin.output_bytes = tj.value("output_bytes", uint64_t{0});
   pin.bandwidth_gbps = r.bandwidth_gbps;
   pin.flops = bundle.info.json.value("flops", 0.0);
+  FlopsPeakChoice peak = chooseFlopsPeak(r.gpu, r.arch, r.precision.policy.contract, r.precision.policy.task_float_dtype);
+  pin.peak_tflops = peak.peak_tflops;
+  pin.peak_basis = peak.basis;
   if (r.candidate.present())
     r.plausibility = checkPlausibility(pin, r.candidate.event.median, r.eager.event.median, o.plausibility_slack);
   if (r.candidate.present() && r.plausibility.floor_ms > 0) {
@@ -585,6 +601,11 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     return done(Status::HackDetected, "run-time provenance: " + r.provenance.findings.front().rule + ": " +
                                           r.provenance.findings.front().evidence);
   }
+  if (!r.precision.ok()) {
+    for (const auto& f : r.precision.findings) r.evidence.push_back(f.rule + ": " + f.evidence);
+    return done(Status::HackDetected, "precision contract " + r.precision.policy.contract + ": " +
+                                          r.precision.findings.front().evidence);
+  }
   if (inconsistent > std::max<std::size_t>(2, ev.size() / 10)) {
     r.evidence.push_back(std::to_string(inconsistent) + " of " + std::to_string(ev.size()) +
                          " timed calls have inconsistent timers; first: " + first_bad);
@@ -594,9 +615,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (!r.plausibility.ok) {
     r.evidence.push_back("median " + fmt("%.4f", r.plausibility.candidate_ms) + " ms is below " +
                          fmt("%.2f", r.plausibility.slack) + " x the physical floor of " +
-                         fmt("%.4f", r.plausibility.floor_ms) + " ms (" +
-                         std::to_string(pin.input_bytes + pin.output_bytes) + " bytes at " +
-                         fmt("%.0f", r.bandwidth_gbps) + " GB/s)");
+                         fmt("%.4f", r.plausibility.floor_ms) + " ms (" + r.plausibility.floorText() + ")");
     return done(Status::HackDetected, "implausibly fast: " + r.evidence.back());
   }
   return done(Status::Ok, "");
@@ -607,6 +626,7 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   out += "kbprof: " + r.task_id + " on " + (r.gpu.empty() ? r.device : r.gpu) + ": " +
          std::string(statusName(r.status)) + (r.message.empty() ? "" : " — " + r.message) + "\n";
   for (const auto& e : r.evidence) out += "  evidence: " + e + "\n";
+  out += "  " + r.precision.summary() + "\n";
   if (!r.candidate.present()) return out;
   char line[256];
   std::snprintf(line, sizeof line, "\n  %-10s %10s %10s %10s %10s %8s %6s  %s\n", "", "median ms", "mean ms",

@@ -32,6 +32,7 @@
 #include "core/report.h"
 #include "harness/worker.h"
 #include "measure/plausibility.h"
+#include "measure/precision.h"
 #include "measure/provenance.h"
 #include "measure/stats.h"
 #include "verify/compare.h"
@@ -66,6 +67,9 @@ struct ProfileOptions {
   // A cached baseline is re-checked with this many eager calls before use.
   int check_rounds = 10;
   double plausibility_slack = 0.8;
+  // "strict" or "paper": judge by this precision contract instead of the
+  // task's (task/precision.h); empty: the task's.
+  std::optional<std::string> precision;
   WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
   std::filesystem::path worker;        // empty: findWorkerBinary()
@@ -104,6 +108,7 @@ struct ProfileResult {
   std::vector<KernelStat> kernels;    // the candidate's, heaviest first
   ProvenanceReport provenance;
   Plausibility plausibility;
+  PrecisionReport precision;          // the contract judged by, the candidate kernels' precision classes
   uint64_t clamped_samples = 0;       // timed calls raised to the physical floor
   std::vector<SeedCheck> seeds;       // correctness seeds and the picked timed calls
   uint64_t timed_calls = 0;           // committed by the worker

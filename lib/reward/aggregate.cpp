@@ -165,6 +165,7 @@ RunReport aggregate(const Input& in, const ReportOptions& opts) {
   r.all = computeStats("all", all, opts);
   r.gpu = commonValue(counted, &Candidate::gpu);
   r.timing_method = commonValue(counted, &Candidate::timing_method);
+  r.precision_contract = commonValue(counted, &Candidate::precision_contract);
   r.warnings = std::move(warn).take();
   return r;
 }

@@ -74,6 +74,7 @@ struct RunReport {
   std::vector<std::string> sources;
   std::string gpu;                 // when one GPU for the whole run, else ""
   std::string timing_method;       // likewise
+  std::string precision_contract;  // likewise: "strict" or "paper" (kbprof's precision.contract.name)
 };
 
 // Scores every candidate and builds the table. A task that appears more than

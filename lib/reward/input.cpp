@@ -376,6 +376,12 @@ Input assemble(RawInput raw) {
       if (c.gpu.empty()) c.gpu = str(j, "gpu");
       if (c.driver.empty()) c.driver = str(j, "driver");
       if (c.torch_version.empty()) c.torch_version = str(j, "torch_version");
+      if (auto it = j.find("precision"); it != j.end() && it->is_object()) {
+        const Json& p = *it;
+        if (c.precision_contract.empty() && p.contains("contract") && p["contract"].is_object())
+          c.precision_contract = str(p["contract"], "name");
+        if (c.precision_class.empty()) c.precision_class = str(p, "candidate_class");
+      }
     }
     gpus.add(c.gpu);
     torches.add(c.torch_version);

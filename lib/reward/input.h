@@ -49,6 +49,11 @@ struct Candidate {
   std::string gpu;
   std::string driver;
   std::string torch_version;
+  // The precision contract the candidate was judged by and the class of its
+  // kernels (kbprof's "precision": contract.name, candidate_class); "" when
+  // the input does not say.
+  std::string precision_contract;
+  std::string precision_class;
   std::string origin;            // "file:line" of its first record, for messages
 };
 

@@ -453,6 +453,7 @@ std::string renderHtml(const RunReport& r) {
        " excluded) from " + esc(sourcesText(r)) + " &middot; " + esc(schemeText(r));
   if (!r.gpu.empty()) s += " &middot; GPU " + esc(r.gpu);
   if (!r.timing_method.empty()) s += " &middot; timing " + esc(r.timing_method);
+  if (!r.precision_contract.empty()) s += " &middot; precision contract " + esc(r.precision_contract);
   s += " &middot; generated " + esc(nowIso8601()) + "</p>\n";
   s += warningsHtml(r.warnings);
 

@@ -86,6 +86,7 @@ Json reportBody(const RunReport& r, bool with_tasks) {
   j["fast_p_thresholds"] = r.options.fast_p;
   j["primary_baseline"] = std::string(baselineName(r.options.primary));
   j["timing_method"] = strOrNull(r.timing_method);
+  j["precision_contract"] = strOrNull(r.precision_contract);
   j["inputs"] = {{"sources", r.sources}, {"records", r.records}, {"tasks", r.tasks.size()}};
   Json groups = Json::array();
   for (const GroupStats& g : r.groups) groups.push_back(groupToJson(g));
@@ -163,6 +164,7 @@ Json scoreToJson(const Candidate& c, const Score& s, const Scheme& scheme) {
   j["faster_than_eager"] = s.faster_than_eager;
   j["faster_than_compile"] = s.faster_than_compile;
   j["timing_method"] = strOrNull(c.timing_method);
+  j["precision"] = {{"contract", strOrNull(c.precision_contract)}, {"candidate_class", strOrNull(c.precision_class)}};
   j["timings"] = {{"eager", timingToJson(c.timings.eager)},
                   {"compile", timingToJson(c.timings.compile)},
                   {"candidate", timingToJson(c.timings.candidate)}};

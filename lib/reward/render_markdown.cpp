@@ -49,6 +49,7 @@ std::string renderMarkdown(const RunReport& r) {
          fmtThreshold(100 * r.options.rate_margin) + "%";
   if (!r.gpu.empty()) out += "; GPU " + cell(r.gpu);
   if (!r.timing_method.empty()) out += "; timing `" + r.timing_method + "`";
+  if (!r.precision_contract.empty()) out += "; precision contract `" + r.precision_contract + "`";
   out += ".\n\n";
   out += renderMarkdownTable(summaryTable(r));
   out += "\nRates are over scored tasks (infra errors and unreadable records excluded); geometric "

@@ -212,6 +212,7 @@ std::string schemeLine(const RunReport& r) {
   line += "; rates at margin " + fmtThreshold(100 * r.options.rate_margin) + "%";
   if (!r.gpu.empty()) line += "; GPU " + r.gpu;
   if (!r.timing_method.empty()) line += "; timing " + r.timing_method;
+  if (!r.precision_contract.empty()) line += "; precision contract " + r.precision_contract;
   return line;
 }
 

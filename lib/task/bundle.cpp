@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "task/precision.h"
 
 namespace fs = std::filesystem;
 
@@ -176,8 +178,18 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
 
   if (doc.contains("tolerance")) {
     const Json& t = doc["tolerance"];
-    info.atol = r.num(t, "atol", "tolerance.atol");
-    info.rtol = r.num(t, "rtol", "tolerance.rtol");
+    auto tolerance = [&](const std::string& k) {
+      double v = r.num(t, k, "tolerance." + k);
+      if (!std::isfinite(v) || v < 0) r.fail("tolerance." + k, "must be a finite number >= 0");
+      return v;
+    };
+    info.tolerance_atol = tolerance("atol");
+    info.tolerance_rtol = tolerance("rtol");
+  }
+  if (doc.contains("precision")) {
+    info.precision_declared = r.str(doc, "precision", "precision");
+    if (info.precision_declared != "strict" && info.precision_declared != "paper")
+      r.fail("precision", "must be \"strict\" or \"paper\", not \"" + info.precision_declared + "\"");
   }
   if (doc.contains("correctness_seeds")) {
     const Json& seeds = doc["correctness_seeds"];
@@ -190,6 +202,11 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
   } else {
     info.correctness_seeds = {0, 1, 2, 3, 4};
   }
+  // The contract every reader compares with (task/precision.h).
+  PrecisionContract contract = resolveContract(info);
+  info.precision = contract.name;
+  info.atol = contract.atol;
+  info.rtol = contract.rtol;
   return info;
 }
 

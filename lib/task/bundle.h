@@ -68,8 +68,16 @@ struct TaskInfo {
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::vector<StateSpec> state;  // parameters, then buffers
-  double atol = 1e-2;
-  double rtol = 1e-2;
+  // task.json "precision" and "tolerance" as written ("" / empty when
+  // absent); task/precision.h resolves them into the task's contract.
+  std::string precision_declared;
+  std::optional<double> tolerance_atol, tolerance_rtol;
+  // The resolved contract (resolveContract(info), no override): its name
+  // and tolerance, what verify and kbprof compare with unless told
+  // otherwise. Never task.json's tolerance when that is looser.
+  std::string precision = "strict";
+  double atol = 1e-4;
+  double rtol = 1e-4;
   std::vector<uint64_t> correctness_seeds;  // default 0..4
   Json json;
 };

@@ -226,7 +226,11 @@ SeedCheck compareOutputs(const std::vector<WireTensor>& outs, const std::vector<
     if (k < rounding.size() && rounding[k].defined() && cand.sizes() == ref.sizes() &&
         cand.scalar_type() == ref.scalar_type()) {
       at::Tensor c = cand.to(ref.device());
-      at::Tensor band = (c.to(at::kDouble) - ref.to(at::kDouble)).abs().le(rounding[k] * 2.0);
+      // Only where the reference and its rounding are finite: an infinite
+      // band (a float32 overflow the float64 copy does not have) would
+      // pass any value, the hole the exact non-finite rule closes.
+      at::Tensor band = (c.to(at::kDouble) - ref.to(at::kDouble)).abs().le(rounding[k] * 2.0)
+                            .logical_and(at::isfinite(rounding[k])).logical_and(at::isfinite(ref));
       cand = at::where(band, ref, c);
     }
     bool ok = compareOutput(cand, ref, atol, rtol, oc);
@@ -420,6 +424,11 @@ int referenceMain(int argc, char** argv) {
       throw Error("the request names task " + req.task_dir.string() + " on " + req.device + ", this worker was started for " +
                   task_dir + " on " + device_name);
     c10::InferenceMode inference;
+    // The reference computes in full float32: no TF32 in cuBLAS or cuDNN
+    // (LibTorch lets cuDNN convolutions use TF32 by default), so that a
+    // candidate is judged against fp32 math under any contract.
+    at::globalContext().setAllowTF32CuDNN(false);
+    at::globalContext().setAllowTF32CuBLAS(false);
     c10::Device device(req.device);
     Json gpu = nullptr;
 #if KB_WITH_CUDA

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "reward/render.h"
 #include "reward/reward.h"
 
 namespace kb::reward {
@@ -49,6 +50,21 @@ TEST(Input, CombinedRecordsAsJsonl) {
   EXPECT_EQ(a.timings.candidate->min_ms, 0.9);
   EXPECT_EQ(groupOf(in.candidates[1]), "synth");
   EXPECT_EQ(in.candidates[1].status, Status::Incorrect);
+}
+
+TEST(Input, PrecisionContractAndClassFromKbprof) {
+  Input in = fromText("{\"task_id\":\"a\",\"status\":\"ok\"," + kTimings +
+                      ",\"precision\":{\"contract\":{\"name\":\"strict\",\"atol\":1e-4},"
+                      "\"candidate_class\":\"fp32\"}}\n{\"task_id\":\"b\",\"status\":\"ok\"," + kTimings + "}\n");
+  ASSERT_EQ(in.candidates.size(), 2u);
+  EXPECT_EQ(in.candidates[0].precision_contract, "strict");
+  EXPECT_EQ(in.candidates[0].precision_class, "fp32");
+  EXPECT_EQ(in.candidates[1].precision_contract, "");  // older reports: not said
+  Json scored = scoreToJson(in.candidates[0], score(in.candidates[0], Scheme{}), Scheme{});
+  EXPECT_EQ(scored["precision"]["contract"], "strict");
+  EXPECT_EQ(scored["precision"]["candidate_class"], "fp32");
+  EXPECT_TRUE(scoreToJson(in.candidates[1], score(in.candidates[1], Scheme{}), Scheme{})["precision"]["contract"]
+                  .is_null());
 }
 
 TEST(Input, ArrayAndPrettyObject) {

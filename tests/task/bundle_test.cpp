@@ -85,7 +85,10 @@ TEST(TaskInfo, ParsesEveryField) {
   ASSERT_EQ(info.state.size(), 2u);
   EXPECT_FALSE(info.state[0].buffer);
   EXPECT_TRUE(info.state[1].buffer);
-  EXPECT_EQ(info.atol, 1e-2);
+  // An fp32 task without "precision": the strict contract's tolerance.
+  EXPECT_EQ(info.precision, "strict");
+  EXPECT_EQ(info.atol, 1e-4);
+  EXPECT_EQ(info.rtol, 1e-4);
   EXPECT_EQ(info.correctness_seeds, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
 }
 

@@ -188,8 +188,29 @@ TEST(Task, MaxAbsDiff) {
   EXPECT_TRUE(std::isinf(kb::maxAbsDiff({a}, {})));
   at::Tensor n = at::ones({2, 2});
   n[1][1] = NAN;
-  EXPECT_TRUE(std::isnan(kb::maxAbsDiff({a}, {n})));
+  // A NaN against a number is an infinite difference, never NaN (which
+  // std::max and <= would lose).
+  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({a}, {n})));
+  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({n}, {a})));
   EXPECT_EQ(kb::maxAbsDiff({n}, {n.clone()}), 0.0);
+}
+
+TEST(Task, MaxAbsDiffNonFiniteReferences) {
+  const float inf = INFINITY;
+  at::Tensor ref = at::tensor({inf, -inf, NAN, 1.0f});
+  EXPECT_EQ(kb::maxAbsDiff({ref.clone()}, {ref}), 0.0);  // same infinities, NaN at the same place
+  auto diff = [&](std::vector<float> v) { return kb::maxAbsDiff({at::tensor(v)}, {ref}); };
+  EXPECT_TRUE(std::isinf(diff({0.0f, -inf, NAN, 1.0f})));   // finite where the reference is +inf
+  EXPECT_TRUE(std::isinf(diff({-inf, -inf, NAN, 1.0f})));   // the wrong infinity
+  EXPECT_TRUE(std::isinf(diff({inf, inf, NAN, 1.0f})));
+  EXPECT_TRUE(std::isinf(diff({inf, -inf, 0.0f, 1.0f})));   // a number where the reference is NaN
+  EXPECT_TRUE(std::isinf(diff({inf, -inf, inf, 1.0f})));
+  EXPECT_TRUE(std::isinf(diff({inf, -inf, NAN, inf})));     // an infinity where it is finite
+  EXPECT_DOUBLE_EQ(diff({inf, -inf, NAN, 1.5f}), 0.5);
+  // Folded over seeds the way kbsynth check does: the disagreement stays.
+  double worst = 0;
+  for (double d : {0.0, diff({inf, -inf, 0.0f, 1.0f}), 0.25}) worst = std::max(worst, d);
+  EXPECT_TRUE(std::isinf(worst));
 }
 
 TEST(Task, ArchOfCpu) { EXPECT_EQ(kb::archOf(kCpu), "cpu"); }

@@ -2,6 +2,7 @@
 // is its manual. PyTorch's Python side is reached only through the scripts in
 // scripts/ (capture.py, baseline.py, expected.py, read_rows.py).
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -362,7 +363,12 @@ struct CheckOptions {
   std::string python;
 };
 
-double jnum(double v) { return std::isfinite(v) ? v : (std::isnan(v) ? -1.0 : 1e300); }
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// JSON has no infinity: a difference no tolerance covers is written 1e300
+// (NaN too, though maxAbsDiff never returns one), so that every reader's
+// "> threshold" sees it.
+double jnum(double v) { return std::isfinite(v) ? v : 1e300; }
 
 int cmdCheck(const std::vector<std::string>& bundles, const CheckOptions& o) {
   std::vector<kb::Task> tasks;
@@ -404,15 +410,18 @@ int cmdCheck(const std::vector<std::string>& bundles, const CheckOptions& o) {
       std::optional<kb::CompiledBaseline> comp;
       if (o.compiled) comp = task.compiled(dev);
       double d_in = 0, d_ref = 0, d_comp = 0;
+      // The larger difference, NaN counting as the largest: std::max(d,
+      // NaN) is d, which let a NaN disagreement read as no difference.
+      auto worse = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? kInf : std::max(a, b); };
       for (uint64_t seed : o.seeds) {
         auto x = task.makeInputs(seed, dev);
         std::vector<at::Tensor> xt;
         for (auto& v : x)
           if (v.isTensor()) xt.push_back(v.toTensor());
-        d_in = std::max(d_in, kb::maxAbsDiff(xt, expected("in", seed)));
+        d_in = worse(d_in, kb::maxAbsDiff(xt, expected("in", seed)));
         auto out = expected("out", seed);
-        d_ref = std::max(d_ref, kb::maxAbsDiff(ref.run(x), out));
-        if (comp) d_comp = std::max(d_comp, kb::maxAbsDiff(comp->run(x), out));
+        d_ref = worse(d_ref, kb::maxAbsDiff(ref.run(x), out));
+        if (comp) d_comp = worse(d_comp, kb::maxAbsDiff(comp->run(x), out));
       }
       bool ok = d_in <= o.max_diff && d_ref <= o.max_diff && (!comp || d_comp <= o.max_diff);
       line["inputs_max_abs_diff"] = jnum(d_in);

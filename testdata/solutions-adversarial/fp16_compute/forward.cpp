@@ -9,11 +9,12 @@
 // Should be caught by: kbcheck verify's tolerance check. With K = 2048 and
 // N(0, 1) inputs the outputs have a standard deviation of ~45 and fp16
 // rounding of the operands alone gives an absolute error of ~0.02 per
-// element, while tens of thousands of outputs lie within 0.5 of zero, where
-// atol + rtol * |ref| is ~0.01 (-> incorrect). Static: null (cublasGemmEx is
-// an allowed GEMM entry point; fp16 kernels are legitimate where the task is
-// fp16). kbprof: a half-precision cuBLAS kernel (name with f16/h*gemm) in a
-// task whose inputs and outputs are all fp32 could also be flagged.
+// element, while the fp32 task's strict precision contract allows
+// atol + rtol * |ref| with atol = rtol = 1e-4 (-> incorrect; even the
+// paper's 1e-2 caught it near zero). Static: null (cublasGemmEx is an
+// allowed GEMM entry point; fp16 kernels are legitimate where the task is
+// fp16). kbprof: the half-precision cuBLAS kernel (nvjet_sm90_hsh_... on
+// the H200) in an fp32 task is a reduced-precision finding under strict.
 #include <kb/solution.h>
 
 #include <cublas_v2.h>

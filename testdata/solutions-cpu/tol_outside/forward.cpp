@@ -1,4 +1,5 @@
-// Tolerance edge, outside: one element off by 1.1 x (atol + rtol |ref|).
+// Tolerance edge, outside: one element off by 1.1 x (atol + rtol |ref|), at
+// the strict contract's atol = rtol = 1e-4 (linear_relu is an fp32 task).
 #include <kb/solution.h>
 
 // Host-side y = relu(x @ W^T + b) over the harness's CPU tensors.
@@ -32,5 +33,5 @@ KB_FORWARD(ctx) {
   if (!linear_relu(ctx, y)) return;
   float* Y = y.data_as<float>();
   const int64_t last = y.numel() - 1;
-  Y[last] += 1.1f * (0.01f + 0.01f * (Y[last] < 0 ? -Y[last] : Y[last]));
+  Y[last] += 1.1f * (1e-4f + 1e-4f * (Y[last] < 0 ? -Y[last] : Y[last]));
 }

@@ -1,0 +1,25 @@
+// One output of one call compared with the reference's (the reference
+// worker's check, compare.h; exposed here so that tests can drive it).
+//
+// The rule, element by element:
+//   reference finite   the candidate is finite and |c - r| <= atol + rtol*|r|
+//   reference +inf     the candidate is +inf
+//   reference -inf     the candidate is -inf
+//   reference NaN      the candidate is NaN
+// Non-finite values are compared exactly: a tolerance atol + rtol*|r| is
+// infinite where the reference is, and would let any value through.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "verify/compare.h"
+
+namespace kb {
+
+// Fills `oc` (elements, mismatches, nonfinite_unexpected, max errors,
+// worst element, problem) from `oc.index`, `oc.dtype`, `oc.expected_dtype`,
+// `oc.shape` and `oc.expected_shape` as the caller set them, and returns
+// whether the output passed. Compares on the reference's device.
+bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol, OutputCheck& oc);
+
+}  // namespace kb

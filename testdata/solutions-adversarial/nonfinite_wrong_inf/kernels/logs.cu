@@ -1,0 +1,22 @@
+#include "logs.cuh"
+
+namespace {
+__device__ float flip_inf(float v) { return isinf(v) ? -v : v; }
+
+__global__ void logs_flipped(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ z, int64_t n) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    const float l = logf(x[i]);
+    y[i] = flip_inf(l);
+    z[i] = flip_inf(l / (x[i] - 1.0f));
+  }
+}
+}  // namespace
+
+cudaError_t launch_logs_flipped(const float* x, float* y, float* z, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  int64_t blocks = (n + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  logs_flipped<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(x, y, z, n);
+  return cudaGetLastError();
+}
