@@ -15,7 +15,7 @@
 namespace {
 
 struct Flags {
-  std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python;
+  std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision;
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
@@ -88,6 +88,7 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
   o.min_rounds = f.min_rounds;
   o.max_rounds = f.max_rounds;
   o.checked_calls = f.checked_calls;
+  if (!f.precision.empty()) o.precision = f.precision;
   o.check_rounds = f.check_rounds;
   o.keep_bytes = static_cast<uint64_t>(f.keep_gib * double(1ull << 30));
   o.limits.wall_seconds = f.timeout;
@@ -174,6 +175,10 @@ int main(int argc, char** argv) {
                  "(each costs a reference run)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  app.add_option("--precision", f.precision,
+                 "Judge by this precision contract instead of the task's: strict (atol = rtol = 1e-4, no "
+                 "reduced-precision library kernels) or paper (1e-2, any math)")
+      ->check(CLI::IsMember({"strict", "paper"}));
   app.add_option("--keep-gib", f.keep_gib,
                  "Device memory for the timed calls' outputs kept until the pick (GiB); the loop stops "
                  "when the next call's would not fit")
