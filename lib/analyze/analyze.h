@@ -71,6 +71,7 @@ struct StaticResult {
   std::vector<std::string> parse_errors; // Clang's own diagnostics, verbatim
   bool infra_failed = false;             // the checker itself could not run
   std::string infra_message;
+  bool pch_fallback = false;             // a precompiled header did not load: parsed without it
   unsigned translation_units = 0;        // host and device parses done
   double seconds = 0;
 

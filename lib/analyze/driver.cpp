@@ -27,6 +27,7 @@
 #include "analyze/token_scan.h"
 #include "analyze/rule.h"
 #include "analyze/rules/extern_symbol.h"
+#include "analyze/rules/missing_entry.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "kb_config.h"
@@ -52,7 +53,10 @@ enum class Mode { CudaHost, CudaDevice, Cxx };
 // Clang 19 and CUDA 13 need help (DESIGN.md, issue 2): an empty
 // texture_fetch_functions.h, an older SDK version so that device mode declares
 // cudaConfigureCall, and CCCL on the include path.
-std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, Mode mode) {
+// `interface_dir` is the folder holding kb/solution.h: the source tree's for
+// a parse, the cache's own copy for a precompiled header (ensurePch).
+std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, const fs::path& interface_dir,
+                                  Mode mode) {
   std::vector<std::string> a = {"clang++", "-fsyntax-only"};
   if (mode == Mode::Cxx) {
     a.insert(a.end(), {"-x", "c++", "-O2", "-isystem", (o.cuda_path / "include").string()});
@@ -68,7 +72,14 @@ std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, M
                      // No error limit: "too many errors" is fatal, and after a
                      // fatal error Clang stops entering #includes.
                      "-std=c++17", "-w", "-ferror-limit=0", "-fno-caret-diagnostics",
-                     "-I", o.interface_include.string()});
+                     // A precompiled header records the size and mtime of
+                     // every file it read; with this flag, on building it
+                     // also records their content hash, and on loading it a
+                     // file whose mtime changed (a copied cache, a system
+                     // header reinstalled unchanged) is accepted when its
+                     // content is the same.
+                     "-fpch-validate-input-files-content",
+                     "-I", interface_dir.string()});
   if (mode != Mode::CudaDevice) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
   return a;
 }
@@ -135,14 +146,16 @@ struct ParseOutput {
   Inventory inventory;
   SymbolFacts symbols;
   bool ok = true;
+  bool pch_failed = false;  // the precompiled header did not load: parse again without it
   std::string diagnostics;
 };
 
 // Runs one Clang invocation with `action`; returns false and Clang's
 // diagnostics text on failure.
-// `state`, when given, receives the printer that records the errors.
+// `state`, when given, receives the printer that records the errors;
+// `pch_failed`, whether an error was about loading the precompiled header.
 bool invoke(std::vector<std::string> args, std::unique_ptr<clang::FrontendAction> action,
-            std::string* diagnostics, ParseState* state = nullptr) {
+            std::string* diagnostics, ParseState* state = nullptr, bool* pch_failed = nullptr) {
   llvm::IntrusiveRefCntPtr<clang::FileManager> files(
       new clang::FileManager(clang::FileSystemOptions(), llvm::vfs::getRealFileSystem()));
   llvm::raw_string_ostream os(*diagnostics);
@@ -154,78 +167,135 @@ bool invoke(std::vector<std::string> args, std::unique_ptr<clang::FrontendAction
   inv.setDiagnosticConsumer(&printer);
   bool ok = inv.run();
   os.flush();
+  if (state) state->printer = nullptr;
+  if (pch_failed) *pch_failed = printer.pch_failed;
   return ok && printer.getNumErrors() == 0;
 }
 
-// Creates `path` with `content` unless it exists; concurrent checkers race
-// safely (the first hard link wins, the others keep the winner's file).
-void writeOnce(const fs::path& path, const std::string& content) {
-  if (fs::exists(path)) return;
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-                       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+// A name no other thread or process uses for its temporary file.
+std::string uniqueSuffix() {
+  static std::atomic<unsigned> counter{0};
+  return ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + "." +
+         std::to_string(counter++);
+}
+
+// Makes `path` hold `content`. A file that already holds it is left alone
+// (its mtime too); otherwise the content is written to a temporary file and
+// renamed over `path`, so that concurrent checkers only ever see a whole file.
+void writeFile(const fs::path& path, const std::string& content) {
+  if (fs::exists(path) && readText(path) == content) return;
+  const fs::path tmp = path.string() + uniqueSuffix();
   {
-    std::ofstream out(tmp);
+    std::ofstream out(tmp, std::ios::binary);
     out << content;
     if (!out) throw Error("cannot write " + tmp.string());
   }
   std::error_code ec;
-  fs::create_hard_link(tmp, path, ec);  // fails harmlessly if another process won
-  fs::remove(tmp, ec);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot write " + path.string());
+  }
 }
 
+// The precompiled headers and every file they are built from, all inside
+// one folder of the cache named by a hash of their content (ensurePch).
 struct PchSet {
-  fs::path shim;
+  fs::path shim;          // texture_fetch_functions.h, empty
+  fs::path iface;         // a copy of the interface header: <iface>/kb/solution.h
+  std::string interface_text;
+  fs::path prelude, cxx_prelude;
   fs::path host, device, cxx;
   const fs::path& of(Mode m) const { return m == Mode::CudaHost ? host : m == Mode::CudaDevice ? device : cxx; }
+  const fs::path& preludeOf(Mode m) const { return m == Mode::Cxx ? cxx_prelude : prelude; }
 };
 
-// Builds (once per toolchain, arch and interface version) the precompiled
+// Writes the files the precompiled headers are built from (and that a parse
+// without them includes instead).
+void writePchInputs(const PchSet& set) {
+  std::error_code ec;
+  fs::create_directories(set.shim, ec);
+  if (!ec) fs::create_directories(set.iface / "kb", ec);
+  if (ec) throw Error("cannot create cache directory " + set.shim.parent_path().string() + ": " + ec.message());
+  writeFile(set.shim / "texture_fetch_functions.h", "// empty: Clang 19 cannot parse CUDA 13's\n");
+  writeFile(set.prelude, cudaPrelude());
+  writeFile(set.cxx_prelude, cxxPrelude());
+  writeFile(set.iface / "kb" / "solution.h", set.interface_text);
+}
+
+// Builds (once per toolchain, arch and interface content) the precompiled
 // headers into the cache; concurrent checkers race safely through rename().
+//
+// A precompiled header records the path, size and mtime of every file it
+// read, and Clang refuses to load it when one of them changed. So it reads
+// nothing from the source tree: the interface header is copied into the
+// cache folder (keyed by its content) and the PCH is built from the copy.
+// A new clone, a `touch`, or two trees sharing one cache give the same key
+// and a PCH that stays valid; the parses themselves read the tree's header,
+// whose include guard the PCH has already defined. Input files are also
+// validated by content (-fpch-validate-input-files-content), and a PCH that
+// still fails to load is not used (checkSolution parses without it).
 PchSet ensurePch(const CheckOptions& o) {
+  const fs::path interface_header = o.interface_include / "kb" / "solution.h";
+  PchSet set;
+  {
+    std::ifstream in(interface_header, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in || ss.str().empty())
+      throw Error("cannot read the interface header " + interface_header.string());
+    set.interface_text = ss.str();
+  }
   Sha256 key;
   key.update(clang::getClangFullVersion());
   key.update(readText(o.cuda_path / "version.json"));
-  key.update(readText(o.interface_include / "kb" / "solution.h"));
+  key.update(set.interface_text);
   key.update(o.gpu_arch);
   key.update(o.cuda_path.string());
   key.update(o.resource_dir.string());
   key.update(cudaPrelude());
   key.update(cxxPrelude());
-  key.update("pch-v2: -O3 host, -O0 device, -x c++ -O2 for .cpp");
+  key.update("pch-v3: -O3 host, -O0 device, -x c++ -O2 for .cpp; interface header copied into the cache; "
+             "inputs validated by content");
   const fs::path dir = o.cache_dir / "pch" / key.hexDigest().substr(0, 16);
-  PchSet set{dir / "shim", dir / "host.pch", dir / "device.pch", dir / "cxx.pch"};
-  if (fs::exists(set.host) && fs::exists(set.device) && fs::exists(set.cxx)) return set;
-
-  std::error_code ec;
-  fs::create_directories(set.shim, ec);
-  if (ec) throw Error("cannot create cache directory " + set.shim.string() + ": " + ec.message());
-  // Written once and never touched again: a precompiled header records the
-  // modification time of every file it read, so rewriting the prelude while
-  // another checker builds or loads its PCH would make that PCH stale.
-  writeOnce(set.shim / "texture_fetch_functions.h", "// empty: Clang 19 cannot parse CUDA 13's\n");
-  const fs::path prelude = dir / "prelude.cuh";
-  writeOnce(prelude, cudaPrelude());
-  const fs::path cxx_prelude = dir / "prelude.hpp";
-  writeOnce(cxx_prelude, cxxPrelude());
-
+  set.shim = dir / "shim";
+  set.iface = dir / "include";
+  set.prelude = dir / "prelude.cuh";
+  set.cxx_prelude = dir / "prelude.hpp";
+  set.host = dir / "host.pch";
+  set.device = dir / "device.pch";
+  set.cxx = dir / "cxx.pch";
   const Mode modes[3] = {Mode::CudaHost, Mode::CudaDevice, Mode::Cxx};
+  bool missing = false;
+  for (Mode m : modes) missing = missing || !fs::exists(set.of(m));
+  if (!missing) return set;
+
+  writePchInputs(set);
   std::string errors[3];
   std::thread workers[3];
   for (int side = 0; side < 3; ++side) {
     workers[side] = std::thread([&, side] {
       const Mode mode = modes[side];
       const fs::path out = set.of(mode);
-      const fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
-      std::vector<std::string> args = baseArgs(o, set.shim, mode);
+      if (fs::exists(out)) return;
+      const fs::path tmp = out.string() + uniqueSuffix();
+      std::vector<std::string> args = baseArgs(o, set.shim, set.iface, mode);
       args.erase(std::find(args.begin(), args.end(), "-fsyntax-only"));
-      args.insert(args.end(), {"-S", "-o", tmp.string(),
-                               (mode == Mode::Cxx ? cxx_prelude : prelude).string()});
+      args.insert(args.end(), {"-S", "-o", tmp.string(), set.preludeOf(mode).string()});
       std::string diags;
       if (!invoke(args, std::make_unique<clang::GeneratePCHAction>(), &diags)) {
-        errors[side] = diags;
+        errors[side] = diags.empty() ? "Clang failed without a message" : diags;
+        std::error_code ec;
+        fs::remove(tmp, ec);
         return;
       }
-      fs::rename(tmp, out);
+      std::error_code ec;
+      fs::rename(tmp, out, ec);
+      if (ec) {
+        errors[side] = "cannot move " + tmp.string() + " to " + out.string() + ": " + ec.message();
+        fs::remove(tmp, ec);
+      }
     });
   }
   for (auto& w : workers) w.join();
@@ -236,8 +306,12 @@ PchSet ensurePch(const CheckOptions& o) {
   return set;
 }
 
+// One parse. With `use_pch`, against the precompiled header of `mode`;
+// without, the prelude it was built from is included as text (slower, same
+// declarations).
 ParseOutput parseOne(const Solution& solution, const Policy& policy, const CheckOptions& options,
-                     const PchSet& pch, const TokenScanner& scanner, const SolutionFile& file, Mode mode) {
+                     const PchSet& pch, bool use_pch, const TokenScanner& scanner,
+                     const SolutionFile& file, Mode mode) {
   ParseOutput out;
   CheckContext ctx(solution, policy, options, mode == Mode::CudaDevice);
   std::vector<std::unique_ptr<Rule>> rules = makeRules(ctx);
@@ -246,13 +320,14 @@ ParseOutput parseOne(const Solution& solution, const Policy& policy, const Check
   InventoryCollector inventory(ctx);
   inventory.registerMatchers(finder);
 
-  std::vector<std::string> args = baseArgs(options, pch.shim, mode);
-  args.insert(args.end(), {"-I", solution.root.string(), "-include-pch", pch.of(mode).string(),
+  std::vector<std::string> args = baseArgs(options, pch.shim, options.interface_include, mode);
+  args.insert(args.end(), {"-I", solution.root.string(), use_pch ? "-include-pch" : "-include",
+                           (use_pch ? pch.of(mode) : pch.preludeOf(mode)).string(),
                            file.absolute.string()});
   ParseState state;
   state.scanner = &scanner;
   out.ok = invoke(args, std::make_unique<CheckAction>(finder, rules, ctx, state), &out.diagnostics,
-                  &state);
+                  &state, &out.pch_failed);
   out.findings = std::move(ctx.findings());
   out.inventory = std::move(ctx.inventory());
   out.symbols = std::move(ctx.symbols());
@@ -330,7 +405,7 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
   PchSet pch;
   try {
     pch = ensurePch(options);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     result.infra_failed = true;
     result.infra_message = e.what();
     return result;
@@ -354,13 +429,46 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
   unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min<unsigned>(workers, jobs.size());
   std::atomic<size_t> next{0};
+  // A precompiled header that does not load (changed inputs, a corrupt or
+  // vanished file) is the checker's problem, never the solution's: that
+  // parse is done again without it, and the header is removed so that the
+  // next check builds it anew.
+  std::atomic<bool> stale[3] = {false, false, false};
+  std::once_flag inputs_written;
+  std::mutex infra_mutex;
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < workers; ++w)
     pool.emplace_back([&] {
-      for (size_t i; (i = next++) < jobs.size();)
-        outputs[i] = parseOne(solution, policy, options, pch, scanner, *jobs[i].file, jobs[i].mode);
+      for (size_t i; (i = next++) < jobs.size();) {
+        const Mode mode = jobs[i].mode;
+        outputs[i] = parseOne(solution, policy, options, pch, true, scanner, *jobs[i].file, mode);
+        if (!outputs[i].pch_failed) continue;
+        stale[static_cast<int>(mode)] = true;
+        try {
+          std::call_once(inputs_written, [&] { writePchInputs(pch); });
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(infra_mutex);
+          result.infra_failed = true;
+          result.infra_message = e.what();
+          continue;
+        }
+        outputs[i] = parseOne(solution, policy, options, pch, false, scanner, *jobs[i].file, mode);
+        if (outputs[i].pch_failed) {  // no PCH in this parse: cannot happen
+          std::lock_guard<std::mutex> lock(infra_mutex);
+          result.infra_failed = true;
+          result.infra_message = "the parse without a precompiled header failed to load one:\n" +
+                                 outputs[i].diagnostics;
+        }
+      }
     });
   for (auto& t : pool) t.join();
+  for (Mode mode : {Mode::CudaHost, Mode::CudaDevice, Mode::Cxx}) {
+    if (!stale[static_cast<int>(mode)]) continue;
+    result.pch_fallback = true;
+    std::error_code ec;
+    fs::remove(pch.of(mode), ec);
+  }
+  if (result.infra_failed) return result;
 
   std::vector<SymbolFacts> facts;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -385,6 +493,7 @@ StaticResult checkSolution(const Solution& solution, const Policy& policy, const
     }
   }
   finishExternSymbols(facts, policy, result.findings);
+  finishMissingEntry(facts, result.parsed, policy, result.findings);
   result.translation_units = jobs.size();
 
   // One finding per rule and line: host and device parses, and several

@@ -10,6 +10,8 @@
 #include <clang/AST/Decl.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
+#include <clang/Basic/DiagnosticFrontend.h>
+#include <clang/Basic/DiagnosticSerialization.h>
 #include <clang/Basic/TokenKinds.h>
 #include <clang/Lex/Lexer.h>
 
@@ -169,6 +171,13 @@ void rawScanSolution(CheckContext& ctx, const TokenScanner& scanner, const LangO
 void RecordingPrinter::HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic& info) {
   TextDiagnosticPrinter::HandleDiagnostic(level, info);
   if (level >= DiagnosticsEngine::Error) {
+    // Serialization's diagnostics are all about AST files (here: the PCH):
+    // "has been modified since the precompiled header was built",
+    // "malformed or corrupted AST file", "unable to read PCH file", ...
+    const unsigned id = info.getID();
+    if ((id >= diag::DIAG_START_SERIALIZATION && id < diag::DIAG_START_LEX) ||
+        id == diag::err_fe_unable_to_load_pch)
+      pch_failed = true;
     llvm::SmallString<160> text;
     info.FormatDiagnostic(text);
     errors.push_back({level == DiagnosticsEngine::Fatal, info.getLocation(), text.str().str(), {}});

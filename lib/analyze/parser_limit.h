@@ -33,6 +33,9 @@ class RecordingPrinter : public clang::TextDiagnosticPrinter {
   using clang::TextDiagnosticPrinter::TextDiagnosticPrinter;
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override;
   std::vector<ParseDiagnostic> errors;
+  // An error loading the precompiled header (stale, corrupt, missing): the
+  // checker's fault, never the solution's; driver.cpp parses again without it.
+  bool pch_failed = false;
 };
 
 // Sees every token the preprocessor hands the parser (macros expanded) and

@@ -9,6 +9,7 @@
 #include "analyze/rules/interpose.h"
 #include "analyze/rules/launch_stream.h"
 #include "analyze/rules/library_api.h"
+#include "analyze/rules/missing_entry.h"
 #include "analyze/rules/mutable_global.h"
 #include "analyze/rules/skipped_branch.h"
 #include "analyze/rules/torch_api.h"
@@ -39,6 +40,7 @@ const std::vector<RuleInfo>& allRules() {
       {"symlink", "No symbolic links that leave the solution directory."},
       {"compiler-conditional", "No #if on the compiler's identity: the code nvcc builds is the code that was checked."},
       {"skipped-branch", "No code in a preprocessor branch the checker skipped under a condition a compiler may answer differently."},
+      {"missing-entry", "The solution defines its entry point with KB_FORWARD(ctx) { ... }."},
       {"parser-limit", "A note, never a violation: Clang could not parse code the real compiler may accept; the rest is judged."},
   };
   return rules;
@@ -72,6 +74,7 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   if (on("compiler-conditional"))
     rules.push_back(std::make_unique<CompilerConditionalRule>("compiler-conditional", ctx));
   if (on("skipped-branch")) rules.push_back(std::make_unique<SkippedBranchRule>("skipped-branch", ctx));
+  if (on("missing-entry")) rules.push_back(std::make_unique<MissingEntryRule>("missing-entry", ctx));
   return rules;
 }
 

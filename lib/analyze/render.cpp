@@ -64,6 +64,7 @@ Json staticReportJson(const ReportHeader& header, const Solution& solution, cons
   j["findings"] = findings;
   j["compile_errors"] = r.parse_errors;
   if (r.infra_failed) j["infra_message"] = r.infra_message;
+  j["pch_fallback"] = r.pch_fallback;
   Json kernels = Json::array(), launches = Json::array(), calls = Json::array();
   for (const auto& k : r.inventory.kernels)
     kernels.push_back({{"name", k.name}, {"file", k.file}, {"line", k.line}, {"template", k.is_template}});

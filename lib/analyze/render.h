@@ -11,8 +11,9 @@
 
 namespace kb::analyze {
 
-// The status a static check ends with: static_violation if any error-level
-// finding, else compile_error if a source did not parse, else ok.
+// The status a static check ends with: infra_error if the checker could
+// not run, else static_violation if any error-level finding, else ok (a
+// source Clang could not parse gives parser-limit notes, never a failure).
 Status staticStatus(const StaticResult& result);
 
 // "file:line:col: error: [rule] message", the source line and a caret.

@@ -27,6 +27,7 @@ struct SymbolFacts {
   };
   std::map<std::string, Use> referenced_undefined;  // mangled -> first place
   std::set<std::string> defined;                    // mangled names
+  bool defines_entry = false;  // extern "C" kb_forward defined here (rules/missing_entry.cpp)
 };
 
 // Per-parse state shared by the rules of one translation unit.

@@ -140,7 +140,7 @@ TEST(StaticRulesCorpus, EveryRuleHasAViolatingCase) {
                                        "environment", "raw-syscall", "memory-protect", "device-control", "raw-alloc",
                                        "interpose", "mutable-global", "library-api", "device-library",
                                        "include", "symlink", "compiler-conditional", "skipped-branch",
-                                       "parser-limit"};
+                                       "missing-entry", "parser-limit"};
   for (const auto& rule : rules) EXPECT_TRUE(covered.count(rule)) << "no violating case for " << rule;
 }
 
@@ -188,6 +188,47 @@ TEST(StaticCheck, SourceThatDoesNotParseIsAParserLimitNote) {
     EXPECT_EQ(f.rule, "parser-limit") << f.file << ":" << f.line << " " << f.message;
     EXPECT_EQ(f.severity, kb::analyze::Severity::Note);
   }
+  fs::remove_all(dir);
+}
+
+// missing-entry (docs/rules/missing-entry.md): an empty forward.cpp used to
+// pass with status ok (issue 18).
+TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
+  const fs::path dir = fs::temp_directory_path() / ("kb_entry_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "forward.cpp") << "";
+  kb::analyze::Policy p = kb::analyze::loadPolicy(sourceRoot() / "policy" / "default.json");
+  kb::analyze::StaticResult r =
+      kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  ASSERT_FALSE(r.infra_failed) << r.infra_message;
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "missing-entry");
+  EXPECT_EQ(r.findings[0].file, "forward.cpp");
+  EXPECT_EQ(r.findings[0].line, 0u);
+  EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::StaticViolation);
+
+  // The parses are joined: KB_FORWARD in a .cu file is an entry point too.
+  fs::create_directories(dir / "kernels");
+  std::ofstream(dir / "forward.cpp") << "#include <kb/solution.h>\n";
+  std::ofstream(dir / "kernels/entry.cu") << "#include <kb/solution.h>\nKB_FORWARD(ctx) { (void)ctx; }\n";
+  r = kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  EXPECT_TRUE(r.findings.empty()) << r.findings[0].rule << ": " << r.findings[0].message;
+  EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::Ok);
+
+  // Only a definition counts, and the policy can turn the rule off.
+  fs::remove(dir / "kernels/entry.cu");
+  std::ofstream(dir / "forward.cpp")
+      << "#include <kb/solution.h>\nextern \"C\" int32_t kb_forward(const kb_api*, kb_context*);\n";
+  r = kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "missing-entry");
+  const fs::path off_path = dir.string() + ".off.json";
+  std::ofstream(off_path) << R"({"rules": {"missing-entry": "off"}})";
+  kb::analyze::Policy off = kb::analyze::loadPolicy(off_path);
+  fs::remove(off_path);
+  r = kb::analyze::checkSolution(kb::loadSolution(dir), off, kb::analyze::defaultCheckOptions());
+  EXPECT_TRUE(r.findings.empty());
   fs::remove_all(dir);
 }
 
