@@ -224,7 +224,8 @@ std::vector<ToolSpec> ToolBox::specs() const {
                toolSchema({}, {})});
   s.push_back({"verify",
                "Run solution/ against the reference model on several random inputs and compare "
-               "outputs (atol = rtol = 1e-2 unless the task says otherwise).",
+               "outputs (the task's precision contract: atol = rtol = 1e-4 for fp32 tasks, 1e-2 for "
+               "fp16/bf16 ones).",
                toolSchema({}, {})});
   s.push_back({"profile",
                "Verify solution/, then time it against eager PyTorch and torch.compile on this task's "

@@ -249,7 +249,7 @@ class Timing final : public TimingSession, public HarnessWork {
 
     // The maker of every call's inputs (fresh values per call), and the
     // baselines' one fixed input set.
-    inputs_.emplace(task, dev.device, opts_.at("base_seeds").get<std::vector<uint64_t>>());
+    inputs_.emplace(task, dev.device);
     baseline_inputs_ = inputs_->make(opts_.value("baseline_seed", uint64_t{1}));
     input_bytes_ = tensorBytes(baseline_inputs_);
 
@@ -582,7 +582,6 @@ class Timing final : public TimingSession, public HarnessWork {
     rec["input_bytes"] = input_bytes_;
     rec["output_bytes"] = output_bytes_;
     rec["input_method"] = inputs_->method();
-    rec["base_seeds"] = inputs_->baseSeeds();
     rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
     rec["timed_calls"] = kept_.size();
     rec["kept_bytes"] = kept_bytes_;

@@ -525,13 +525,9 @@ int workerMain(int argc, char** argv) {
     at::set_num_threads(1);
     dev = setUpDevice(req.device);
     task.emplace(Task::open(req.task_dir));
-    // Every input set this run will use, made at once on CPU threads: the
-    // timing pool first (prepareTiming takes it next), then the seeds.
-    std::vector<uint64_t> wanted;
-    // (base sets only where timed calls mix them: scripted generators)
-    if (!req.profile.is_null() && task->info().generator != "spec")
-      wanted = req.profile.value("base_seeds", std::vector<uint64_t>{});
-    wanted.insert(wanted.end(), req.seeds.begin(), req.seeds.end());
+    // The correctness seeds' input sets, made at once on CPU threads (timed
+    // calls make theirs on the device, one per call: task/timed_call.h).
+    std::vector<uint64_t> wanted = req.seeds;
     auto tp = Clock::now();
     prefetched = task->prefetchInputs(wanted);
     prefetch_seconds = since(tp);

@@ -189,7 +189,6 @@ struct PreparedProfile::State {
   TaskBundle bundle;
   std::string compile_error, task_hash;
   fs::path cache_dir, binary, scratch;
-  std::vector<uint64_t> pool;
   WorkerRequest req;
   std::optional<CandidateWorker> worker;
   std::optional<ReferenceWorker> reference;
@@ -253,17 +252,9 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
     r.baseline_build_seconds = since(tb);
   }
 
-  // 3. The worker's request: correctness seeds, then the timed rounds. The
-  // base seeds (scripted generators mix each call's inputs from their sets)
-  // are fresh per run and never a correctness seed; the seeds of the timed
-  // calls themselves are drawn by the worker, one right before each call.
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
-  while (static_cast<int>(st.pool.size()) < std::max(2, o.base_sets)) {
-    uint64_t s = rng() >> 1;  // kept below 2^63: JSON readers take it as a signed integer too
-    if (taken.insert(s).second) st.pool.push_back(s);
-  }
+  // 3. The worker's request: correctness seeds, then the timed rounds (the
+  // seeds of the timed calls are drawn by the worker, one right before each
+  // call, and the inputs made from them on the device).
   Json profile;
   profile["baselines"] = true;
   profile["compile"] = o.compile_baseline && st.compile_error.empty() && !cpu;
@@ -276,7 +267,6 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
     profile["task_hash"] = st.task_hash;
   }
   profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
-  profile["base_seeds"] = st.pool;
   profile["keep_bytes"] = o.keep_bytes;
   profile["check_rounds"] = o.check_rounds;
   profile["warmup"] = o.warmup;
@@ -304,9 +294,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // until it is handed its request, after the candidate's process group is
   // gone (ReferenceWorker).
   st.worker.emplace(req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
-  std::vector<uint64_t> known = req.seeds;
-  if (bundle.info.generator != "spec") known.insert(known.end(), st.pool.begin(), st.pool.end());
-  st.reference.emplace(bundle.dir, r.device, known, st.scratch, st.binary,
+  st.reference.emplace(bundle.dir, r.device, req.seeds, st.scratch, st.binary,
                        o.limits.wall_seconds + o.reference_timeout_seconds + 600);
   return p;
 }
@@ -425,8 +413,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // none of the task's or the run's known seeds), the pick asked for after
   // the loop and every picked call sent.
   if (!library.empty() && r.timed_calls > 0) {
-    std::set<uint64_t> seen(st.pool.begin(), st.pool.end());
-    seen.insert(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
+    std::set<uint64_t> seen(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
     uint64_t next = 0;
     std::set<uint64_t> sent;
     for (const auto& rec : r.worker.records) {
@@ -456,7 +443,6 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   cmp.device = r.device;
   cmp.seeds = st.req.seeds;
   cmp.calls = st.picked;
-  cmp.base_seeds = tj.value("base_seeds", std::vector<uint64_t>{});
   cmp.atol = r.precision.policy.atol;
   cmp.rtol = r.precision.policy.rtol;
   cmp.candidate_results = {r.worker.dir / "result.bin"};

@@ -58,9 +58,6 @@ struct ProfileOptions {
   // (uniformly, with a random source the workers never see); the
   // reference worker checks each against the reference on its inputs.
   int checked_calls = 2;
-  // Scripted input generators: the value sets each call's inputs are mixed
-  // from (task/timed_call.h); spec generators draw afresh and need none.
-  int base_sets = 4;
   // Timed calls' outputs kept on the device until the parent has picked;
   // the loop stops ("keep_budget") when the next would not fit.
   uint64_t keep_bytes = 16ull << 30;
@@ -113,7 +110,7 @@ struct ProfileResult {
   std::vector<SeedCheck> seeds;       // correctness seeds and the picked timed calls
   uint64_t timed_calls = 0;           // committed by the worker
   std::vector<uint64_t> checked_calls;  // picked by this process after the loop
-  std::string input_method;           // "spec" (drawn afresh) or "mix" (task/timed_call.h)
+  std::string input_method;           // "spec", "scripted" or "scripted-cpu" (task/timed_call.h)
   std::string timing_method;          // "cuda_events" or "host_clock" (CPU)
   Json baseline_check;                // the re-check of a cached baseline (null: none)
   bool baselines_written = false;     // this run's baselines went to the cache

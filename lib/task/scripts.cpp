@@ -16,6 +16,8 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/json.h"
+#include "core/report.h"
 #include "kb_config.h"
 
 extern char** environ;
@@ -52,7 +54,7 @@ std::vector<std::string> scriptArgv(const std::string& python, const std::string
 
 ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
-                       const std::function<void(const Json&)>& on_line) {
+                       const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
   std::vector<std::string> argv_s = scriptArgv(python, script, args);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -64,8 +66,20 @@ ScriptResult runScript(const std::string& python, const std::string& script,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [k, v] : env) replaced = replaced || k == name;
+    if (!replaced) env_s.push_back(std::move(entry));
+  }
+  for (const auto& [k, v] : env) env_s.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -210,20 +224,56 @@ int ScriptWorker::wait() {
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
 }
 
+ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
+                               const std::function<void(const Json&)>& on_line) {
+  ScriptResult r = runScript(python, "baseline.py", args, on_line);
+  const char* cxx = std::getenv("CXX");
+  if (r.exit_code < 128 || !cxx || !*cxx || !fs::exists("/usr/bin/c++")) return r;
+  std::error_code ec;
+  if (fs::equivalent(cxx, "/usr/bin/c++", ec)) return r;
+  ScriptResult again = runScript(python, "baseline.py", args, on_line, {{"CXX", "/usr/bin/c++"}, {"CC", "/usr/bin/cc"}});
+  again.note = std::string(" (baseline.py was killed by signal ") + std::to_string(r.exit_code - 128) +
+               " with CXX=" + cxx + "; run again with /usr/bin/c++)";
+  return again;
+}
+
 TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,
                           const std::string& python) {
   if (!checkCompiled(bundle, arch)) return bundle;
-  ScriptResult r = runScript(pythonPath(python), "baseline.py", {"--device", device, bundle.dir.string()});
-  if (r.lines.empty())
-    throw Error(bundle.dir.string() + ": baseline.py failed (exit " + std::to_string(r.exit_code) + ")");
-  const Json& line = r.lines.front();
-  std::string status = line.value("status", "");
-  if (status != "ok" && status != "cached")
-    throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": " +
-                line.value("reason", "?") + ": " + line.value("message", ""));
-  TaskBundle fresh = openBundle(bundle.dir);
-  if (auto why = checkCompiled(fresh, arch)) throw Error(*why);
-  return fresh;
+  const fs::path failed = bundle.dir / "compiled" / (arch + ".failed.json");
+  const std::string model = bundle.info.json.value("files", Json::object()).value("model.py", "");
+  const std::string py = pythonPath(python);
+  if (fs::exists(failed)) {
+    Json rec;
+    try {
+      rec = readJsonFile(failed);
+    } catch (const Error&) {
+    }
+    if (rec.is_object() && rec.value("model", "") == model && rec.value("python", "") == py)
+      throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": the build failed before (" +
+                  rec.value("at", "?") + "): " + rec.value("error", "?") + " [delete " + failed.string() +
+                  " to try again]");
+  }
+  ScriptResult r = runBaselineScript(py, {"--device", device, bundle.dir.string()});
+  std::string error;
+  if (r.lines.empty()) {
+    error = "baseline.py failed (exit " + std::to_string(r.exit_code) + ")" + r.note;
+  } else if (std::string status = r.lines.front().value("status", ""); status != "ok" && status != "cached") {
+    error = r.lines.front().value("reason", "?") + ": " + r.lines.front().value("message", "") + r.note;
+  } else {
+    TaskBundle fresh = openBundle(bundle.dir);
+    if (auto why = checkCompiled(fresh, arch)) throw Error(*why);
+    std::error_code ec;
+    fs::remove(failed, ec);
+    return fresh;
+  }
+  Json rec = {{"model", model}, {"python", py}, {"arch", arch}, {"error", error}, {"at", nowIso8601()}};
+  try {  // best effort: a read-only bundle tries again next time
+    fs::create_directories(failed.parent_path());
+    writeJsonFile(failed, rec);
+  } catch (const std::exception&) {
+  }
+  throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": " + error);
 }
 
 }  // namespace kb

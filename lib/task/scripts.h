@@ -25,14 +25,18 @@ struct ScriptResult {
   int exit_code = 0;            // of the interpreter; 128+N when killed by signal N
   std::vector<Json> lines;      // stdout lines that parsed as JSON objects
   std::vector<std::string> other;  // stdout lines that did not
+  std::string note;                // runBaselineScript: " (...)" when it ran the script again
 };
+
+// Environment variables to set (NAME -> value) in a child, over the parent's.
+using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
 
 // Runs `python scripts/<script> args...`, calling on_line for each JSON line
 // as it arrives (progress). Throws kb::Error when the interpreter cannot be
 // started.
 ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
-                       const std::function<void(const Json&)>& on_line = {});
+                       const std::function<void(const Json&)>& on_line = {}, const EnvOverrides& env = {});
 
 // A long-lived helper, `python scripts/<script> args...`, spoken to line by
 // line: JSON lines go to its stdin (a socket, so that writing to a dead
@@ -67,11 +71,25 @@ class ScriptWorker {
   int status_ = 0;
 };
 
+// `python scripts/baseline.py args...`, and once more with CXX=/usr/bin/c++
+// (and CC=/usr/bin/cc) when the first run was killed by a signal while $CXX
+// named another compiler: on the H200 machine $CXX is a wrapper whose
+// AOTInductor packages crash the loader (docs/gpu-validation.md). Bundles
+// the first run finished are "cached" in the second. `note` says so.
+ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
+                               const std::function<void(const Json&)>& on_line = {});
+
 // The compiled baseline for `arch` on first need: when checkCompiled() finds
 // compiled/<arch>.pt2 missing or stale, runs scripts/baseline.py for
 // `device` ("cpu", "cuda", "cuda:1") and re-opens the bundle. Returns the
 // bundle as it now is; throws kb::Error with baseline.py's reason when the
 // build fails.
+//
+// A failure is recorded in compiled/<arch>.failed.json (model.py's hash,
+// the Python that built it, the reason) and thrown again at once by later calls for
+// the same model.py and Python, instead of another build of a minute or more;
+// deleting the file (or changing model.py) tries again. Built through
+// runBaselineScript.
 TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,
                           const std::string& python = "");
 

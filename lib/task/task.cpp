@@ -26,11 +26,6 @@ namespace fs = std::filesystem;
 namespace kb {
 namespace {
 
-std::mutex& globalSeedMutex() {
-  static std::mutex m;
-  return m;
-}
-
 // TorchScript's graph executor would fuse and specialise the reference after
 // a few calls; the eager baseline must run op by op like Python eager, so
 // optimisation is switched off once, before the first reference is loaded.
@@ -54,6 +49,11 @@ at::ScalarType parseDtype(const std::string& d) {
 }
 
 }  // namespace
+
+std::mutex& torchSeedMutex() {
+  static std::mutex m;
+  return m;
+}
 
 // One tensor input from its recorded spec; scripts/kbtask.py make_input()
 // is the same sequence of calls, so Python and C++ agree value for value
@@ -311,7 +311,7 @@ std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) con
     c10::IValue out;
     {
       // get_inputs() draws from torch's default CPU generator, as in Python.
-      std::lock_guard<std::mutex> lock(globalSeedMutex());
+      std::lock_guard<std::mutex> lock(torchSeedMutex());
       torch::NoGradGuard no_grad;
       at::manual_seed(seed);
       try {

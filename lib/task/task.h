@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,10 @@ class Task {
 // `device`), made on `device`. On the CPU the same calls as
 // scripts/kbtask.py make_input(), value for value.
 at::Tensor specTensor(const InputSpec& spec, at::Generator& gen, c10::Device device);
+
+// Held by whoever seeds torch's default generators and draws from them
+// (a scripted get_inputs does), so that two threads never interleave.
+std::mutex& torchSeedMutex();
 
 // The arch name of compiled/<arch>.pt2 for a device: "cpu" or "sm_XY".
 std::string archOf(c10::Device device);

@@ -2,24 +2,20 @@
 #include "task/timed_call.h"
 
 #include <cstdio>
+#include <mutex>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/script.h>
 
 #include "core/error.h"
 
 namespace kb {
 namespace {
-
-// splitmix64: the seed's derived numbers, so that both workers get the same
-// mixing choices from the same seed with no generator state between calls.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 at::Generator generatorFor(c10::Device device, uint64_t seed) {
   at::Generator gen = device.is_cpu()
@@ -29,6 +25,33 @@ at::Generator generatorFor(c10::Device device, uint64_t seed) {
   return gen;
 }
 
+// Every op of the graph that takes a `device` argument (torch.randn,
+// torch.zeros, torch.tensor, .to, ...) gets `device` instead of what
+// get_inputs wrote (usually None, the CPU): the program then makes its
+// tensors where the call runs, with the device's generator.
+void placeOn(torch::jit::Graph& graph, torch::jit::Block* block, c10::Device device) {
+  for (torch::jit::Node* node : block->nodes()) {
+    for (torch::jit::Block* inner : node->blocks()) placeOn(graph, inner, device);
+    const c10::FunctionSchema* schema = node->maybeSchema();
+    if (!schema) continue;
+    std::optional<int> at = schema->argumentIndexWithName("device");
+    if (!at || static_cast<std::size_t>(*at) >= node->inputs().size()) continue;
+    torch::jit::WithInsertPoint here(node);
+    node->replaceInput(*at, graph.insertConstant(device));
+  }
+}
+
+std::vector<c10::IValue> listOf(const c10::IValue& out, const std::string& where) {
+  std::vector<c10::IValue> values;
+  if (out.isTuple())
+    for (const auto& e : out.toTupleRef().elements()) values.push_back(e);
+  else if (out.isList())
+    for (const auto& e : out.toListRef()) values.push_back(e);
+  else
+    throw Error(where + ": get_inputs did not return a list");
+  return values;
+}
+
 // Logical right shift of int64 words (ATen's shift is arithmetic).
 at::Tensor shiftRight(const at::Tensor& z, int bits) {
   return z.bitwise_right_shift(bits).bitwise_and(static_cast<int64_t>((~0ull) >> bits));
@@ -36,43 +59,66 @@ at::Tensor shiftRight(const at::Tensor& z, int bits) {
 
 }  // namespace
 
-CallInputs::CallInputs(const Task& task, c10::Device device, std::vector<uint64_t> base_seeds)
-    : task_(&task), device_(device), base_seeds_(std::move(base_seeds)) {
-  method_ = task.info().generator == "spec" ? "spec" : "mix";
-  if (method_ == "spec") return;
-  if (base_seeds_.size() < 2) throw Error("timed calls of a scripted task need at least two base seeds");
-  for (uint64_t s : base_seeds_) bases_.push_back(task.makeInputs(s, device));
+CallInputs::CallInputs(const Task& task, c10::Device device) : task_(&task), device_(device) {
+  if (task.info().generator == "spec") {
+    method_ = "spec";
+    return;
+  }
+  // The scripted get_inputs, inlined and placed on the device. A program
+  // that cannot run there (a CPU-only op, a tensor it moves back) is found
+  // now, on a throwaway seed, and then runs on the CPU instead.
+  const std::string path = task.bundle().inputsPt().string();
+  auto module = std::make_shared<torch::jit::Module>();
+  try {
+    *module = torch::jit::load(path, device);
+    std::shared_ptr<torch::jit::Graph> graph = module->get_method("forward").graph();
+    torch::jit::Inline(*graph);
+    placeOn(*graph, graph->block(), device);
+  } catch (const c10::Error& e) {
+    throw Error(path + ": cannot load the input generator: " + e.what_without_backtrace());
+  }
+  generator_ = module;
+  method_ = "scripted";
+  if (device.is_cpu()) return;
+  try {
+    std::vector<c10::IValue> probe = runScripted(0);
+    bool placed = probe.size() == task.info().inputs.size();
+    for (const auto& v : probe)
+      if (v.isTensor() && v.toTensor().device() != device) placed = false;
+    if (placed) return;
+  } catch (const std::exception&) {
+  }
+  method_ = "scripted-cpu";
+}
+
+std::vector<c10::IValue> CallInputs::runScripted(uint64_t seed) const {
+  auto* module = static_cast<torch::jit::Module*>(generator_.get());
+  const std::string where = task_->bundle().inputsPt().string();
+  c10::IValue out;
+  {
+    // get_inputs draws from torch's default generators (the device's now).
+    std::lock_guard<std::mutex> lock(torchSeedMutex());
+    torch::NoGradGuard no_grad;
+    at::manual_seed(seed);
+    try {
+      out = module->forward({});
+    } catch (const c10::Error& e) {
+      throw Error(where + ": get_inputs failed on " + device_.str() + ": " + e.what_without_backtrace());
+    }
+  }
+  return listOf(out, where);
 }
 
 std::vector<c10::IValue> CallInputs::make(uint64_t seed) const {
+  if (method_ == "scripted") return runScripted(seed);
+  if (method_ == "scripted-cpu") return task_->makeInputs(seed, device_);
   std::vector<c10::IValue> out;
-  if (method_ == "spec") {
-    at::Generator gen = generatorFor(device_, seed);
-    for (const InputSpec& s : task_->info().inputs) {
-      if (s.kind == "tensor") out.emplace_back(specTensor(s, gen, device_));
-      else if (s.kind == "int") out.emplace_back(static_cast<int64_t>(s.value));
-      else if (s.kind == "float") out.emplace_back(s.value);
-      else out.emplace_back(s.value != 0.0);
-    }
-    return out;
-  }
-  uint64_t state = seed;
-  std::size_t n = bases_.size();
-  std::size_t a = splitmix64(state) % n;
-  std::size_t b = (a + 1 + splitmix64(state) % (n - 1)) % n;
-  double c = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
-  const auto& A = bases_[a];
-  const auto& B = bases_[b];
-  for (std::size_t i = 0; i < A.size(); ++i) {
-    if (!A[i].isTensor()) {
-      out.push_back(A[i]);
-      continue;
-    }
-    const at::Tensor& x = A[i].toTensor();
-    if (at::isFloatingType(x.scalar_type()))
-      out.emplace_back(at::lerp(B[i].toTensor(), x, c));  // c*A + (1-c)*B
-    else
-      out.emplace_back(x.clone());
+  at::Generator gen = generatorFor(device_, seed);
+  for (const InputSpec& s : task_->info().inputs) {
+    if (s.kind == "tensor") out.emplace_back(specTensor(s, gen, device_));
+    else if (s.kind == "int") out.emplace_back(static_cast<int64_t>(s.value));
+    else if (s.kind == "float") out.emplace_back(s.value);
+    else out.emplace_back(s.value != 0.0);
   }
   return out;
 }

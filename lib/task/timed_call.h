@@ -9,12 +9,13 @@
 // the timed loop, makes the same inputs from the same seed on the same
 // device, and checks that the outputs it is shown are the committed ones.
 //
-//   kb::CallInputs maker(task, device, base_seeds);
+//   kb::CallInputs maker(task, device);
 //   std::vector<c10::IValue> x = maker.make(seed);      // same seed, same values
 //   uint64_t d = kb::tensorDigest(output);              // same bytes, same digest
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,32 +27,36 @@ namespace kb {
 
 class CallInputs {
  public:
-  // `base_seeds` (at least two) are the value sets a scripted generator's
-  // calls are mixed from; a spec generator draws afresh and needs none.
-  // The base sets are made here (Task::makeInputs, prefetched where the
-  // caller did so) and kept on `device`.
-  CallInputs(const Task& task, c10::Device device, std::vector<uint64_t> base_seeds);
+  // Loads what make() needs for `task` on `device` (a scripted generator's
+  // get_inputs, rewritten to make its tensors there).
+  CallInputs(const Task& task, c10::Device device);
 
-  // The inputs of the call with this seed, fresh tensors on the device:
+  // The inputs of the call with this seed, fresh tensors on the device, made
+  // there from the seed alone (no value set of a run is ever reused, so no
+  // output can be computed from an earlier call's):
   //   spec generator: every tensor drawn from its recorded distribution by a
-  //     generator of the device seeded with `seed` (the exact distribution);
-  //   scripted generator: floating tensors are c*A + (1-c)*B for two base
-  //     sets A != B and a weight c in [0, 1), all three from `seed`; other
-  //     tensors are A's. A convex mix keeps what get_inputs() builds in
-  //     (symmetry, triangles, signs, bounds) while no two calls share values.
-  // Scalars are the recorded ones.
+  //     generator of the device seeded with `seed`;
+  //   scripted generator: the task's own get_inputs (inputs.pt) run with
+  //     every factory op's device argument set to `device` and torch's
+  //     default generators seeded with `seed`, so the values are new while
+  //     whatever get_inputs builds in (symmetry, triangles, signs, bounds,
+  //     a softmax's row sums) is kept. If that program cannot run on the
+  //     device, it runs on the CPU and its tensors are copied (slower; the
+  //     values are as fresh).
+  // Scalars are the ones get_inputs returns.
   std::vector<c10::IValue> make(uint64_t seed) const;
 
-  // "spec" or "mix" (what make() does for this task).
+  // "spec", "scripted" (get_inputs ran on the device) or "scripted-cpu"
+  // (it ran on the CPU and was copied): what make() does for this task.
   const std::string& method() const { return method_; }
-  const std::vector<uint64_t>& baseSeeds() const { return base_seeds_; }
 
  private:
+  std::vector<c10::IValue> runScripted(uint64_t seed) const;
+
   const Task* task_;
   c10::Device device_;
   std::string method_;
-  std::vector<uint64_t> base_seeds_;
-  std::vector<std::vector<c10::IValue>> bases_;
+  std::shared_ptr<void> generator_;  // the rewritten inputs.pt (torch::jit::Module)
 };
 
 // A 64-bit digest of a tensor's bytes (its dtype and size included):

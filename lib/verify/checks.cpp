@@ -59,7 +59,6 @@ Json CompareRequest::toJson() const {
   for (const auto& f : candidate_results) files.push_back(f.string());
   j["candidate_results"] = files;
   j["calls"] = calls;
-  j["base_seeds"] = base_seeds;
   return j;
 }
 
@@ -72,7 +71,6 @@ CompareRequest CompareRequest::fromJson(const Json& j) {
   r.rtol = j.at("rtol").get<double>();
   for (const auto& f : j.at("candidate_results")) r.candidate_results.push_back(f.get<std::string>());
   r.calls = j.value("calls", std::vector<uint64_t>{});
-  r.base_seeds = j.value("base_seeds", std::vector<uint64_t>{});
   return r;
 }
 

@@ -541,7 +541,7 @@ int referenceMain(int argc, char** argv) {
         seeds.push_back(sc.toJson());
       }
       // The timed calls the parent picked after the loop (kbprof).
-      if (!req.calls.empty() && !callInputs) callInputs.emplace(task, device, req.base_seeds);
+      if (!req.calls.empty() && !callInputs) callInputs.emplace(task, device);
       for (uint64_t call : req.calls) {
         const WireRecord* rec = nullptr;
         const Json* commit = nullptr;

@@ -83,10 +83,8 @@ struct CompareRequest {
   std::vector<std::filesystem::path> candidate_results;
   // kbprof: the timed calls the parent picked after the loop (their "call"
   // records are checked against their "commit" records and against the
-  // reference on inputs made again from the commit's seed), and the base
-  // seeds those inputs are mixed from (task/timed_call.h).
+  // reference on inputs made again from the commit's seed, task/timed_call.h).
   std::vector<uint64_t> calls;
-  std::vector<uint64_t> base_seeds;
 
   Json toJson() const;
   static CompareRequest fromJson(const Json& j);

@@ -17,6 +17,7 @@
 #include "core/gpu_info.h"
 #include "sandbox/confine.h"
 #include "task/bundle.h"
+#include "task/precision.h"
 
 namespace fs = std::filesystem;
 
@@ -150,6 +151,7 @@ Json VerifyResult::toJson() const {
   j["torch_version"] = torch_version.empty() ? Json(nullptr) : Json(torch_version);
   j["atol"] = atol;
   j["rtol"] = rtol;
+  j["contract"] = contract;
   j["seconds"] = seconds;
   j["reference_seconds"] = reference_seconds;
   j["reference_phases"] = reference_phases;
@@ -176,8 +178,12 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   base.task_id = info.id;
   base.device = checkDevice(options.device);
   if (base.device != "cpu") base.driver = nvidiaDriverVersion();
-  base.atol = options.atol.value_or(info.atol);
-  base.rtol = options.rtol.value_or(info.rtol);
+  std::optional<std::string> override;
+  if (!options.precision.empty()) override = options.precision;
+  PrecisionContract contract = resolveContract(info, override);
+  base.contract = contract.toJson();
+  base.atol = options.atol.value_or(contract.atol);
+  base.rtol = options.rtol.value_or(contract.rtol);
   std::vector<uint64_t> seeds = options.seeds.empty() ? info.correctness_seeds : options.seeds;
   if (seeds.empty()) throw UsageError(bundle.taskJson().string() + ": no correctness seeds");
 

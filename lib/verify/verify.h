@@ -29,7 +29,8 @@ namespace kb {
 struct VerifyOptions {
   std::string device = "cpu";           // "cpu", "cuda" or "cuda:N"
   std::vector<uint64_t> seeds;          // empty: the task's correctness seeds
-  std::optional<double> atol, rtol;     // empty: the task's tolerances
+  std::string precision;                // "strict" or "paper" overrides the task's contract (task/precision.h)
+  std::optional<double> atol, rtol;     // empty: the contract's tolerances
   WorkerLimits limits;
   uint64_t max_scratch_bytes = 1ull << 30;
   uint64_t memory_budget_bytes = 4ull << 30;
@@ -49,6 +50,7 @@ struct VerifyResult {
   std::string device;
   std::string gpu, driver, torch_version;  // "" when not known (CPU)
   double atol = 0.0, rtol = 0.0;
+  Json contract;  // the precision contract judged by (PrecisionContract::toJson)
   std::vector<SeedCheck> seeds;
   WorkerRun worker;
   double seconds = 0.0;            // all of it

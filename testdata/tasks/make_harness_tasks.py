@@ -1,7 +1,8 @@
 """Writes the small task bundles the harness tests use (testdata/tasks/*).
 
 A stop-gap until `kbsynth export` writes bundles: it follows the format that
-lib/task/bundle.cpp reads (format_version 1, a "spec" input generator) and
+lib/task/bundle.cpp reads (format_version 1, a "spec" input generator, or a
+"scripted" one for tasks marked scripted) and
 captures reference.pt with torch.jit.script. Run with the venv's python:
 
     python testdata/tasks/make_harness_tasks.py [NAME...]
@@ -201,6 +202,44 @@ TASKS = {
                      params=dict(values=[-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]))],
         seeds=[0, 1, 2],
     ),
+    "symmetric_matmul": dict(
+        source='''
+        from typing import List
+
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """C = A @ B for a symmetric A (KernelBench level1/13's kind of
+            input). get_inputs builds the symmetry, so its inputs come from
+            its own program (a "scripted" generator), on the device for timed
+            calls: every call's A is new and still symmetric."""
+
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, A, B):
+                return torch.matmul(A, B)
+
+
+        def get_inputs() -> List[torch.Tensor]:
+            A = torch.randn(64, 64)
+            A = (A + A.T) / 2
+            B = torch.randn(64, 48)
+            return [A, B]
+
+
+        def get_init_inputs():
+            return []
+        ''',
+        inputs=[dict(kind="tensor", dtype="float32", shape=[64, 64], distribution="normal",
+                     params=dict(mean=0.0, std=0.7071)),
+                dict(kind="tensor", dtype="float32", shape=[64, 48], distribution="normal",
+                     params=dict(mean=0.0, std=1.0))],
+        seeds=[0, 1, 2],
+        scripted=True,
+    ),
 }
 
 
@@ -251,6 +290,10 @@ def main():
                  for k, v in model.named_parameters()]
         state += [dict(name=k, dtype=dtype(v), shape=list(v.shape), kind="buffer")
                   for k, v in model.named_buffers()]
+        generator = "spec"
+        if t.get("scripted"):
+            torch.jit.script(ns["get_inputs"]).save(os.path.join(d, "inputs.pt"))
+            generator = "scripted"
         doc = {
             "format_version": 1,
             "id": "testdata/" + name,
@@ -260,12 +303,14 @@ def main():
             "torch_version": torch.__version__.split("+")[0],
             "init": {"seed": 42, "args": ns["get_init_inputs"]()},
             "capture": "script",
-            "generator": "spec",
+            "generator": generator,
             "inputs": t["inputs"],
             "outputs": [dict(dtype=dtype(o), shape=list(o.shape)) for o in outs],
             "state": state,
             "correctness_seeds": t["seeds"],
         }
+        if generator == "scripted":
+            doc["files"]["inputs.pt"] = sha(os.path.join(d, "inputs.pt"))
         # No "tolerance": the precision contract (docs/task-format.md) sets
         # it from the dtypes: strict, 1e-4, for these fp32 tasks.
         flops = count_flops(model, example)

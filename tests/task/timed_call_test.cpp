@@ -1,6 +1,6 @@
 // The inputs and output digests of timed calls (task/timed_call.h): the
-// same seed gives the same values and no two seeds share them; a mix stays
-// inside its two base sets; a digest sees every byte.
+// same seed gives the same values and no two seeds share them; a scripted
+// get_inputs keeps its structure; a digest sees every byte.
 #include "task/timed_call.h"
 
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ const c10::Device kCpu(c10::kCPU);
 TEST(CallInputs, SpecSameSeedSameValuesOtherSeedOthers) {
   kb::Task t = kb::Task::open(task("linear_relu"));
   ASSERT_EQ(t.info().generator, "spec");
-  kb::CallInputs maker(t, kCpu, {});
+  kb::CallInputs maker(t, kCpu);
   EXPECT_EQ(maker.method(), "spec");
   auto a = maker.make(123), b = maker.make(123), c = maker.make(124);
   ASSERT_EQ(a.size(), t.info().inputs.size());
@@ -33,25 +33,29 @@ TEST(CallInputs, SpecSameSeedSameValuesOtherSeedOthers) {
   EXPECT_NEAR(big.mean().item<double>(), t.info().inputs[0].a, 0.2);
 }
 
-TEST(CallInputs, MixIsConvexAndNeverRepeats) {
-  kb::TaskBundle bundle = kb::openBundle(task("linear_relu"));
-  bundle.info.generator = "mixed-for-test";  // CallInputs mixes; makeInputs still draws the spec's base sets
-  kb::Task t(bundle);
-  kb::CallInputs maker(t, kCpu, {11, 12, 13});
-  EXPECT_EQ(maker.method(), "mix");
-  std::vector<at::Tensor> bases;
-  for (uint64_t s : {11, 12, 13}) bases.push_back(t.makeInputs(s, kCpu)[0].toTensor());
-  at::Tensor lo = at::minimum(at::minimum(bases[0], bases[1]), bases[2]);
-  at::Tensor hi = at::maximum(at::maximum(bases[0], bases[1]), bases[2]);
-  std::set<double> firsts;
-  for (uint64_t seed = 1; seed <= 50; ++seed) {
-    at::Tensor x = maker.make(seed)[0].toTensor();
-    EXPECT_TRUE(at::all(x >= lo - 1e-6).item<bool>() && at::all(x <= hi + 1e-6).item<bool>()) << "seed " << seed;
-    EXPECT_TRUE(at::equal(x, maker.make(seed)[0].toTensor())) << "seed " << seed;
-    firsts.insert(x.flatten()[0].item<double>());
+TEST(CallInputs, ScriptedRunsGetInputsFreshPerSeedKeepingItsStructure) {
+  kb::Task t = kb::Task::open(task("symmetric_matmul"));
+  ASSERT_EQ(t.info().generator, "scripted");
+  kb::CallInputs maker(t, kCpu);
+  EXPECT_EQ(maker.method(), "scripted");
+  std::vector<at::Tensor> firsts;
+  for (uint64_t seed : {7ull, 8ull, 9ull, 1ull << 40}) {
+    auto x = maker.make(seed);
+    ASSERT_EQ(x.size(), 2u);
+    at::Tensor A = x[0].toTensor(), B = x[1].toTensor();
+    EXPECT_EQ(A.sizes(), (std::vector<int64_t>{64, 64}));
+    EXPECT_TRUE(at::equal(A, A.t())) << "get_inputs' symmetry is kept, seed " << seed;
+    EXPECT_TRUE(at::equal(A, maker.make(seed)[0].toTensor())) << "same seed, same values";
+    // On the CPU the program is the one Task::makeInputs runs: same values.
+    EXPECT_TRUE(at::equal(B, t.makeInputs(seed, kCpu)[1].toTensor()));
+    firsts.push_back(A);
   }
-  EXPECT_EQ(firsts.size(), 50u);  // no two calls share their values
-  EXPECT_THROW(kb::CallInputs(t, kCpu, {11}), std::exception);  // one base set would repeat
+  // No call's values are an affine mix of two others' (what a result cache
+  // on an affine task could exploit): x3 - x2 is not c * (x1 - x2).
+  at::Tensor d1 = (firsts[0] - firsts[1]).flatten(), d3 = (firsts[2] - firsts[1]).flatten();
+  double c = (d3 * d1).sum().item<double>() / (d1 * d1).sum().item<double>();
+  EXPECT_GT((d3 - c * d1).abs().max().item<double>(), 0.5);
+  EXPECT_FALSE(at::equal(firsts[2], firsts[3]));
 }
 
 TEST(TensorDigest, SeesEveryByteAndTheDtype) {
