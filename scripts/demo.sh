@@ -73,6 +73,6 @@ else
 fi
 KB_BUILD="$KB_BUILD" bash "$KB_ROOT/scripts/rl-loop.sh" --tasks "$tasks" --model "$KB_ROOT/testdata/policy/qwen2-tiny" \
   --run "$OUT/rl" --iterations 1 --samples 4 --algo grpo --device "$device" --max-turns 3 \
-  --rollout-args "--max-tokens 64 --seed 1 --task-device $device" 2>&1 | tail -8
+  --rollout-args "--max-tokens 64 --seed 1 --device $device" 2>&1 | tail -8
 echo
 echo "trajectories: $OUT/rl/iter-1/trajectories.jsonl; metrics: $OUT/rl/iter-1/policy/metrics.jsonl; curves: $OUT/rl/curves.html"

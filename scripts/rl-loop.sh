@@ -74,7 +74,7 @@ for k in $(seq 1 "$ITERS"); do
   else
     say "iteration $k: kbrollout with $POLICY"
     # shellcheck disable=SC2086
-    "$KBROLLOUT" run --tasks "$TASKS" --out "$D/trajectories.jsonl" --local-model "$POLICY" --device "$DEVICE" \
+    "$KBROLLOUT" run --tasks "$TASKS" --out "$D/trajectories.jsonl" --local-model "$POLICY" --policy-device "$DEVICE" \
       --dtype "$DTYPE" --samples "$SAMPLES" --max-turns "$MAX_TURNS" -j "$PARALLEL" --no-progress $ROLLOUT_ARGS
     touch "$D/rollout.done"
   fi

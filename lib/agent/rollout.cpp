@@ -7,6 +7,7 @@
 
 #include "agent/trajectory.h"
 #include "core/clock.h"
+#include "core/hash.h"
 #include "kb_config.h"
 #include "reward/reward.h"
 #include "solution/solution.h"
@@ -100,8 +101,16 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   // The reward, by lib/reward (the paper's milestone scheme by default).
   Json reward;
   reward::Scheme scheme;
-  if (auto k = reward::parseSchemeName(options.reward_scheme)) scheme.kind = *k;
+  scheme.kind = *reward::parseSchemeName(options.reward_scheme);  // checked by runRollout
   reward["scheme"] = reward::schemeToJson(scheme);
+  if (status == Status::InfraError) {
+    // Not the solution's fault: no reward, and the record says where.
+    for (const char* stage : {"compile", "verify", "profile"})
+      if (stages.contains(stage) && stages[stage]["status"] == "infra_error") {
+        record["infra_error"] = {{"stage", stage}, {"message", stages[stage]["summary"]}};
+        break;
+      }
+  }
   if (!status) {
     reward["value"] = nullptr;
     reward["excluded"] = "verify_not_available";
@@ -160,8 +169,21 @@ int64_t estimateTokens(size_t chars, double tokens_per_char) {
   return static_cast<int64_t>(std::ceil(static_cast<double>(chars) * tokens_per_char));
 }
 
+int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample) {
+  Sha256 h;
+  h.update("kbrollout-seed-v1\n" + std::to_string(run_seed) + "\n" + task_id + "\n" + std::to_string(sample));
+  std::string hex = h.hexDigest();
+  uint64_t v = std::stoull(hex.substr(0, 16), nullptr, 16);
+  return static_cast<int64_t>((v & 0x7fffffffffffffffULL) % 0x80000000ULL);
+}
+
 Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
-                const RolloutOptions& options) {
+                const RolloutOptions& options_in) {
+  if (!reward::parseSchemeName(options_in.reward_scheme))
+    throw UsageError("unknown reward scheme \"" + options_in.reward_scheme + "\"");
+  RolloutOptions options = options_in;
+  if (options.sampling.seed && !options.same_seed)
+    options.sampling.seed = sampleSeed(*options_in.sampling.seed, spec.task_id, spec.sample);
   const auto start = Clock::now();
   const std::string started_at = nowIso8601();
   WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};
@@ -346,6 +368,8 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
                      {"top_p", options.sampling.top_p},
                      {"max_tokens", options.sampling.max_tokens},
                      {"seed", options.sampling.seed ? Json(*options.sampling.seed) : Json(nullptr)},
+                     {"run_seed", options_in.sampling.seed ? Json(*options_in.sampling.seed) : Json(nullptr)},
+                     {"same_seed", options.same_seed},
                      {"logprobs", options.sampling.logprobs}};
   rec["limits"] = {{"max_turns", lim.max_turns},
                    {"context_tokens", lim.context_tokens},
@@ -362,7 +386,33 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
   rec["tools"] = tool_list;
   rec["messages"] = messages;
   rec["turns"] = turns;
-  finalCheck(rec, env, ws.solutionDir(), options);
+  if (end_reason == "policy_error") {
+    // The policy could not answer (server unreachable, retries spent, an
+    // HTTP error): the episode was cut by the infrastructure, not ended by
+    // the model, so it is neither checked nor rewarded; resume redoes it.
+    std::string hash;
+    try {
+      hash = loadSolution(ws.solutionDir()).hash;
+    } catch (const std::exception&) {
+    }
+    reward::Scheme scheme;
+    scheme.kind = *reward::parseSchemeName(options.reward_scheme);
+    rec["solution_hash"] = hash.empty() ? Json(nullptr) : Json(hash);
+    rec["status"] = "infra_error";
+    rec["timings"] = nullptr;
+    rec["infra_error"] = {{"stage", "policy"}, {"message", end_message}};
+    rec["final"] = {{"solution_hash", rec["solution_hash"]},
+                    {"status", "infra_error"},
+                    {"stages", Json::object()},
+                    {"not_run", "the policy failed: " + end_message},
+                    {"seconds", 0.0}};
+    rec["reward"] = {{"scheme", reward::schemeToJson(scheme)},
+                     {"value", nullptr},
+                     {"excluded", "infra_error"},
+                     {"correct", false}};
+  } else {
+    finalCheck(rec, env, ws.solutionDir(), options);
+  }
   rec["finished_at"] = nowIso8601();
   rec["duration_s"] = since(start);
   return rec;

@@ -26,10 +26,13 @@ struct RolloutLimits {
 
 struct RolloutOptions {
   RolloutLimits limits;
+  // sampling.seed is the run's seed S: sample k of task T is sent
+  // sampleSeed(S, T, k), unless same_seed asks for S itself in every sample.
   SamplingParams sampling;
+  bool same_seed = false;
   ToolLimits tools;
   std::string mode = "train";  // "train" or "eval"
-  std::string reward_scheme = "milestone";
+  std::string reward_scheme = "milestone";  // one of reward::schemeNames()
   std::string guide_text;      // the system prompt: docs/agent-guide.md
 };
 
@@ -45,10 +48,21 @@ struct RolloutSpec {
 // "<task_id>#<sample>": what resume matches on.
 std::string rolloutId(const std::string& task_id, int sample);
 
+// The seed of sample k of a task under run seed S, so that the samples of a
+// group differ (GRPO needs them to) and a run repeats: the first 8 bytes of
+// SHA-256("kbrollout-seed-v1\n" S "\n" task_id "\n" k) as a big-endian
+// number, top bit cleared and reduced to [0, 2^31), the range every server
+// and torch.manual_seed accept. docs/kbrollout.md ("Seeds").
+int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample);
+
 // Runs the rollout to its end. Throws kb::Error only for what is nobody's
-// fault in the episode (the workspace cannot be created); everything the
-// policy or the tools do ends up in the record. Throws Interrupted when a
-// stop was requested (the partial record is dropped, resume redoes it).
+// fault in the episode (the workspace cannot be created), kb::UsageError for
+// an unknown reward scheme; everything the policy or the tools do ends up in
+// the record. An infrastructure fault (the policy could not answer, or a
+// final-check stage ended infra_error) gives status "infra_error", an
+// "infra_error" object saying where and why, and no reward (value null,
+// excluded "infra_error"): never -1. Throws Interrupted when a stop was
+// requested (the partial record is dropped, resume redoes it).
 Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
                 const RolloutOptions& options);
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent/trajectory.h"
+#include "reward/reward.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
@@ -53,7 +54,11 @@ std::string workspaceName(const std::string& task_id, int sample) {
 
 RunSummary runRollouts(const RunOptions& o, Policy& policy) {
   RunSummary sum;
-  std::set<std::string> finished = finishedRollouts(o.output);
+  if (!reward::parseSchemeName(o.rollout.reward_scheme))
+    throw UsageError("unknown reward scheme \"" + o.rollout.reward_scheme + "\"");
+  std::shared_ptr<TrajectoryWriter> writer_owner = o.writer ? o.writer : std::make_shared<TrajectoryWriter>(o.output);
+  TrajectoryWriter& writer = *writer_owner;
+  std::set<std::string> finished = writer.finished();
   struct Job {
     TaskRef task;
     int sample;
@@ -65,7 +70,6 @@ RunSummary runRollouts(const RunOptions& o, Policy& policy) {
       if (finished.count(rolloutId(t.id, s))) ++sum.skipped;
       else queue.push_back({t, s});
     }
-  TrajectoryWriter writer(o.output);
   std::mutex mu;
   int running = 0;
   const bool tty = ::isatty(2);
@@ -74,9 +78,10 @@ RunSummary runRollouts(const RunOptions& o, Policy& policy) {
     if (!o.progress) return;
     char mean[32] = "-";
     if (sum.rewarded) std::snprintf(mean, sizeof mean, "%.3f", sum.reward_sum / sum.rewarded);
-    std::fprintf(stderr, "%s[kbrollout] %d/%d done (%d resumed), %d running, %d failed, mean reward %s (n=%d)%s",
+    std::fprintf(stderr,
+                 "%s[kbrollout] %d/%d done (%d resumed), %d running, %d failed, %d infra_error, mean reward %s (n=%d)%s",
                  tty ? "\r\033[K" : "", sum.done + sum.skipped, sum.total, sum.skipped, running,
-                 sum.failed, mean, sum.rewarded, (final || !tty) ? "\n" : "");
+                 sum.failed, sum.infra, mean, sum.rewarded, (final || !tty) ? "\n" : "");
     std::fflush(stderr);
   };
   {
@@ -137,6 +142,12 @@ RunSummary runRollouts(const RunOptions& o, Policy& policy) {
         ++sum.done;
         const Json& end = rec["end"];
         if (end.value("reason", "") == "policy_error") ++sum.failed;
+        if (rec.value("status", Json()) == "infra_error") {
+          ++sum.infra;
+          if (sum.first_infra.empty() && rec.contains("infra_error"))
+            sum.first_infra = id + ": " + rec["infra_error"].value("stage", "") + ": " +
+                              rec["infra_error"].value("message", "");
+        }
         const Json& v = rec["reward"]["value"];
         if (v.is_number()) {
           ++sum.rewarded;

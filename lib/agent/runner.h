@@ -13,6 +13,7 @@
 #include "agent/environment.h"
 #include "agent/pool.h"
 #include "agent/rollout.h"
+#include "agent/trajectory.h"
 
 namespace kb::agent {
 
@@ -32,6 +33,11 @@ struct RunOptions {
   int samples = 1;                     // rollouts per task
   int parallel = 1;                    // rollouts at once
   std::filesystem::path output;        // trajectories.jsonl
+  // The output opened (locked and checked) by the caller before any other
+  // work, so that a busy or corrupt output is refused first; when null,
+  // runRollouts opens `output` itself (and may throw OutputBusy,
+  // CorruptOutput).
+  std::shared_ptr<TrajectoryWriter> writer;
   std::filesystem::path work_dir;      // workspaces: <work_dir>/<rollout>/
   std::filesystem::path guide;
   std::filesystem::path interface_header;
@@ -49,10 +55,14 @@ struct RunSummary {
   int skipped = 0;      // already in the output (resume)
   int done = 0;         // finished and written this run
   int failed = 0;       // of those, ended by an error (policy_error), or not written (infra)
+  int infra = 0;        // written this run with status infra_error (no reward; resume redoes them)
+  std::string first_infra;  // the first of those: "<rollout id>: <stage>: <message>"
   int interrupted = 0;  // stopped before their end, not written
   int rewarded = 0;     // with a reward value
   double reward_sum = 0;
   std::vector<std::string> errors;  // rollouts that could not run at all
+  // Rollouts made this run: written, and not infra_error.
+  int made() const { return done - infra; }
 };
 
 RunSummary runRollouts(const RunOptions& options, Policy& policy);

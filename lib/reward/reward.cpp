@@ -13,10 +13,20 @@ std::string_view schemeName(SchemeKind k) {
   return "milestone";
 }
 
+namespace {
+constexpr SchemeKind kSchemes[] = {SchemeKind::Milestone, SchemeKind::Speedup, SchemeKind::LogSpeedup};
+}  // namespace
+
 std::optional<SchemeKind> parseSchemeName(std::string_view s) {
-  for (SchemeKind k : {SchemeKind::Milestone, SchemeKind::Speedup, SchemeKind::LogSpeedup})
+  for (SchemeKind k : kSchemes)
     if (schemeName(k) == s) return k;
   return std::nullopt;
+}
+
+std::vector<std::string> schemeNames() {
+  std::vector<std::string> out;
+  for (SchemeKind k : kSchemes) out.emplace_back(schemeName(k));
+  return out;
 }
 
 std::string_view statName(Stat s) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json.h"
 #include "reward/input.h"
@@ -17,6 +18,10 @@ enum class Baseline { Eager, Compile };
 
 std::string_view schemeName(SchemeKind k);
 std::optional<SchemeKind> parseSchemeName(std::string_view s);
+// Every scheme's name, in the one spelling the tools accept and print
+// ("milestone", "speedup", "log-speedup"): the list that kbreward's and
+// kbrollout's --scheme validate against (CLI11 IsMember).
+std::vector<std::string> schemeNames();
 std::string_view statName(Stat s);
 std::optional<Stat> parseStatName(std::string_view s);
 std::string_view baselineName(Baseline b);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # kbrollout's command line end to end: a scripted policy server on loopback,
 # `kbrollout run` (with resume) and `kbrollout eval`, the outputs checked
-# with jq, and `kbreward report` reading the eval results.
+# with jq, and `kbreward report` reading the eval results; then issue 18's
+# cases: no policy server (infra_error, exit 3), scheme names (exit 2), two
+# runs on one output (the second refused), a corrupt output refused on
+# resume, and per-sample seeds.
 # Usage: kbrollout_cli_test.sh KBROLLOUT KB_FAKE_LLM KBREWARD SOURCE_ROOT
 set -uo pipefail
 KBROLLOUT=$1 FAKE=$2 KBREWARD=$3 SRC=$4
@@ -28,6 +31,7 @@ grep -q "no such task directory" "$T/err" || fail "missing task dir message: $(c
 env -u OPENAI_BASE_URL -u KB_POLICY_URL "$KBROLLOUT" run --tasks "$SRC/testdata/agent/tasks" --out "$T/x.jsonl" --model m 2> "$T/err"
 [ $? -eq 2 ] || fail "missing endpoint should exit 2"
 "$KBROLLOUT" --help | grep -q "kbrollout eval" || fail "--help"
+"$KBROLLOUT" --version | grep -qE '^[0-9]+\.[0-9]+' || fail "--version"
 
 # run: a correct solution written, compiled, finished (verified ok; no reward
 # until kbprof exists); two samples, the second finishing on the skeleton.
@@ -77,8 +81,12 @@ jq -e '.mode == "eval" and .limits.max_turns == 200 and .status == "compile_erro
 jq -e '.tool == "kbrollout" and .task_id == "testdata/linear_relu" and .status == "compile_error"
   and .reward == -1 and .end_reason == "finish"' "$T/eval/results.jsonl" > /dev/null || fail "results.jsonl"
 [ -f "$T/eval/timeline.json" ] || fail "timeline.json"
-"$KBREWARD" report "$T/eval/results.jsonl" > "$T/report.txt" 2>&1 || fail "kbreward report: $(cat "$T/report.txt")"
-grep -q "1" "$T/report.txt" || fail "report"
+"$KBREWARD" report --format json "$T/eval/results.jsonl" > "$T/report.json" 2> "$T/report.err" \
+  || fail "kbreward report: $(cat "$T/report.err")"
+jq -e '.overall.results == 1 and .overall.scored == 1 and .overall.excluded == 0 and .overall.correct == 0
+  and .overall.mean_reward == -1 and .overall.status_counts.compile_error == 1
+  and (.tasks | length) == 1 and .tasks[0].task_id == "testdata/linear_relu" and .tasks[0].status == "compile_error"
+  and .tasks[0].reward == -1' "$T/report.json" > /dev/null || fail "report: $(cat "$T/report.json")"
 
 # Parallel rollouts against one server: a per-conversation script gives each
 # its own replay (what scripts/gpu-rollout-validate.sh uses on the GPU).
@@ -89,11 +97,114 @@ cat > "$T/par.json" <<JSON
  {"tool_calls": [{"name": "finish", "arguments": {}}]}]}
 JSON
 start_server "$T/par.json"
-"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --samples 4 -j 4 --task-device cpu \
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --samples 4 -j 4 --device cpu \
   --policy "http://127.0.0.1:$PORT/v1" --model scripted --out "$T/par" --no-progress 2> "$T/par.err"
 rc=$?
 stop_server
 [ $rc -eq 0 ] || fail "parallel eval exited $rc: $(cat "$T/par.err")"
 jq -e -s 'length == 4 and all(.[]; .status == "ok" and .end.reason == "finish" and .end.turns == 3)' \
   "$T/par/trajectories.jsonl" > /dev/null || fail "parallel rollouts: $(jq -c '{status, end}' "$T/par/trajectories.jsonl")"
+
+# --- Infrastructure faults never become a reward (issue 18) -----------------
+# Nothing listens on port 9: every rollout is an infra_error without a
+# reward, and since none could be made, exit 3 with one line saying why.
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/infra.jsonl" --samples 2 \
+  --policy http://127.0.0.1:9/v1 --model m --retries 1 --no-progress 2> "$T/infra.err"
+rc=$?
+[ $rc -eq 3 ] || fail "no policy server: exit $rc, want 3: $(cat "$T/infra.err")"
+[ "$(wc -l < "$T/infra.err")" -eq 1 ] || fail "no policy server: not one line: $(cat "$T/infra.err")"
+grep -q "^kbrollout: no rollout could be made: 2 infrastructure fault(s), e.g. testdata/linear_relu#0: policy: " \
+  "$T/infra.err" || fail "no policy server message: $(cat "$T/infra.err")"
+jq -e -s 'length == 2 and all(.[]; .status == "infra_error" and .reward.value == null
+  and .reward.excluded == "infra_error" and .infra_error.stage == "policy" and .end.reason == "policy_error"
+  and .final.stages == {})' "$T/infra.jsonl" > /dev/null || fail "infra records: $(jq -c '{status, reward, infra_error}' "$T/infra.jsonl")"
+
+# --- Scheme names: lib/reward's spelling, anything else exit 2 ---------------
+for bad in log_speedup bogus; do
+  "$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy http://127.0.0.1:9/v1 \
+    --model m --scheme "$bad" 2> "$T/err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "--scheme $bad: exit $rc, want 2"
+  grep -q "^kbrollout: --scheme: $bad not in {milestone,speedup,log-speedup}" "$T/err" || fail "--scheme $bad message: $(cat "$T/err")"
+  [ "$(wc -l < "$T/err")" -eq 1 ] || fail "--scheme $bad: not one line"
+done
+[ ! -e "$T/s.jsonl" ] || fail "a refused run wrote its output"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy http://127.0.0.1:9/v1 \
+  --model m --reward log-speedup 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^kbrollout: --reward was renamed --scheme" "$T/err" || fail "--reward: exit $rc: $(cat "$T/err")"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy http://127.0.0.1:9/v1 \
+  --model m --device gpu 2> "$T/err"
+[ $? -eq 2 ] || fail "--device gpu should exit 2"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy http://127.0.0.1:9/v1 \
+  --model m --policy-device tpu 2> "$T/err"
+[ $? -eq 2 ] || fail "--policy-device tpu should exit 2"
+echo x > "$T/afile"  # a path under a regular file cannot be made, even by root
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/afile/t.jsonl" \
+  --policy http://127.0.0.1:9/v1 --model m 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^kbrollout: cannot open $T/afile/t.jsonl for writing" "$T/err" \
+  || fail "unwritable --out: exit $rc: $(cat "$T/err")"
+# A valid scheme is used and recorded.
+cat > "$T/fin.json" <<'JSON'
+{"per_conversation": [{"tool_calls": [{"name": "finish", "arguments": {}}]}]}
+JSON
+start_server "$T/fin.json"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy "http://127.0.0.1:$PORT/v1" \
+  --model scripted --scheme log-speedup --no-progress 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] || fail "--scheme log-speedup: exit $rc: $(cat "$T/err")"
+jq -e '.reward.scheme.name == "log-speedup"' "$T/s.jsonl" > /dev/null || fail "scheme not recorded"
+
+# --- Seeds: sample k gets the seed derived from (S, task, k) -----------------
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/seeds.jsonl" --samples 4 --seed 1 \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --no-progress 2> "$T/err" || fail "seeds run: $(cat "$T/err")"
+jq -e -s 'length == 4 and (map(.sampling.seed) | unique | length) == 4 and all(.[]; .sampling.run_seed == 1
+  and .sampling.same_seed == false and (.sampling.seed | type) == "number")' "$T/seeds.jsonl" > /dev/null \
+  || fail "seeds differ: $(jq -c .sampling "$T/seeds.jsonl")"
+# The same command into a new file gives the same seeds: a run repeats.
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/seeds2.jsonl" --samples 4 --seed 1 \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --no-progress 2> "$T/err" || fail "seeds run 2"
+[ "$(jq -c '[.sample, .sampling.seed]' "$T/seeds.jsonl" | sort)" = "$(jq -c '[.sample, .sampling.seed]' "$T/seeds2.jsonl" | sort)" ] \
+  || fail "seeds not reproducible"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/same.jsonl" --samples 3 --seed 1 --same-seed \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --no-progress 2> "$T/err" || fail "same-seed run: $(cat "$T/err")"
+jq -e -s 'length == 3 and all(.[]; .sampling.seed == 1 and .sampling.same_seed == true)' "$T/same.jsonl" > /dev/null \
+  || fail "--same-seed: $(jq -c .sampling "$T/same.jsonl")"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/same2.jsonl" --same-seed \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted 2> "$T/err"
+[ $? -eq 2 ] || fail "--same-seed without --seed should exit 2"
+stop_server
+
+# --- Two runs on one output: the second is refused, the file stays whole ----
+cat > "$T/slow.json" <<'JSON'
+{"per_conversation": [{"delay_s": 3, "tool_calls": [{"name": "finish", "arguments": {}}]}]}
+JSON
+start_server "$T/slow.json"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/both.jsonl" --samples 2 -j 2 \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --no-progress 2> "$T/first.err" &
+first=$!
+for _ in $(seq 100); do [ -e "$T/both.jsonl" ] && break; sleep 0.05; done
+sleep 0.3
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/both.jsonl" --samples 2 -j 2 \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --no-progress 2> "$T/second.err"
+rc=$?
+wait $first
+rc1=$?
+stop_server
+[ $rc -eq 2 ] || fail "second writer: exit $rc, want 2: $(cat "$T/second.err")"
+[ "$(wc -l < "$T/second.err")" -eq 1 ] && grep -q "is locked by another kbrollout" "$T/second.err" \
+  || fail "second writer message: $(cat "$T/second.err")"
+[ $rc1 -eq 0 ] || fail "first writer: exit $rc1: $(cat "$T/first.err")"
+jq -e -s 'length == 2 and (map(.rollout_id) | sort) == ["testdata/linear_relu#0", "testdata/linear_relu#1"]' \
+  "$T/both.jsonl" > /dev/null || fail "the first writer's file: $(cut -c1-80 "$T/both.jsonl")"
+
+# --- Resume refuses a corrupt output, naming the line ------------------------
+{ head -1 "$T/both.jsonl"; head -c 100 "$T/both.jsonl" | tr -d '\n'; echo; } > "$T/corrupt.jsonl"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/corrupt.jsonl" --samples 2 \
+  --policy http://127.0.0.1:9/v1 --model m 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "corrupt output: exit $rc, want 2"
+grep -q "^kbrollout: $T/corrupt.jsonl:2: not JSON" "$T/err" || fail "corrupt output message: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" -eq 1 ] || fail "corrupt output: not one line"
 echo "ok"

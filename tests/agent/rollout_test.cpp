@@ -76,6 +76,18 @@ struct Fixture {
 
 const Json& obs(const Json& t, int turn, int i = 0) { return t["turns"][turn]["observations"][i]; }
 
+// A copy of the linear_relu bundle under `dir`/`name`, with task.json's id
+// set to `name`: a real task (verify runs against its reference), so that the
+// final check ends in the solution's own status, not infra_error.
+void copyTask(const fs::path& dir, const std::string& name) {
+  fs::remove_all(dir / name);
+  fs::create_directories(dir);
+  fs::copy(kTask, dir / name, fs::copy_options::recursive);
+  Json j = readJsonFile(dir / name / "task.json");
+  j["id"] = name;
+  std::ofstream(dir / name / "task.json", std::ios::trunc) << j.dump(2) << "\n";
+}
+
 }  // namespace
 
 TEST(Rollout, CorrectSolutionAfterACompileError) {
@@ -366,24 +378,55 @@ TEST(Rollout, OldObservationsAreElidedToFitTheContext) {
   EXPECT_EQ(reqs.back()["messages"].size(), last["prompt_messages"].get<size_t>());
 }
 
-TEST(Rollout, PolicyFailureEndsItAndTheSolutionIsStillChecked) {
+// A policy that stops answering cuts the episode: that is the
+// infrastructure's doing, never a reward (issue 18: it used to be -1).
+TEST(Rollout, PolicyFailureIsAnInfraErrorWithoutAReward) {
   Fixture f(Json::array({call("write_file", {{"path", "solution/forward.cpp"}, {"content", "int x = ;\n"}})}));
   Json t = f.run("policy-error");
   EXPECT_EQ(t["end"]["reason"], "policy_error");
   EXPECT_NE(t["end"]["message"].get<std::string>().find("script exhausted"), std::string::npos);
   EXPECT_EQ(t["turns"].size(), 2u);
   EXPECT_TRUE(t["turns"][1].contains("policy_error"));
-  EXPECT_EQ(t["final"]["status"], "compile_error");
-  EXPECT_EQ(t["reward"]["value"], -1);
+  EXPECT_EQ(t["status"], "infra_error");
+  EXPECT_EQ(t["final"]["status"], "infra_error");
+  EXPECT_EQ(t["final"]["stages"], Json::object());  // not checked: the episode was cut
+  EXPECT_EQ(t["infra_error"]["stage"], "policy");
+  EXPECT_NE(t["infra_error"]["message"].get<std::string>().find("script exhausted"), std::string::npos);
+  EXPECT_TRUE(t["reward"]["value"].is_null());
+  EXPECT_EQ(t["reward"]["excluded"], "infra_error");
+  EXPECT_EQ(t["solution_hash"].get<std::string>().rfind("sha256:", 0), 0u);
+}
+
+TEST(Rollout, NoPolicyServerIsAnInfraError) {
+  Fixture f(Json::array());
+  ClientConfig c;
+  c.base_url = "http://127.0.0.1:9/v1";  // nothing listens on the discard port
+  c.model = "m";
+  c.max_attempts = 2;
+  c.backoff_initial_seconds = 0.01;
+  f.client = std::make_unique<OpenAIClient>(c);
+  Json t = f.run("no-server");
+  EXPECT_EQ(t["end"]["reason"], "policy_error");
+  EXPECT_EQ(t["status"], "infra_error");
+  EXPECT_EQ(t["infra_error"]["stage"], "policy");
+  EXPECT_TRUE(t["reward"]["value"].is_null());
+  EXPECT_EQ(t["reward"]["excluded"], "infra_error");
+}
+
+TEST(Rollout, UnknownRewardSchemeIsRefused) {
+  Fixture f(Json::array({call("finish", Json::object())}));
+  f.options.reward_scheme = "log_speedup";  // lib/reward spells it log-speedup
+  EXPECT_THROW(f.run("scheme"), UsageError);
+  EXPECT_TRUE(f.server.requests().empty());
+  f.options.reward_scheme = "log-speedup";
+  Json t = f.run("scheme-ok");
+  EXPECT_EQ(t["reward"]["scheme"]["name"], "log-speedup");
 }
 
 TEST(Runner, ParallelRolloutsAndResume) {
   fs::path dir = tempDir("runner");
   // Two tasks (the same model.py under two ids), two samples each.
-  for (const char* name : {"t1", "t2"}) {
-    fs::create_directories(dir / "tasks" / name);
-    fs::copy_file(kSource / "testdata/agent/tasks/cpu_relu/model.py", dir / "tasks" / name / "model.py");
-  }
+  for (const char* name : {"t1", "t2"}) copyTask(dir / "tasks", name);
   Json script = Json::array();
   for (int i = 0; i < 8; ++i) script.push_back(call("finish", Json::object()));
   ScriptedServer server(script);
@@ -408,6 +451,7 @@ TEST(Runner, ParallelRolloutsAndResume) {
   EXPECT_EQ(s.done, 4);
   EXPECT_EQ(s.skipped, 0);
   EXPECT_EQ(s.failed, 0);
+  EXPECT_EQ(s.infra, 0);  // real bundles: the skeleton fails verify (runtime_error), not the environment
   auto recs = readTrajectories(o.output);
   ASSERT_EQ(recs.size(), 4u);
   std::set<std::string> ids;
@@ -433,4 +477,130 @@ TEST(Runner, ParallelRolloutsAndResume) {
   recs = readTrajectories(o.output);
   ASSERT_EQ(recs.size(), 4u);
   EXPECT_EQ(recs.back()["rollout_id"], dropped);
+}
+
+namespace {
+
+RunOptions runnerOptions(const fs::path& dir, int samples) {
+  copyTask(dir / "tasks", "t1");
+  RunOptions o;
+  o.tasks = findTasks(dir / "tasks");
+  o.samples = samples;
+  o.parallel = 1;
+  o.output = dir / "out.jsonl";
+  o.work_dir = dir / "work";
+  o.guide = kSource / "docs/agent-guide.md";
+  o.interface_header = kSource / "include/kb/solution.h";
+  o.progress = false;
+  o.cpu_pool = std::make_shared<ResourcePool>("cpu", std::vector<std::string>{"0"});
+  return o;
+}
+
+}  // namespace
+
+// --seed S --samples K: each sample is sent its own seed (GRPO needs the
+// group to differ); the same seed only when asked for.
+TEST(Runner, SamplesGetDistinctDerivedSeeds) {
+  fs::path dir = tempDir("seeds");
+  Json script = {{"per_conversation", Json::array({call("finish", Json::object())})}};
+  ScriptedServer server(script);
+  ClientConfig c;
+  c.base_url = server.baseUrl();
+  c.model = "scripted";
+  OpenAIClient client(c);
+  RunOptions o = runnerOptions(dir, 3);
+  o.rollout.sampling.seed = 1;
+  RunSummary s = runRollouts(o, client);
+  EXPECT_EQ(s.done, 3);
+  std::set<int64_t> sent;
+  for (const Json& r : server.requests()) sent.insert(r["seed"].get<int64_t>());
+  EXPECT_EQ(sent, (std::set<int64_t>{sampleSeed(1, "t1", 0), sampleSeed(1, "t1", 1), sampleSeed(1, "t1", 2)}));
+  for (const Json& t : readTrajectories(o.output)) {
+    EXPECT_EQ(t["sampling"]["seed"], sampleSeed(1, "t1", t["sample"].get<int>()));
+    EXPECT_EQ(t["sampling"]["run_seed"], 1);
+    EXPECT_EQ(t["sampling"]["same_seed"], false);
+  }
+
+  fs::path dir2 = tempDir("same-seed");
+  ScriptedServer server2(script);
+  c.base_url = server2.baseUrl();
+  OpenAIClient client2(c);
+  RunOptions o2 = runnerOptions(dir2, 3);
+  o2.rollout.sampling.seed = 1;
+  o2.rollout.same_seed = true;
+  runRollouts(o2, client2);
+  ASSERT_EQ(server2.requests().size(), 3u);
+  for (const Json& r : server2.requests()) EXPECT_EQ(r["seed"], 1);
+}
+
+TEST(Runner, InfraErrorsAreRecordedWithoutRewardAndRedoneOnResume) {
+  fs::path dir = tempDir("infra");
+  RunOptions o = runnerOptions(dir, 2);
+  {
+    ClientConfig c;
+    c.base_url = "http://127.0.0.1:9/v1";
+    c.model = "m";
+    c.max_attempts = 1;
+    OpenAIClient client(c);
+    RunSummary s = runRollouts(o, client);
+    EXPECT_EQ(s.done, 2);
+    EXPECT_EQ(s.infra, 2);
+    EXPECT_EQ(s.made(), 0);
+    EXPECT_EQ(s.rewarded, 0);
+    EXPECT_NE(s.first_infra.find("t1#0: policy: "), std::string::npos) << s.first_infra;
+    for (const Json& t : readTrajectories(o.output)) {
+      EXPECT_EQ(t["status"], "infra_error");
+      EXPECT_TRUE(t["reward"]["value"].is_null());
+    }
+  }
+  // The server is back: resume redoes both, and the later records count.
+  Json script = {{"per_conversation", Json::array({call("finish", Json::object())})}};
+  ScriptedServer server(script);
+  ClientConfig c;
+  c.base_url = server.baseUrl();
+  c.model = "scripted";
+  OpenAIClient client(c);
+  RunSummary s = runRollouts(o, client);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_EQ(s.done, 2);
+  EXPECT_EQ(s.infra, 0);
+  EXPECT_EQ(s.made(), 2);
+  EXPECT_EQ(readTrajectories(o.output).size(), 4u);
+  EXPECT_TRUE(finishedRollouts(o.output) == (std::set<std::string>{"t1#0", "t1#1"}));
+  s = runRollouts(o, client);
+  EXPECT_EQ(s.skipped, 2);
+}
+
+TEST(Runner, ResumeRefusesACorruptOutputAndALockedOne) {
+  fs::path dir = tempDir("corrupt-resume");
+  RunOptions o = runnerOptions(dir, 1);
+  ScriptedServer server(Json::array({call("finish", Json::object())}));
+  ClientConfig c;
+  c.base_url = server.baseUrl();
+  c.model = "scripted";
+  OpenAIClient client(c);
+  std::ofstream(o.output) << "{\"rollout_id\": \"t1#0\"}{\"rollout_id\n";
+  std::ofstream(o.output, std::ios::app) << "{\"rollout_id\": \"t1#1\"}\n";
+  EXPECT_THROW(runRollouts(o, client), CorruptOutput);
+  fs::remove(o.output);
+  auto holder = std::make_shared<TrajectoryWriter>(o.output);
+  EXPECT_THROW(runRollouts(o, client), OutputBusy);
+  EXPECT_TRUE(server.requests().empty());
+  o.writer = holder;  // the caller's own writer is used, not a second one
+  RunSummary s = runRollouts(o, client);
+  EXPECT_EQ(s.done, 1);
+}
+
+TEST(Runner, UnknownSchemeIsRefusedBeforeAnyWork) {
+  fs::path dir = tempDir("scheme");
+  RunOptions o = runnerOptions(dir, 1);
+  o.rollout.reward_scheme = "bogus";
+  ScriptedServer server(Json::array({call("finish", Json::object())}));
+  ClientConfig c;
+  c.base_url = server.baseUrl();
+  c.model = "scripted";
+  OpenAIClient client(c);
+  EXPECT_THROW(runRollouts(o, client), UsageError);
+  EXPECT_TRUE(server.requests().empty());
+  EXPECT_FALSE(fs::exists(o.output));
 }

@@ -12,9 +12,11 @@
 
 #include "agent/client.h"
 #include "agent/pool.h"
+#include "agent/rollout.h"
 #include "agent/tools.h"
 #include "agent/trajectory.h"
 #include "agent/workspace.h"
+#include "core/hash.h"
 #include "scripted_server.h"
 
 namespace fs = std::filesystem;
@@ -438,4 +440,80 @@ TEST(Trajectory, AppendRepairAndResumeSet) {
   }
   EXPECT_EQ(readTrajectories(f, &skipped).size(), 3u);
   EXPECT_EQ(skipped, 0u);
+}
+
+TEST(Trajectory, ASecondWriterIsRefusedWhileTheFirstHoldsTheFile) {
+  fs::path f = tempDir("lock") / "t.jsonl";
+  {
+    TrajectoryWriter first(f);
+    first.append({{"rollout_id", "a#0"}});
+    try {
+      TrajectoryWriter second(f);
+      FAIL() << "a second writer on a locked output was accepted";
+    } catch (const OutputBusy& e) {
+      EXPECT_NE(std::string(e.what()).find("locked by another kbrollout"), std::string::npos) << e.what();
+    }
+    first.append({{"rollout_id", "a#1"}});
+  }
+  TrajectoryWriter again(f);  // the lock goes with the first writer
+  EXPECT_EQ(again.recordsAtOpen(), 2u);
+  EXPECT_EQ(readTrajectories(f).size(), 2u);
+}
+
+TEST(Trajectory, ACorruptFileIsRefusedWithItsLineNumber) {
+  fs::path f = tempDir("corrupt") / "t.jsonl";
+  // What two unlocked writers left: a line holding the halves of two records.
+  std::ofstream(f) << R"({"rollout_id": "a#0"})" << "\n"
+                   << R"({"rollout_id": "a#1", "x": {"rollout_id": "a#2"})" << "\n"
+                   << R"({"rollout_id": "a#3"})" << "\n";
+  try {
+    TrajectoryWriter w(f);
+    FAIL() << "a corrupt output was resumed";
+  } catch (const CorruptOutput& e) {
+    EXPECT_NE(std::string(e.what()).find(f.string() + ":2: not JSON"), std::string::npos) << e.what();
+  }
+  std::ofstream(f) << R"({"rollout_id": "a#0"})" << "\n" << R"([1, 2])" << "\n";
+  EXPECT_THROW(TrajectoryWriter w(f), CorruptOutput);
+  std::ofstream(f) << R"({"rollout_id": "a#0"})" << "\n" << R"({"id": 1})" << "\n";
+  EXPECT_THROW(TrajectoryWriter w(f), CorruptOutput);
+  EXPECT_EQ(readTrajectories(f).size(), 2u);  // nothing was cut from a refused file
+}
+
+TEST(Trajectory, InfraErrorsAreNotFinished) {
+  fs::path f = tempDir("infra") / "t.jsonl";
+  {
+    TrajectoryWriter w(f);
+    w.append({{"rollout_id", "a#0"}, {"status", "ok"}});
+    w.append({{"rollout_id", "a#1"}, {"status", "infra_error"}});
+    w.append({{"rollout_id", "a#2"}, {"status", "infra_error"}});
+    w.append({{"rollout_id", "a#2"}, {"status", "incorrect"}});  // redone later
+  }
+  EXPECT_EQ(finishedRollouts(f), (std::set<std::string>{"a#0", "a#2"}));
+  TrajectoryWriter w(f);
+  EXPECT_EQ(w.finished(), (std::set<std::string>{"a#0", "a#2"}));
+  EXPECT_EQ(w.lastStatus().at("a#1"), "infra_error");
+}
+
+TEST(Trajectory, AnUnwritableOutputIsAUsageError) {
+  fs::path d = tempDir("unwritable");
+  std::ofstream(d / "file") << "x";
+  EXPECT_THROW(TrajectoryWriter w(d / "file" / "t.jsonl"), UsageError);
+}
+
+TEST(Seeds, EachSampleOfATaskGetsItsOwnReproducibleSeed) {
+  std::set<int64_t> seen;
+  for (int k = 0; k < 64; ++k) {
+    int64_t s = sampleSeed(1, "level1/gemm", k);
+    EXPECT_GE(s, 0);
+    EXPECT_LT(s, int64_t{1} << 31);
+    EXPECT_EQ(s, sampleSeed(1, "level1/gemm", k));
+    seen.insert(s);
+  }
+  EXPECT_EQ(seen.size(), 64u);
+  EXPECT_NE(sampleSeed(1, "level1/gemm", 0), sampleSeed(2, "level1/gemm", 0));
+  EXPECT_NE(sampleSeed(1, "level1/gemm", 0), sampleSeed(1, "level1/relu", 0));
+  // The documented derivation (docs/kbrollout.md "Seeds"), pinned.
+  std::string hex = sha256Hex("kbrollout-seed-v1\n1\nlevel1/gemm\n0");
+  uint64_t v = std::stoull(hex.substr(0, 16), nullptr, 16);
+  EXPECT_EQ(sampleSeed(1, "level1/gemm", 0), static_cast<int64_t>((v & 0x7fffffffffffffffULL) % 0x80000000ULL));
 }

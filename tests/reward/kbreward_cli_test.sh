@@ -123,6 +123,46 @@ expect_rc "compare html" 0 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250
 contains "$TMP/c.html" "<svg"
 expect_rc "compare plus inputs" 2 "$KB" report --compare "$D/run250_a.jsonl" "$D/run250_b.jsonl" "$D/pair"
 
+# A pipe of kbcheck/kbprof reports, one compact object a line (what
+# `for s in ...; do kbcheck ... --json -; done | kbreward report -` gives).
+pipe_reports() {
+  jq -c . "$D/pair/check.json"
+  jq -c . "$D/pair/prof.json"
+  jq -c '.task_id = "kernelbench/level1/20_LeakyReLU" | .solution_hash = "ab12" | .status = "compile_error"' "$D/pair/check.json"
+}
+pipe_reports | "$KB" report --format json - >"$TMP/out" 2>"$TMP/err"
+expect_eq "pipe exit" 0 "$?"
+expect_eq "pipe report" "2 2 1 1" "$(jq -r '"\(.overall.results) \(.overall.scored) \(.overall.correct) \(.overall.faster_than_compile)"' "$TMP/out")"
+expect_eq "pipe report is one line" 1 "$(wc -l <"$TMP/out")"
+expect_eq "pipe quiet" "" "$(cat "$TMP/err")"
+# A bad line in the pipe is named by its number, and --strict fails on it.
+{ pipe_reports | head -2; echo '{"tool": "kbcheck", "status": '; pipe_reports | tail -1; } \
+  | "$KB" report --format json - >"$TMP/out" 2>"$TMP/err"
+expect_eq "bad pipe line exit" 0 "$?"
+contains "$TMP/err" "kbreward: warning: 1 lines that are not JSON (skipped): -:3"
+expect_eq "bad pipe line report" "2 2" "$(jq -r '"\(.overall.results) \(.overall.scored)"' "$TMP/out")"
+{ pipe_reports | head -2; echo 'oops'; } | "$KB" report --strict - >"$TMP/out" 2>"$TMP/err"
+expect_eq "bad pipe line strict" 1 "$?"
+contains "$TMP/err" "-:3"
+
+# Scheme names: lib/reward's one spelling; anything else is refused (exit 2, one line).
+for bad in log_speedup bogus; do
+  expect_rc "scheme $bad" 2 "$KB" score --scheme "$bad" "$D/candidates.jsonl"
+  expect_eq "scheme $bad one line" 1 "$(wc -l <"$TMP/err")"
+  contains "$TMP/err" "kbreward: --scheme: $bad not in {milestone,speedup,log-speedup}"
+done
+expect_rc "report scheme bogus" 2 "$KB" report --scheme bogus "$D/candidates.jsonl"
+
+# An output that cannot be written is refused before the input is read
+# (the input here is stdin, left unread).
+expect_rc "unwritable -o" 2 "$KB" report -o /nonexistent/dir/r.html "$D/run250_a.jsonl"
+expect_eq "unwritable -o one line" 1 "$(wc -l <"$TMP/err")"
+contains "$TMP/err" "kbreward: cannot write /nonexistent/dir/r.html"
+expect_rc "unwritable score -o" 2 "$KB" score -o /nonexistent/dir/s.jsonl "$D/candidates.jsonl"
+expect_rc "score --out" 0 "$KB" score --out "$TMP/s2.jsonl" "$D/candidates.jsonl"
+expect_eq "score --out lines" 8 "$(wc -l <"$TMP/s2.jsonl")"
+[ -z "$(ls "$TMP" | grep '\.tmp\.')" ] || fail "a temporary output was left behind: $(ls "$TMP")"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

@@ -1,6 +1,11 @@
 // kbreward: the command line over lib/reward. It parses flags, reads the
 // inputs, and calls the library; all logic lives in lib/reward.
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <fstream>
 #include <iostream>
@@ -11,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "core/error.h"
 #include "kb_config.h"
 #include "reward/aggregate.h"
@@ -43,7 +49,8 @@ Examples:
   kbreward report --compare run1/ run2/ --format markdown
 
 Exit status: 0 done; 1 nothing could be scored, or a warning under --strict;
-2 bad usage, unreadable or empty input.
+2 bad usage, unreadable or empty input, an output that cannot be written
+(checked before any input is read); 3 an internal or I/O fault.
 docs/kbreward.md writes out every formula and every output field.)";
 
 struct SchemeFlags {
@@ -63,7 +70,7 @@ struct SchemeFlags {
 
 void addSchemeOptions(CLI::App* cmd, SchemeFlags& f) {
   cmd->add_option("--scheme", f.scheme, "Reward: milestone (eq. 1), speedup (t0/t), log-speedup (ln t0/t)")
-      ->check(CLI::IsMember({"milestone", "speedup", "log-speedup"}))
+      ->check(CLI::IsMember(schemeNames()))
       ->capture_default_str();
   cmd->add_option("--margin", f.s.margin, "b(t, t0) holds when (t0 - t)/t0 > margin")
       ->check(CLI::Range(0.0, 0.99))
@@ -127,17 +134,49 @@ void printWarnings(const std::vector<Warning>& ws) {
   for (const Warning& w : ws) std::cerr << "kbreward: warning: " << formatWarning(w) << "\n";
 }
 
+bool toStdout(const std::string& path) { return path.empty() || path == "-"; }
+
+// -o checked before any work: its directory must exist and the file be
+// writable (exit 2 otherwise, not after the whole run). A file this probe
+// creates is removed again; the real output comes by writeOutput.
+void checkWritable(const std::string& path) {
+  if (toStdout(path)) return;
+  bool existed = ::access(path.c_str(), F_OK) == 0;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw kb::UsageError("cannot write " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+}
+
+// stdout, or the file written whole to a temporary beside it and renamed
+// over it: a reader never sees half a report, and two writers never mix.
 void writeOutput(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
+  if (toStdout(path)) {
     std::cout << text;
     std::cout.flush();
     if (!std::cout) throw kb::Error("error writing stdout");
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw kb::UsageError("cannot write " + path);
-  out << text;
-  if (!out.flush()) throw kb::Error("error writing " + path);
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw kb::UsageError("cannot write " + path);
+    out << text;
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      throw kb::Error("error writing " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw kb::Error("cannot rename " + tmp + " to " + path + ": " + why);
+  }
+}
+
+// JSON to stdout is one object per line (docs/cli.md); a file gets it indented.
+std::string jsonText(const kb::Json& j, const std::string& path) {
+  return (toStdout(path) ? j.dump() : j.dump(2)) + "\n";
 }
 
 std::string formatFromPath(const std::string& path) {
@@ -157,7 +196,6 @@ int run(int argc, char** argv) {
   if (args.empty() || (args[0] != "score" && args[0] != "report" && args[0] != "-h" &&
                        args[0] != "--help" && args[0] != "--version"))
     args.insert(args.begin(), "score");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
 
   CLI::App app{"kbreward: rewards for candidate CUDA kernels (score) and run reports (report).",
                "kbreward"};
@@ -174,7 +212,7 @@ int run(int argc, char** argv) {
   score_cmd->add_option("inputs", score_inputs, "Reports or combined records: files, directories, - for stdin");
   score_cmd->add_option("--check", check_files, "A kbcheck report (repeatable)")->check(CLI::ExistingPath);
   score_cmd->add_option("--prof", prof_files, "A kbprof report (repeatable)")->check(CLI::ExistingPath);
-  score_cmd->add_option("-o,--output", score_out, "Write the JSONL here instead of stdout");
+  score_cmd->add_option("-o,--out", score_out, "Write the JSONL here instead of stdout");
   score_cmd->add_flag("--strict", score_strict, "Exit 1 when the input drew any warning");
   addSchemeOptions(score_cmd, score_flags);
 
@@ -190,7 +228,7 @@ int run(int argc, char** argv) {
   report_cmd->add_option("--compare", compare_paths, "Two runs A B side by side, per task")->expected(2);
   report_cmd->add_option("--format", format, "text (default), json, markdown, html; -o's extension otherwise")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
-  report_cmd->add_option("-o,--output", report_out, "Write the report here instead of stdout");
+  report_cmd->add_option("-o,--out", report_out, "Write the report here instead of stdout");
   report_cmd->add_option("--title", ropts.title, "Title of the report")->capture_default_str();
   report_cmd->add_option("--rate-margin", ropts.rate_margin,
                          "Faster-than rates count b() at this margin (0: strictly faster)")
@@ -205,15 +243,12 @@ int run(int argc, char** argv) {
   report_cmd->add_flag("--strict", report_strict, "Exit 1 when the input drew any warning");
   addSchemeOptions(report_cmd, report_flags);
 
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "kbreward: " << e.what() << " (kbreward --help)\n";
-    return 2;
-  }
+  std::vector<char*> argv2{argv[0]};
+  for (std::string& a : args) argv2.push_back(a.data());
+  if (auto rc = kb::tools::parseOrExit(app, static_cast<int>(argv2.size()), argv2.data(), "kbreward")) return *rc;
 
   if (*score_cmd) {
+    checkWritable(score_out);
     Scheme scheme = score_flags.build();
     RawInput raw;
     if (score_inputs.empty() && (!check_files.empty() || !prof_files.empty())) {
@@ -247,6 +282,7 @@ int run(int argc, char** argv) {
   ropts.scheme = report_flags.build();
   ropts.primary = *parseBaselineName(primary);
   if (format.empty()) format = formatFromPath(report_out);
+  checkWritable(report_out);
   if (!compare_paths.empty()) {
     if (report_cmd->count("--title") == 0) ropts.title = "kbreward comparison";
     if (!report_inputs.empty())
@@ -261,7 +297,7 @@ int run(int argc, char** argv) {
     bool warned = !a.warnings.empty() || !b.warnings.empty();
     Comparison c = compare(std::move(a), std::move(b));
     if (format == "json")
-      writeOutput(report_out, comparisonToJson(c).dump(2) + "\n");
+      writeOutput(report_out, jsonText(comparisonToJson(c), report_out));
     else if (format == "markdown")
       writeOutput(report_out, renderMarkdown(c));
     else if (format == "html")
@@ -274,7 +310,7 @@ int run(int argc, char** argv) {
   RunReport r = aggregate(assemble(readInputs(report_inputs)), ropts);
   printWarnings(r.warnings);
   if (format == "json")
-    writeOutput(report_out, reportToJson(r).dump(2) + "\n");
+    writeOutput(report_out, jsonText(reportToJson(r), report_out));
   else if (format == "markdown")
     writeOutput(report_out, renderMarkdown(r));
   else if (format == "html")
@@ -298,6 +334,6 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "kbreward: " << e.what() << "\n";
-    return 1;
+    return 3;
   }
 }

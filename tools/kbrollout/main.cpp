@@ -1,14 +1,18 @@
 // kbrollout: multi-turn agent rollouts (docs/kbrollout.md). A thin driver over
 // lib/agent: flags in, runRollouts(), trajectories out.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "agent/client.h"
 #include "agent/runner.h"
 #include "agent/trajectory.h"
@@ -18,6 +22,7 @@
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "kb_config.h"
+#include "reward/reward.h"
 
 namespace fs = std::filesystem;
 using namespace kb;
@@ -36,7 +41,19 @@ struct Flags {
   int64_t context_tokens = 131072, seed = -1;
   double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
   bool vllm_token_ids = false, no_progress = false, no_logprobs = false, remove_workspaces = false;
+  bool same_seed = false;
+  std::string old_flag;  // a renamed flag that was given (refused with its new name)
 };
+
+// --policy-device: cpu, cuda or cuda:N.
+const CLI::Validator kTorchDevice(
+    [](std::string& v) -> std::string {
+      if (v == "cpu" || v == "cuda") return "";
+      if (v.rfind("cuda:", 0) == 0 && v.size() > 5 && v.find_first_not_of("0123456789", 5) == std::string::npos)
+        return "";
+      return "must be cpu, cuda or cuda:N, not \"" + v + "\"";
+    },
+    "cpu|cuda|cuda:N", "torch device");
 
 void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_option("--tasks", f.tasks, "a task directory (holding model.py) or a directory of them")
@@ -47,12 +64,16 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_option("--local-model", f.local_model,
                   "a checkpoint directory (config.json, safetensors, tokenizer.json) to run in this process "
                   "with lib/policy instead of an HTTP server; token ids and log-probs are recorded");
-  app->add_option("--device", f.local_device, "--local-model's device: cpu, cuda, cuda:N")->capture_default_str();
-  app->add_option("--dtype", f.local_dtype, "--local-model's dtype: auto, float32, bfloat16")->capture_default_str();
+  app->add_option("--policy-device", f.local_device, "--local-model's device: cpu, cuda, cuda:N")
+      ->check(kTorchDevice)
+      ->capture_default_str();
+  app->add_option("--dtype", f.local_dtype, "--local-model's dtype: auto, float32, bfloat16")
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16"}))
+      ->capture_default_str();
   app->add_option("--api-key-env", f.api_key_env, "environment variable holding the API key")
       ->capture_default_str();
-  app->add_option("--samples", f.samples, "rollouts per task")->capture_default_str();
-  app->add_option("-j,--parallel", f.parallel, "rollouts at once")->capture_default_str();
+  app->add_option("--samples", f.samples, "rollouts per task")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app->add_option("-j,--jobs", f.parallel, "rollouts at once")->check(CLI::Range(1, 4096))->capture_default_str();
   app->add_option("--work-dir", f.work_dir, "where workspaces go (default: <output>.work)");
   app->add_option("--max-turns", f.max_turns,
                   eval ? "policy calls per rollout (default 200, the paper's evaluation)"
@@ -60,28 +81,47 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_option("--context-tokens", f.context_tokens, "context budget: prompt + max-tokens")
       ->capture_default_str();
   app->add_option("--wall-s", f.wall_s, "wall-clock budget per rollout, seconds")->capture_default_str();
-  app->add_option("--temperature", f.temperature)->capture_default_str();
-  app->add_option("--top-p", f.top_p)->capture_default_str();
-  app->add_option("--max-tokens", f.max_tokens, "per response")->capture_default_str();
-  app->add_option("--seed", f.seed, "sampling seed sent to the server (default: none)");
-  app->add_option("--timeout-s", f.timeout_s, "per policy request")->capture_default_str();
-  app->add_option("--retries", f.retries, "attempts per policy request (429, 5xx, transport, bad body)")
+  app->add_option("--temperature", f.temperature, "sampling temperature")
+      ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
-  app->add_option("--backoff-s", f.backoff_s, "first back-off, doubled per retry")->capture_default_str();
+  app->add_option("--top-p", f.top_p, "nucleus sampling: keep the smallest token set of this probability")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app->add_option("--max-tokens", f.max_tokens, "per response")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  app->add_option("--seed", f.seed,
+                  "run seed S: sample k of task T is sent the seed derived from (S, T, k), so a run repeats "
+                  "and the samples of a task differ (default: no seed sent)")
+      ->check(CLI::Range(int64_t{0}, int64_t{9007199254740991}));
+  app->add_flag("--same-seed", f.same_seed, "send S itself in every sample (identical samples on a deterministic server)");
+  app->add_option("--timeout", f.timeout_s, "seconds per policy request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--retries", f.retries, "attempts per policy request (429, 5xx, transport, bad body)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app->add_option("--backoff-s", f.backoff_s, "first back-off, doubled per retry")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app->add_option("--extra-body", f.extra_body, "JSON object merged into every request body");
   app->add_flag("--vllm-token-ids", f.vllm_token_ids,
                 "ask vLLM for token ids (return_token_ids, return_tokens_as_token_ids)");
   app->add_flag("--no-logprobs", f.no_logprobs, "do not ask for log-probabilities");
-  app->add_option("--task-device", f.device,
-                  "Where tasks without a \"device\" in task.json run: cuda, cpu, or auto (cuda when this "
+  app->add_option("--device", f.device,
+                  "where tasks without a \"device\" in task.json run: auto, cuda, cpu (auto: cuda when this "
                   "machine has an NVIDIA GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   app->add_option("--gpus", f.gpus, "GPU ordinals for verify/profile jobs, e.g. 0,1,2,3 (default $KB_GPUS or 0)");
   app->add_option("--cpu-workers", f.cpu_workers, "concurrent compile jobs (default: cores)");
   app->add_option("--guide", f.guide, "the instruction document (default docs/agent-guide.md)");
-  app->add_option("--reward", f.reward_scheme, "reward scheme: milestone, speedup, log_speedup")
+  std::string schemes;
+  for (const std::string& n : reward::schemeNames()) schemes += (schemes.empty() ? "" : ", ") + n;
+  app->add_option("--scheme", f.reward_scheme, "reward scheme (docs/kbreward.md): " + schemes)
+      ->check(CLI::IsMember(reward::schemeNames()))
       ->capture_default_str();
+  // Renamed flags (docs/cli.md): refused with their new name, not taken silently.
+  for (const char* old : {"--reward", "--parallel", "--timeout-s", "--task-device"})
+    app->add_option_function<std::string>(old, [&f, old](const std::string&) { f.old_flag = old; })->group("");
   app->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
   app->add_flag("--remove-workspaces", f.remove_workspaces, "delete each workspace once written");
 }
@@ -111,7 +151,32 @@ Json resultOf(const Json& t) {
   return r;
 }
 
+const char* renamedTo(const std::string& old) {
+  if (old == "--reward") return "--scheme";
+  if (old == "--parallel") return "-j/--jobs";
+  if (old == "--timeout-s") return "--timeout";
+  return "--device";  // --task-device; the local model's device is now --policy-device
+}
+
+// eval's results.jsonl: one combined record per rollout, the last record of
+// each (a redone infra_error is replaced), written to a temporary and renamed.
+void writeResults(const fs::path& trajectories, const fs::path& out) {
+  std::vector<Json> recs = readTrajectories(trajectories);
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < recs.size(); ++i) last[recs[i].value("rollout_id", "")] = i;
+  fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream res(tmp);
+    for (size_t i = 0; i < recs.size(); ++i)
+      if (last[recs[i].value("rollout_id", "")] == i) res << resultOf(recs[i]).dump() << '\n';
+    if (!res.flush()) throw Error("error writing " + tmp.string());
+  }
+  fs::rename(tmp, out);
+}
+
 int run(Flags& f, bool eval) {
+  if (!f.old_flag.empty())
+    throw UsageError(f.old_flag + " was renamed " + renamedTo(f.old_flag) + " (docs/cli.md)");
   RunOptions o;
   bool cuda = f.device == "cuda" || (f.device == "auto" && hasNvidiaGpu());
   o.tasks = findTasks(f.tasks, cuda);
@@ -145,6 +210,8 @@ int run(Flags& f, bool eval) {
   o.rollout.sampling.max_tokens = f.max_tokens;
   o.rollout.sampling.logprobs = !f.no_logprobs;
   if (f.seed >= 0) o.rollout.sampling.seed = f.seed;
+  if (f.same_seed && f.seed < 0) throw UsageError("--same-seed needs --seed S");
+  o.rollout.same_seed = f.same_seed;
   o.rollout.reward_scheme = f.reward_scheme;
   o.progress = !f.no_progress;
   o.keep_workspaces = !f.remove_workspaces;
@@ -168,15 +235,25 @@ int run(Flags& f, bool eval) {
     cc.extra_body["return_token_ids"] = true;
     cc.extra_body["return_tokens_as_token_ids"] = true;
   }
+#ifndef KB_HAVE_LOCAL_POLICY
+  if (!f.local_model.empty()) throw UsageError("--local-model: this kbrollout was built without LibTorch");
+#endif
+  if (f.local_model.empty()) cc = configFromEnvironment(cc);  // no endpoint or model: exit 2 now
+
+  // The output, locked and checked before any work: a second kbrollout on
+  // the same file, or a corrupt file, is refused here (exit 2).
+  o.writer = std::make_shared<TrajectoryWriter>(o.output);
+  if (o.writer->cutPartialLine())
+    std::fprintf(stderr, "kbrollout: %s: cut a partial last line (an interrupted run); that rollout is redone\n",
+                 o.output.c_str());
+
   std::unique_ptr<Policy> policy;
   if (!f.local_model.empty()) {
 #ifdef KB_HAVE_LOCAL_POLICY
     policy = makeLocalAgentPolicy({.model_dir = f.local_model, .device = f.local_device, .dtype = f.local_dtype});
-#else
-    throw UsageError("--local-model: this kbrollout was built without LibTorch");
 #endif
   } else {
-    policy = std::make_unique<OpenAIClient>(configFromEnvironment(cc));
+    policy = std::make_unique<OpenAIClient>(cc);
   }
 
   std::string gpus = f.gpus;
@@ -192,8 +269,7 @@ int run(Flags& f, bool eval) {
   RunSummary s = runRollouts(o, *policy);
 
   if (eval) {
-    std::ofstream res(out_dir / "results.jsonl");
-    for (const Json& t : readTrajectories(o.output)) res << resultOf(t).dump() << '\n';
+    writeResults(o.output, out_dir / "results.jsonl");
     Json timeline = {{"gpu", o.gpu_pool->timeline()}, {"cpu", o.cpu_pool->timeline()}};
     writeJsonFile(out_dir / "timeline.json", timeline);
     std::fprintf(stderr, "kbrollout eval: wrote %s and %s (kbreward report %s)\n", o.output.c_str(),
@@ -205,7 +281,22 @@ int run(Flags& f, bool eval) {
                  s.interrupted);
     return 130;
   }
-  return s.errors.empty() ? 0 : 3;
+  // Infrastructure faults (docs/kbrollout.md "Exit status"): recorded as
+  // infra_error without a reward, or not written at all.
+  int lost = s.infra + static_cast<int>(s.errors.size());
+  if (lost > 0 && s.made() == 0) {
+    std::string first = !s.first_infra.empty() ? s.first_infra : s.errors.front();
+    first = first.substr(0, first.find('\n'));
+    std::fprintf(stderr, "kbrollout: no rollout could be made: %d infrastructure fault(s), e.g. %s\n", lost,
+                 first.c_str());
+    return 3;
+  }
+  if (lost > 0)
+    std::fprintf(stderr,
+                 "kbrollout: %d of %d rollout(s) ended in an infrastructure fault (recorded as infra_error, "
+                 "no reward); run the same command again to redo them\n",
+                 lost, lost + s.made());
+  return 0;
 }
 
 }  // namespace
@@ -224,18 +315,15 @@ int main(int argc, char** argv) {
   Flags f;
   CLI::App* run_cmd = app.add_subcommand("run", "rollouts for training (150 turns by default)");
   addCommon(run_cmd, f, false);
-  run_cmd->add_option("--out", f.out, "trajectory JSONL file (appended; resume skips what it holds)");
+  run_cmd->add_option("-o,--out", f.out,
+                      "trajectory JSONL file (appended under an exclusive lock; resume skips what it holds)");
   CLI::App* eval_cmd = app.add_subcommand(
       "eval", "the paper's evaluation protocol over a task set (200 turns, one sample per task); writes "
               "DIR/trajectories.jsonl and DIR/results.jsonl for `kbreward report`");
   addCommon(eval_cmd, f, true);
-  eval_cmd->add_option("--out", f.out, "output directory (default eval-out)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  eval_cmd->add_option("-o,--out", f.out, "output directory (default eval-out)");
+  app.set_version_flag("--version", KB_VERSION);
+  if (auto rc = tools::parseOrExit(app, argc, argv, "kbrollout")) return *rc;
   try {
     return run(f, eval_cmd->parsed());
   } catch (const UsageError& e) {
