@@ -19,9 +19,16 @@ import copy
 import datetime
 import json
 import os
+import shutil
 import signal
 import sys
 import time
+
+# SIGINT / SIGTERM (Ctrl-C, or kbsynth passing its own on) before the work
+# starts: leave at once, quietly (importing torch takes seconds; a traceback
+# out of it says nothing). main() replaces this with a clean stop.
+for _sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(_sig, lambda signum, frame: os._exit(128 + signum))
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kbtask  # noqa: E402
@@ -36,6 +43,22 @@ class _Timeout(Exception):
 
 def _alarm(signum, frame):
     raise _Timeout()
+
+
+class _Stop(BaseException):
+    """SIGINT / SIGTERM during a capture: not an Exception, so that no
+    `except Exception` of a task turns it into that task's failure."""
+
+
+_stop_signal = 0
+
+
+def _on_stop(signum, frame):
+    global _stop_signal
+    if _stop_signal:  # the same stop again (Ctrl-C reaches us and kbsynth passes it on)
+        return
+    _stop_signal = signum
+    raise _Stop()
 
 
 def _eager(model, xs, where="forward"):
@@ -228,11 +251,14 @@ def capture(job, tmpdir):
         "outputs": [{"dtype": kbtask.DTYPE_NAMES.get(o.dtype, str(o.dtype)), "shape": list(o.shape)}
                     for o in out0],
         "state": state,
-        "tolerance": job.get("tolerance", {"atol": 1e-2, "rtol": 1e-2}),
         "correctness_seeds": job.get("correctness_seeds", kbtask.DEFAULT_SEEDS),
         "compiled": keep.get("compiled", {}) if same_program else {},
         "baselines": keep.get("baselines", {}) if same_program else {},
     }
+    # No "tolerance" unless the job sets one: the precision contract gives it
+    # (docs/task-format.md), and a tolerance in task.json can only tighten it.
+    if "tolerance" in job:
+        doc["tolerance"] = job["tolerance"]
     if specs is None:
         doc["inputs"] = []
         doc["generator_notes"].append("no spec: " + spec_problem)
@@ -255,22 +281,42 @@ def main():
     torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
     tmpdir = kbtask.new_tmpdir()
     signal.signal(signal.SIGALRM, _alarm)
-    for job in jobs:
-        start = time.time()
-        result = {"dir": job["dir"], "id": job["id"]}
-        signal.alarm(TIMEOUT_S)
-        try:
-            result.update(status="ok", **capture(job, tmpdir))
-        except TaskError as e:
-            result.update(status="failed", reason=e.kind, message=e.message)
-        except _Timeout:
-            result.update(status="failed", reason="timeout", message=f"capture took over {TIMEOUT_S} s")
-        except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
-            result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
-        finally:
-            signal.alarm(0)
-        result["seconds"] = round(time.time() - start, 3)
-        kbtask.emit(result)
+    # A stop ends the batch between or inside captures: the task in progress
+    # prints no result line (kbsynth reports it as not done and removes what
+    # it had made), the temporary folder goes, and we exit 128 + signal
+    # without a traceback.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _on_stop)
+    try:
+        for job in jobs:
+            if _stop_signal:
+                break
+            start = time.time()
+            result = {"dir": job["dir"], "id": job["id"]}
+            signal.alarm(TIMEOUT_S)
+            try:
+                result.update(status="ok", **capture(job, tmpdir))
+            except TaskError as e:
+                result.update(status="failed", reason=e.kind, message=e.message)
+            except _Timeout:
+                result.update(status="failed", reason="timeout", message=f"capture took over {TIMEOUT_S} s")
+            except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
+                result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
+            finally:
+                signal.alarm(0)
+            if _stop_signal:  # a stop swallowed inside the capture: its result is not trusted
+                break
+            result["seconds"] = round(time.time() - start, 3)
+            kbtask.emit(result)
+    except _Stop:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    if _stop_signal:
+        sys.stderr.flush()
+        os._exit(128 + _stop_signal)
     return 0
 
 

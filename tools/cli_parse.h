@@ -1,19 +1,136 @@
-// The command-line parse shared by kbsynth and kbtrain: --help and
-// --version print and end with 0; a bad flag prints one line
-// "TOOL: what (see TOOL --help)" and ends with 2 (the tools' usage status).
+// The command-line contract of the seven tools (docs/cli.md), in one header
+// every tools/*/main.cpp includes:
+//
+//   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbsynth")) return *rc;
+//   return kb::tools::runGuarded("kbsynth", [&] { ...; return kb::tools::kExitOk; });
+//
+// - exit codes: kExitOk 0 done; kExitFailed 1 the inputs were judged and
+//   something failed; kExitUsage 2 bad usage or bad input, reported before
+//   any work; kExitInfra 3 infrastructure fault; 128 + signal after a clean
+//   stop on SIGINT / SIGTERM (130 / 143).
+// - errors: one line "TOOL: what" on stderr; a bad flag
+//   "TOOL: unknown flag --x (see TOOL --help)".
+// - outputs: checkWritableFile / checkWritableDir before any work,
+//   checkOneStdout for flags that take "-", writeFileAtomic (temporary file +
+//   rename), OutputLock (an exclusive flock; a second writer is refused with
+//   exit 2), printJsonLine (one compact JSON object per stdout line).
+// - SIGINT / SIGTERM: StopSignals turns them into a flag the work polls and
+//   forwards SIGINT to the tool's child processes.
 #pragma once
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <iostream>
 #include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "core/error.h"
+#include "core/json.h"
+
 namespace kb::tools {
 
-// The exit status when parsing ended the run, nothing when it should go on.
-inline std::optional<int> parseOrExit(CLI::App& app, int argc, char** argv, const char* tool) {
+inline constexpr int kExitOk = 0;      // done
+inline constexpr int kExitFailed = 1;  // the inputs were judged and something failed
+inline constexpr int kExitUsage = 2;   // bad usage or bad input, before any work
+inline constexpr int kExitInfra = 3;   // infrastructure fault (not the input's fault)
+inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT (143: 128 + SIGTERM)
+
+// A message as one line: newlines and tabs become "; " and " ", trailing
+// blanks go.
+inline std::string oneLine(std::string s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\r') continue;
+    if (c == '\n') {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      if (!out.empty() && i + 1 < s.size() && out.back() != ';' && out.back() != ':') out += ";";
+      if (!out.empty() && i + 1 < s.size()) out += ' ';
+      while (i + 1 < s.size() && (s[i + 1] == ' ' || s[i + 1] == '\n')) ++i;
+    } else {
+      out += c == '\t' ? ' ' : c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
+// "TOOL: what" on stderr.
+inline void printError(const std::string& tool, const std::string& what) {
+  std::string line = tool + ": " + oneLine(what) + "\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+namespace detail {
+
+inline void collectNames(const CLI::App& app, std::set<std::string>& longs, std::set<char>& shorts) {
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& n : o->get_lnames()) longs.insert(n);
+    for (const auto& n : o->get_snames())
+      if (n.size() == 1) shorts.insert(n[0]);
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    collectNames(*sub, longs, shorts);
+}
+
+inline bool looksNumeric(const std::string& s) {
+  if (s.size() < 2) return false;
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end && *end == '\0';
+}
+
+}  // namespace detail
+
+// The first argument that names no flag of the app or of any subcommand
+// ("--frobnicate", "-Z"); empty when every flag is known. Arguments after
+// "--" are positional.
+inline std::string unknownFlag(const CLI::App& app, const std::vector<std::string>& args) {
+  std::set<std::string> longs;
+  std::set<char> shorts;
+  detail::collectNames(app, longs, shorts);
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+      if (!longs.count(name)) return "--" + name;
+    } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-' && !detail::looksNumeric(a)) {
+      if (!shorts.count(a[1])) return a.substr(0, 2);
+    }
+  }
+  return "";
+}
+
+namespace detail {
+
+template <class Parse>
+std::optional<int> parseWith(CLI::App& app, const std::vector<std::string>& args, const std::string& tool,
+                             Parse&& parse) {
   try {
-    app.parse(argc, argv);
+    parse();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -21,10 +138,378 @@ inline std::optional<int> parseOrExit(CLI::App& app, int argc, char** argv, cons
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s (see %s --help)\n", tool, e.what(), tool);
-    return 2;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string flag = unknownFlag(app, args);
+    if (!flag.empty()) {
+      printError(tool, "unknown flag " + flag + " (see " + tool + " --help)");
+    } else if (e.get_name() == "ExtrasError") {
+      std::string what = e.what();
+      auto colon = what.find(": ");
+      printError(tool, "unexpected argument " + (colon == std::string::npos ? what : what.substr(colon + 2)) +
+                           " (see " + tool + " --help)");
+    } else {
+      printError(tool, std::string(e.what()) + " (see " + tool + " --help)");
+    }
+    return kExitUsage;
   }
   return std::nullopt;
 }
+
+}  // namespace detail
+
+// Parses the command line. The exit status when parsing ended the run
+// (--help and --version: 0 after printing; a bad flag or value: 2 after one
+// line "TOOL: what (see TOOL --help)"), nothing when the run goes on. An
+// unknown flag is named as such even where CLI11 would first complain about
+// a missing required option.
+inline std::optional<int> parseOrExit(CLI::App& app, int argc, char** argv, const char* tool) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return detail::parseWith(app, args, tool, [&] { app.parse(argc, argv); });
+}
+
+// The same for arguments in their command-line order (without argv[0]).
+inline std::optional<int> parseOrExit(CLI::App& app, const std::vector<std::string>& args, const std::string& tool) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  return detail::parseWith(app, args, tool, [&] { app.parse(reversed); });
+}
+
+// Runs the tool's work and turns what it throws into the contract's exit
+// code and one line on stderr: kb::UsageError 2, any other error 3.
+inline int runGuarded(const std::string& tool, const std::function<int()>& work) {
+  try {
+    return work();
+  } catch (const kb::UsageError& e) {
+    printError(tool, e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    printError(tool, e.what());
+    return kExitInfra;
+  }
+}
+
+// ---- outputs ----------------------------------------------------------------
+
+namespace detail {
+
+// The nearest existing ancestor of a path that does not exist (or the path).
+inline std::filesystem::path existingAncestor(std::filesystem::path p) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  p = fs::absolute(p, ec).lexically_normal();
+  while (!p.empty() && !fs::exists(p, ec)) {
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  return p;
+}
+
+}  // namespace detail
+
+// Throws kb::UsageError (exit 2) unless `path` can be written as a file:
+// "-" (stdout) always can; otherwise it is not a directory, and it is a
+// writable file or a new name in a directory this process may write to
+// (directories that do not exist yet must be creatable).
+inline void checkWritableFile(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  if (path.empty() || path == "-") return;
+  std::error_code ec;
+  fs::path p(path);
+  if (fs::is_directory(p, ec)) throw kb::UsageError(flag + " " + path + ": is a directory");
+  if (fs::exists(p, ec)) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw kb::UsageError(flag + " " + path + ": cannot write (" + std::strerror(errno) + ")");
+    return;
+  }
+  fs::path dir = fs::absolute(p, ec).parent_path();
+  fs::path at = detail::existingAncestor(dir);
+  if (!fs::is_directory(at, ec)) throw kb::UsageError(flag + " " + path + ": " + at.string() + " is not a directory");
+  if (::access(at.c_str(), W_OK | X_OK) != 0)
+    throw kb::UsageError(flag + " " + path + ": cannot write in " + at.string() + " (" + std::strerror(errno) + ")");
+}
+
+// The same for an output directory: an existing writable directory, or a
+// new one whose nearest existing ancestor is a writable directory.
+inline void checkWritableDir(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  std::error_code ec;
+  fs::path p(path);
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec)) throw kb::UsageError(flag + " " + path + ": not a directory");
+    if (::access(path.c_str(), W_OK | X_OK) != 0)
+      throw kb::UsageError(flag + " " + path + ": cannot write (" + std::strerror(errno) + ")");
+    return;
+  }
+  fs::path at = detail::existingAncestor(p);
+  if (!fs::is_directory(at, ec)) throw kb::UsageError(flag + " " + path + ": " + at.string() + " is not a directory");
+  if (::access(at.c_str(), W_OK | X_OK) != 0)
+    throw kb::UsageError(flag + " " + path + ": cannot create it in " + at.string() + " (" + std::strerror(errno) + ")");
+}
+
+// At most one stream on stdout: throws kb::UsageError when more than one of
+// the given flags is "-", e.g. checkOneStdout({{"--json", json}, {"--sarif", sarif}}).
+inline void checkOneStdout(std::initializer_list<std::pair<std::string, std::string>> flags) {
+  std::string first;
+  for (const auto& [flag, value] : flags) {
+    if (value != "-") continue;
+    if (!first.empty())
+      throw kb::UsageError(first + " - and " + flag + " - both write to stdout; send one of them to a file");
+    first = flag;
+  }
+}
+
+// One compact JSON object and a newline on stdout, flushed (JSONL).
+inline void printJsonLine(const kb::Json& j) {
+  std::string line = j.dump(-1, ' ', false, kb::Json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Writes `content` to `path` through a temporary file in the same directory
+// and a rename, so that a reader never sees half a file and an interrupted
+// run leaves the old one. Parent directories are created. Throws kb::Error.
+inline void writeFileAtomic(const std::filesystem::path& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw kb::Error("cannot write " + path.string() + ": " + std::strerror(errno));
+    out << content;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw kb::Error("error writing " + path.string());
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw kb::Error("cannot write " + path.string() + ": " + ec.message());
+  }
+}
+
+// A JSON report: "-" prints one compact line on stdout, a path gets the
+// indented document through writeFileAtomic.
+inline void writeJsonOutput(const std::string& where, const kb::Json& j) {
+  if (where.empty()) return;
+  if (where == "-") {
+    printJsonLine(j);
+    return;
+  }
+  writeFileAtomic(where, j.dump(2, ' ', false, kb::Json::error_handler_t::replace) + "\n");
+}
+
+// An exclusive flock(2) on `lock_path` (created if need be) for the life of
+// the object; a second writer (another process holding it) gets
+// kb::UsageError "... is in use by another process" (exit 2).
+class OutputLock {
+ public:
+  OutputLock() = default;
+  OutputLock(const std::filesystem::path& lock_path, const std::string& what) {
+    std::error_code ec;
+    if (lock_path.has_parent_path()) std::filesystem::create_directories(lock_path.parent_path(), ec);
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw kb::UsageError(what + ": cannot open the lock " + lock_path.string() + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw kb::UsageError(what + " is in use by another process (locked: " + lock_path.string() + ")");
+      throw kb::UsageError(what + ": cannot lock " + lock_path.string() + ": " + std::strerror(err));
+    }
+  }
+  // The lock on a directory itself (its descriptor), so no lock file lands
+  // among its contents.
+  static OutputLock directory(const std::filesystem::path& dir, const std::string& what) {
+    OutputLock l;
+    l.fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (l.fd_ < 0) throw kb::UsageError(what + ": cannot open " + dir.string() + ": " + std::strerror(errno));
+    if (::flock(l.fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      l.release();
+      if (err == EWOULDBLOCK) throw kb::UsageError(what + " is in use by another process (locked)");
+      throw kb::UsageError(what + ": cannot lock " + dir.string() + ": " + std::strerror(err));
+    }
+    return l;
+  }
+  OutputLock(OutputLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  OutputLock& operator=(OutputLock&& o) noexcept {
+    if (this != &o) {
+      release();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  ~OutputLock() { release(); }
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// ---- flag values ------------------------------------------------------------
+
+// "--seeds 0,1,2": comma-separated non-negative integers, the same in every
+// tool. Throws kb::UsageError.
+inline std::vector<uint64_t> parseSeedList(const std::string& s, const std::string& flag = "--seeds") {
+  std::vector<uint64_t> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    bool ok = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos && part.size() <= 19;
+    if (!ok) throw kb::UsageError(flag + " takes comma-separated non-negative integers, not \"" + s + "\"");
+    out.push_back(std::stoull(part));
+  }
+  if (out.empty() || (!s.empty() && s.back() == ','))
+    throw kb::UsageError(flag + " takes comma-separated non-negative integers, not \"" + s + "\"");
+  return out;
+}
+
+// Inputs: an existing path this process may read (a folder: list and
+// enter). As a CLI11 check, so a missing or unreadable input is a usage
+// error (exit 2) before any work, e.g. ->check(kb::tools::readablePath()).
+inline std::string unreadableReason(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return "no such file or folder: " + path;
+    return "cannot read " + path + " (" + std::strerror(errno) + ")";
+  }
+  int mode = S_ISDIR(st.st_mode) ? (R_OK | X_OK) : R_OK;
+  if (::access(path.c_str(), mode) != 0) return "cannot read " + path + " (" + std::strerror(errno) + ")";
+  return "";
+}
+inline CLI::Validator readablePath() {
+  return CLI::Validator([](std::string& v) { return unreadableReason(v); }, "PATH", "READABLE");
+}
+inline void checkReadable(const std::string& path, const std::string& what) {
+  if (std::string why = unreadableReason(path); !why.empty()) throw kb::UsageError(what + ": " + why);
+}
+
+// --device values: cpu, cuda or cuda:N (the device a task runs on).
+inline CLI::Validator deviceValidator(bool allow_cpu = true) {
+  return CLI::Validator(
+      [allow_cpu](std::string& v) -> std::string {
+        if (v == "cuda" || (allow_cpu && v == "cpu")) return "";
+        if (v.rfind("cuda:", 0) == 0 && v.size() > 5 && v.find_first_not_of("0123456789", 5) == std::string::npos)
+          return "";
+        return std::string("must be ") + (allow_cpu ? "cpu, " : "") + "cuda or cuda:N, not \"" + v + "\"";
+      },
+      allow_cpu ? "{cpu,cuda,cuda:N}" : "{cuda,cuda:N}", "DEVICE");
+}
+
+// --arch values: sm_NN, sm_NNa, sm_NNf, compute_NN.
+inline CLI::Validator archValidator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        for (const char* p : {"sm_", "compute_"}) {
+          std::string pre = p;
+          if (v.rfind(pre, 0) != 0) continue;
+          std::string rest = v.substr(pre.size());
+          if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) rest.pop_back();
+          if (rest.size() >= 2 && rest.find_first_not_of("0123456789") == std::string::npos) return "";
+        }
+        return "must be sm_NN, sm_NNa or compute_NN (e.g. sm_90), not \"" + v + "\"";
+      },
+      "ARCH", "ARCH");
+}
+
+// ---- SIGINT / SIGTERM ---------------------------------------------------------
+
+// While one is alive, SIGINT and SIGTERM set a flag instead of killing the
+// process, and (forward_to_children) SIGINT is passed on to the process's
+// children, so that a helper started in the same process group stops as it
+// would on Ctrl-C (scripts/capture.py exits quietly). A second signal of the
+// same kind ends the process at once (exit 128 + signal).
+class StopSignals {
+ public:
+  explicit StopSignals(bool forward_to_children = true) : forward_(forward_to_children) {
+    if (::pipe2(pipe_, O_CLOEXEC) != 0) pipe_[0] = pipe_[1] = -1;
+    self() = this;
+    struct sigaction sa {};
+    sa.sa_handler = &StopSignals::onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    if (pipe_[0] >= 0) watcher_ = std::thread([this] { watch(); });
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    if (pipe_[1] >= 0) {
+      char c = 0;
+      [[maybe_unused]] auto n = ::write(pipe_[1], &c, 1);
+    }
+    if (watcher_.joinable()) watcher_.join();
+    for (int fd : pipe_)
+      if (fd >= 0) ::close(fd);
+    self() = nullptr;
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  static bool stopRequested() { return signal_.load() != 0; }
+  // The signal that asked for the stop (0: none).
+  static int signal() { return signal_.load(); }
+  // The exit code of a clean stop: 128 + the signal.
+  static int exitCode() { return 128 + (signal_.load() ? signal_.load() : SIGINT); }
+
+ private:
+  static StopSignals*& self() {
+    static StopSignals* s = nullptr;
+    return s;
+  }
+  static void onSignal(int sig) {
+    int expected = 0;
+    if (!signal_.compare_exchange_strong(expected, sig) && expected == sig) {
+      ::signal(sig, SIG_DFL);  // the second one: end now
+      ::raise(sig);
+      return;
+    }
+    StopSignals* s = self();
+    if (s && s->pipe_[1] >= 0) {
+      char c = static_cast<char>(sig);
+      [[maybe_unused]] auto n = ::write(s->pipe_[1], &c, 1);
+    }
+  }
+  // Forwards SIGINT to every child of this process (found in /proc).
+  void watch() {
+    char c = 0;
+    while (::read(pipe_[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    if (c == 0 || !forward_) return;  // the destructor, or nothing to pass on
+    const pid_t me = ::getpid();
+    if (DIR* d = ::opendir("/proc")) {
+      while (dirent* e = ::readdir(d)) {
+        pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+        if (pid <= 0) continue;
+        std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        auto close_paren = text.rfind(')');
+        if (close_paren == std::string::npos) continue;
+        std::istringstream rest(text.substr(close_paren + 1));
+        std::string state;
+        long ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == me) ::kill(pid, SIGINT);
+      }
+      ::closedir(d);
+    }
+  }
+
+  static inline std::atomic<int> signal_{0};
+  bool forward_ = true;
+  int pipe_[2] = {-1, -1};
+  struct sigaction old_int_ {}, old_term_ {};
+  std::thread watcher_;
+};
 
 }  // namespace kb::tools

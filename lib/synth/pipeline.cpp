@@ -124,7 +124,7 @@ int runSeeds(const fs::path& catalog_path, bool list_all) {
                     {"composable", c.ops.size()}, {"composable_transformers", c.transformers.size()},
                     {"uncurated", uncurated}, {"excluded", excluded.size()}, {"rules", rules},
                     {"counts", c.counts}, {"excluded_ops", excluded}};
-    std::cout << summary.dump(1) << "\n";
+    printLine(summary);
   }
   std::fprintf(stderr,
                "kbsynth: seeds: %zu operators crawled (torch %s, transformers %s): %zu composable torch operators in "
@@ -202,6 +202,11 @@ int runCompose(const ComposeOptions& o) {
   };
   for (int64_t i = 0; i < o.n; ++i) {
     if (done.count(i)) continue;
+    if (int sig = o.stop_signal ? o.stop_signal() : 0) {
+      stop_reason = "interrupted (signal " + std::to_string(sig) + ")";
+      rc = 128 + sig;
+      break;
+    }
     if (o.stop_after > 0 && made + failed >= o.stop_after) {
       stop_reason = "stopped after " + std::to_string(o.stop_after) + " new tasks (--stop-after)";
       break;
@@ -299,6 +304,8 @@ struct FilterState {
   // stopped unrecorded (a later run resumes it).
   bool has_deadline = false;
   Clock::time_point deadline;
+  // SIGINT / SIGTERM (FilterOptions::stop_signal): treated as a deadline now.
+  std::function<int()> stop_signal;
   // Worker processes started in the current group, and their start-up seconds.
   int starts = 0;
   double startup_seconds = 0;
@@ -307,7 +314,8 @@ struct FilterState {
     writeManifest(run.manifest(), records);
     last_save = Clock::now();
   }
-  bool outOfTime() const { return has_deadline && Clock::now() >= deadline; }
+  int stopSignal() const { return stop_signal ? stop_signal() : 0; }
+  bool outOfTime() const { return (has_deadline && Clock::now() >= deadline) || stopSignal() != 0; }
   double timeLeft() const {
     return has_deadline ? std::chrono::duration<double>(deadline - Clock::now()).count() : 1e9;
   }
@@ -578,6 +586,7 @@ int runFilter(const FilterOptions& o) {
 
   FilterState st;
   st.run = run;
+  st.stop_signal = o.stop_signal;
   st.records = readManifest(run.manifest());
   if (st.records.empty()) throw UsageError(run.manifest().string() + ": no tasks (run kbsynth compose first)");
   if (config.contains("filter") && config["filter"] != settings) {
@@ -750,6 +759,11 @@ int runFilter(const FilterOptions& o) {
   if (stopped) {
     size_t left = 0;
     for (const auto& r : st.records) left += r.value("status", "") == "composed" ? 1 : 0;
+    if (int sig = st.stopSignal()) {
+      std::fprintf(stderr, "kbsynth: filter: interrupted (signal %d) with %zu tasks unfinished; run the same "
+                           "command again to resume\n", sig, left);
+      return 128 + sig;
+    }
     std::fprintf(stderr, "kbsynth: filter: stopped by --time-limit %g s with %zu tasks unfinished; run the same "
                          "command again to resume\n", o.time_limit, left);
     return 1;
@@ -867,7 +881,7 @@ int runStats(const fs::path& out_dir, bool as_json) {
                        {"per_task", total ? wall_total / static_cast<double>(total) : 0.0}};
   if (!eager_ms.empty()) s["eager_ms"] = eager_ms;
   if (as_json) {
-    std::cout << s.dump(1) << "\n";
+    printLine(s);
     return 0;
   }
   FILE* o = as_json ? stderr : stdout;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct ComposeOptions {
   std::filesystem::path catalog;  // empty: defaultCatalogPath()
   LlmOptions llm;
   int64_t stop_after = 0;         // stop after composing this many new tasks (tests of resume); 0: no stop
+  // Polled between tasks: the signal (SIGINT, SIGTERM) that asks for a clean
+  // stop, 0 to go on. A stop saves the manifest and returns 128 + signal.
+  std::function<int()> stop_signal;
 };
 
 struct FilterOptions {
@@ -49,6 +53,10 @@ struct FilterOptions {
   bool bundles = false;             // capture kept tasks as bundles under OUT/tasks
   bool force = false;               // refilter tasks already filtered
   std::string python;
+  // Polled between tasks, as ComposeOptions::stop_signal: no task is started
+  // after a stop, tasks in flight finish and are recorded, the manifest is
+  // saved, no bundles are captured, and runFilter returns 128 + signal.
+  std::function<int()> stop_signal;
 };
 
 // The filter stages in funnel order.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "../cli_parse.h"
 #include "core/error.h"
 #include "core/report.h"
 #ifdef KB_HAVE_CLANG
@@ -42,7 +43,8 @@ BuildOptions buildOptions(const CheckFlags& c) {
 VerifyOptions verifyOptions(const CheckFlags& c) {
   VerifyOptions o;
   o.device = c.device;
-  o.seeds = c.seeds;
+  if (!c.seeds.empty()) o.seeds = parseSeedList(c.seeds);
+  o.precision = c.precision;
   if (c.atol >= 0) o.atol = c.atol;
   if (c.rtol >= 0) o.rtol = c.rtol;
   o.limits.wall_seconds = c.timeout;
@@ -56,15 +58,31 @@ VerifyOptions verifyOptions(const CheckFlags& c) {
   return o;
 }
 
-// Prints the report (JSON or text) and writes --report; returns the exit code.
+// Before any work: the flags' values that CLI11 cannot judge alone, and the
+// output path (an unwritable --json is bad input, exit 2, not a fault found
+// after the build and the verification).
+void checkBeforeWork(const CheckFlags& c) {
+  if (!c.seeds.empty()) parseSeedList(c.seeds);
+  checkWritableFile(c.json, "--json");
+}
+
+// The stop after SIGINT / SIGTERM: what ran was cut short, so no verdict is
+// printed or written (it would charge the solution for the interruption).
+int interrupted() {
+  printError("kbcheck", "interrupted: no verdict written; run the same command again");
+  return StopSignals::exitCode();
+}
+
+// Prints the report (JSON or text) and writes --json; returns the exit code.
 int emit(const CheckFlags& c, const CheckReport& report, const std::string& stage) {
+  if (StopSignals::stopRequested()) return interrupted();
   Json j = report.toJson();
   j["stage"] = stage.empty() ? Json(nullptr) : Json(stage);
   if (c.json == "-") {
-    std::cout << j.dump(2) << "\n";
+    printJsonLine(j);
     return exitCodeFor(report.status);
   }
-  if (!c.json.empty()) writeJsonFile(c.json, j);
+  if (!c.json.empty()) writeJsonOutput(c.json, j);
   if (c.quiet) return exitCodeFor(report.status);
   for (const auto& s : report.stages) {
     if (s.skipped) continue;
@@ -127,27 +145,38 @@ int exitCodeFor(Status status) {
 
 void addBuildFlags(CLI::App& cmd, CheckFlags& c) {
   cmd.add_option("--arch", c.arch, "GPU architecture for nvcc and NVRTC (sm_90, sm_90a, sm_80, ...)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(archValidator());
   cmd.add_option("-j,--jobs", c.jobs, "Translation units compiled at once (0: one per core)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd.add_option("--cache-dir", c.cache_dir,
                  "Build cache (default $KB_CACHE_DIR/build or ~/.cache/kernelbench-rl/build)");
   cmd.add_flag("--no-cache", c.no_cache, "Build even if the cache has this solution, and do not store it");
   cmd.add_option("--nvcc-flag", c.nvcc_flags, "Extra nvcc flag (repeatable; part of the cache key)");
   cmd.add_option("--cxx-flag", c.cxx_flags, "Extra host compiler flag (repeatable; part of the cache key)");
   cmd.add_option("--build-timeout", c.build_timeout, "Seconds one compiler run may take")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   cmd.add_option("--max-errors", c.max_errors, "Compiler diagnostics end after this many errors")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
 }
 
 void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
-  cmd.add_option("--seeds", c.seeds, "Correctness seeds (default: the task's)")->delimiter(',');
-  cmd.add_option("--atol", c.atol, "Absolute tolerance (default: the task's)");
-  cmd.add_option("--rtol", c.rtol, "Relative tolerance (default: the task's)");
+  cmd.add_option("--seeds", c.seeds, "Correctness seeds, comma-separated, e.g. 0,1,2 (default: the task's)")
+      ->type_name("LIST");
+  cmd.add_option("--precision", c.precision,
+                 "Judge by this precision contract instead of the task's (docs/task-format.md): strict "
+                 "(atol = rtol = 1e-4) or paper (1e-2)")
+      ->check(CLI::IsMember({"strict", "paper"}));
+  cmd.add_option("--atol", c.atol, "Absolute tolerance (default: the contract's)")->check(CLI::Range(0.0, 1e30));
+  cmd.add_option("--rtol", c.rtol, "Relative tolerance (default: the contract's)")->check(CLI::Range(0.0, 1e30));
   cmd.add_option("--timeout", c.timeout, "Wall-clock seconds for the candidate's worker, start-up included")
-      ->capture_default_str();
-  cmd.add_option("--cpu-time", c.cpu_time, "CPU seconds for the worker (default: the timeout)");
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  cmd.add_option("--cpu-time", c.cpu_time, "CPU seconds for the worker (default: the timeout)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{86400}));
   cmd.add_option("--memory-limit", c.memory_mib, "Host memory (MiB) the worker may use above its start-up (0: no limit)")
       ->capture_default_str();
   cmd.add_option("--scratch-limit", c.scratch_mib, "Scratch memory (MiB) one call may allocate")
@@ -160,12 +189,12 @@ void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
 }
 
 void addOutputFlags(CLI::App& cmd, CheckFlags& c) {
-  cmd.add_option("--json", c.json, "Write the JSON report to FILE ('-' for stdout, instead of the text)")
+  cmd.add_option("--json", c.json, "Write the JSON report to FILE ('-': one line on stdout, instead of the text)")
       ->type_name("FILE");
   cmd.add_flag("-q,--quiet", c.quiet, "No text report");
 }
 
-void addBuildCommand(CLI::App& app, int* exit_code) {
+void addBuildCommand(CLI::App& app, std::function<int()>* command) {
   auto c = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "build",
@@ -181,7 +210,9 @@ void addBuildCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--device-only", c->device_only, "Only check the device code of the .cu files (NVRTC)");
   addBuildFlags(*cmd, *c);
   addOutputFlags(*cmd, *c);
-  cmd->callback([c, exit_code] {
+  cmd->callback([c, command] { *command = [c] {
+    checkBeforeWork(*c);
+    StopSignals stop;
     CheckReport report;
     report.started_at = nowIso8601();
     Solution solution = loadSolution(c->solution);
@@ -198,11 +229,11 @@ void addBuildCommand(CLI::App& app, int* exit_code) {
     report.message = s.status == Status::Ok ? "" : "build: " + built.message;
     report.seconds = s.seconds;
     report.finished_at = nowIso8601();
-    *exit_code = emit(*c, report, "build");
-  });
+    return emit(*c, report, "build");
+  }; });
 }
 
-void addVerifyCommand(CLI::App& app, int* exit_code) {
+void addVerifyCommand(CLI::App& app, std::function<int()>* command) {
   auto c = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "verify",
@@ -213,24 +244,30 @@ void addVerifyCommand(CLI::App& app, int* exit_code) {
       "hack_detected, compile_error or infra_error.");
   positionalTask(*cmd, *c);
   positionalSolution(*cmd, *c);
-  cmd->add_option("--device", c->device, "cuda, cuda:N or cpu (CPU solutions)")->capture_default_str();
+  cmd->add_option("--device", c->device, "cuda, cuda:N or cpu (CPU solutions)")
+      ->capture_default_str()
+      ->check(deviceValidator());
   addBuildFlags(*cmd, *c);
   addVerifyFlags(*cmd, *c);
   addOutputFlags(*cmd, *c);
-  cmd->callback([c, exit_code] {
+  cmd->callback([c, command] { *command = [c] {
+    checkBeforeWork(*c);
     CheckOptions o;
     o.build = buildOptions(*c);
     o.verify = verifyOptions(*c);
+    StopSignals stop;
     CheckReport report = runCheck(c->task, c->solution, o);
-    *exit_code = emit(*c, report, "verify");
-  });
+    return emit(*c, report, "verify");
+  }; });
 }
 
 void addCheckOptions(CLI::App& app, CheckFlags& c) {
   app.add_option("TASK", c.task, "Task bundle directory (with SOLUTION_DIR: static -> build -> verify)")
       ->check(CLI::ExistingDirectory);
   app.add_option("SOLUTION_DIR", c.solution, "Solution directory")->check(CLI::ExistingDirectory);
-  app.add_option("--device", c.device, "cuda, cuda:N or cpu (CPU solutions)")->capture_default_str();
+  app.add_option("--device", c.device, "cuda, cuda:N or cpu (CPU solutions)")
+      ->capture_default_str()
+      ->check(deviceValidator());
   app.add_flag("--device-only", c.device_only, "Stop after checking device code with NVRTC");
   addBuildFlags(app, c);
   addVerifyFlags(app, c);
@@ -239,11 +276,13 @@ void addCheckOptions(CLI::App& app, CheckFlags& c) {
 
 int runCheckCommand(const CheckFlags& c, const StaticStage& static_stage) {
   if (c.task.empty() || c.solution.empty())
-    throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see --help)");
+    throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see kbcheck --help)");
+  checkBeforeWork(c);
   CheckOptions o;
   o.static_stage = static_stage;
   o.build = buildOptions(c);
   o.verify = verifyOptions(c);
+  StopSignals stop;
   CheckReport report = runCheck(c.task, c.solution, o);
   return emit(c, report, "");
 }

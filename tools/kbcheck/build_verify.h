@@ -3,17 +3,18 @@
 //
 //   kb::tools::CheckFlags check;
 //   kb::tools::addCheckOptions(app, check);          // TASK SOLUTION_DIR + flags
-//   kb::tools::addBuildCommand(app, &exit_code);     // kbcheck build ...
-//   kb::tools::addVerifyCommand(app, &exit_code);    // kbcheck verify ...
-//   app.parse(argc, argv);
-//   if (app.get_subcommands().empty())
-//     exit_code = kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
+//   kb::tools::addBuildCommand(app, &command);       // kbcheck build ...
+//   kb::tools::addVerifyCommand(app, &command);      // kbcheck verify ...
+//   parseOrExit(app, ...);
+//   exit_code = command ? command() : kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
 //
 // Exit codes: 0 ok; 1 the solution failed a stage (static_violation,
 // compile_error, runtime_error, timeout, crash, incorrect, hack_detected);
-// 2 bad input (kb::UsageError, thrown to main); 3 infra_error.
+// 2 bad input (kb::UsageError, thrown to main); 3 infra_error; 130 / 143
+// stopped by SIGINT / SIGTERM (no verdict written). docs/cli.md.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ struct CheckFlags {
   int max_errors = 5;
   // verify
   std::string device = "cuda";
-  std::vector<uint64_t> seeds;
+  std::string seeds;  // "0,1,2" (kb::tools::parseSeedList); empty: the task's
   double atol = -1, rtol = -1;
+  std::string precision;  // "" (the task's contract), "strict" or "paper"
   double timeout = 60;
   uint64_t cpu_time = 0;          // 0: the wall-clock limit, rounded up
   uint64_t memory_mib = 4096;
@@ -55,10 +57,11 @@ void addBuildFlags(CLI::App& cmd, CheckFlags& c);
 void addVerifyFlags(CLI::App& cmd, CheckFlags& c);
 void addOutputFlags(CLI::App& cmd, CheckFlags& c);
 
-// kbcheck build SOLUTION_DIR; the exit code lands in *exit_code.
-void addBuildCommand(CLI::App& app, int* exit_code);
+// kbcheck build SOLUTION_DIR; when chosen, *command is set to its work
+// (which returns the exit code).
+void addBuildCommand(CLI::App& app, std::function<int()>* command);
 // kbcheck verify TASK SOLUTION_DIR (builds first, from the cache when it can)
-void addVerifyCommand(CLI::App& app, int* exit_code);
+void addVerifyCommand(CLI::App& app, std::function<int()>* command);
 // TASK SOLUTION_DIR and every flag, on `app` itself, for the combined run.
 void addCheckOptions(CLI::App& app, CheckFlags& c);
 

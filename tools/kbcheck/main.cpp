@@ -1,9 +1,11 @@
 // kbcheck: static check, build and verification of a CUDA solution. A thin
-// driver: each subcommand parses its flags and calls lib/.
-#include <iostream>
+// driver: each subcommand parses its flags and calls lib/. The command-line
+// contract (exit codes, messages, outputs) is docs/cli.md.
+#include <functional>
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "core/error.h"
 #include "kb_config.h"
 #ifdef KB_HAVE_CLANG
@@ -17,30 +19,22 @@ int main(int argc, char** argv) {
                "  kbcheck static [TASK] SOLUTION_DIR  the Clang policy checker\n"
                "  kbcheck build SOLUTION_DIR        compile (cached) into solution.so\n"
                "  kbcheck verify TASK SOLUTION_DIR  build, run in a sandboxed worker, compare\n"
-               "Exit status: 0 ok, 1 the solution failed a stage, 2 bad input, 3 infra_error."};
+               "Exit status: 0 ok, 1 the solution failed a stage, 2 bad usage or input (before any work),\n"
+               "3 infra_error, 130 stopped by SIGINT (no verdict). See docs/cli.md.",
+               "kbcheck"};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", KB_VERSION);
-  int exit_code = 0;
+  app.set_version_flag("--version", std::string("kbcheck ") + KB_VERSION, "Print the version and exit");
+  std::function<int()> command;  // the chosen subcommand's work, set by its callback
 #ifdef KB_HAVE_CLANG
-  kb::tools::addStaticCommand(app, &exit_code);
+  kb::tools::addStaticCommand(app, &command);
 #endif
-  kb::tools::addBuildCommand(app, &exit_code);
-  kb::tools::addVerifyCommand(app, &exit_code);
+  kb::tools::addBuildCommand(app, &command);
+  kb::tools::addVerifyCommand(app, &command);
   kb::tools::CheckFlags check;
   kb::tools::addCheckOptions(app, check);
-  try {
-    app.parse(argc, argv);
-    if (app.get_subcommands().empty())
-      exit_code = kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  } catch (const kb::UsageError& e) {
-    std::cerr << "kbcheck: error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "kbcheck: internal error: " << e.what() << '\n';
-    return 3;
-  }
-  return exit_code;
+  if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbcheck")) return *rc;
+  return kb::tools::runGuarded("kbcheck", [&] {
+    if (command) return command();
+    return kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
+  });
 }

@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/report.h"
 #include "solution/solution.h"
+#include "../cli_parse.h"
 
 namespace fs = std::filesystem;
 
@@ -39,15 +40,12 @@ std::string taskIdOf(const fs::path& task) {
   return fs::canonical(task).filename().string();
 }
 
-void writeJson(const std::string& where, const Json& j) {
-  if (where == "-") {
-    std::cout << j.dump(2) << '\n';
-  } else {
-    writeJsonFile(where, j);
-  }
-}
-
 int runStatic(const StaticFlags& flags) {
+  // Outputs first: a path that cannot be written is bad input (exit 2), found
+  // before the parses.
+  checkOneStdout({{"--json", flags.json_out}, {"--sarif", flags.sarif_out}});
+  checkWritableFile(flags.json_out, "--json");
+  checkWritableFile(flags.sarif_out, "--sarif");
   ReportHeader header;
   header.tool = "kbcheck";
   header.stage = "static";
@@ -83,8 +81,8 @@ int runStatic(const StaticFlags& flags) {
               << statusName(header.status) << '\n';
   }
   if (!flags.json_out.empty())
-    writeJson(flags.json_out, analyze::staticReportJson(header, solution, policy, result));
-  if (!flags.sarif_out.empty()) writeJson(flags.sarif_out, analyze::sarifJson(solution, result));
+    writeJsonOutput(flags.json_out, analyze::staticReportJson(header, solution, policy, result));
+  if (!flags.sarif_out.empty()) writeJsonOutput(flags.sarif_out, analyze::sarifJson(solution, result));
 
   switch (header.status) {
     case Status::Ok: return 0;
@@ -95,7 +93,7 @@ int runStatic(const StaticFlags& flags) {
 
 }  // namespace
 
-void addStaticCommand(CLI::App& app, int* exit_code) {
+void addStaticCommand(CLI::App& app, std::function<int()>* command) {
   auto flags = std::make_shared<StaticFlags>();
   CLI::App* cmd = app.add_subcommand(
       "static",
@@ -106,24 +104,28 @@ void addStaticCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("paths", flags->paths, "[TASK_DIR] SOLUTION_DIR (the task only names the report)")
       ->required()
       ->expected(1, 2);
-  cmd->add_option("--json", flags->json_out, "Write the JSON report to FILE ('-' for stdout)")
+  cmd->add_option("--json", flags->json_out, "Write the JSON report to FILE ('-': one line on stdout)")
       ->type_name("FILE");
-  cmd->add_option("--sarif", flags->sarif_out, "Write findings as SARIF 2.1.0 to FILE ('-' for stdout)")
+  cmd->add_option("--sarif", flags->sarif_out, "Write findings as SARIF 2.1.0 to FILE ('-': one line on stdout; not with --json -)")
       ->type_name("FILE");
   cmd->add_option("--policy", flags->policy, "Policy file (default: policy/default.json, or $KB_POLICY)")
       ->type_name("FILE");
-  cmd->add_option("--arch", flags->arch, "GPU architecture of the device-side parse")
-      ->capture_default_str();
+  cmd->add_option("--arch", flags->arch, "GPU architecture of the device-side parse (sm_NN or sm_NNa)")
+      ->capture_default_str()
+      ->check(archValidator());
   cmd->add_option("--cuda-path", flags->cuda_path, "CUDA toolkit root (default: $KB_CUDA_PATH or the build's)");
   cmd->add_option("--cache-dir", flags->cache_dir, "Where precompiled headers are kept");
-  cmd->add_option("-j,--jobs", flags->jobs, "Parallel parses (default: all cores)");
+  cmd->add_option("-j,--jobs", flags->jobs, "Parallel parses (0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1024u));
   cmd->add_flag("-q,--quiet", flags->quiet, "No diagnostics on stderr");
   cmd->footer(
       "Exit status: 0 clean (warnings allowed), 1 violations or sources that do not parse, "
-      "2 bad usage or unreadable input, 3 the checker itself failed (infra_error).\n"
+      "2 bad usage, unreadable input or an output that cannot be written (before any parse), "
+      "3 the checker itself failed (infra_error).\n"
       "Example: kbcheck static testdata/solutions/gemm_bias_relu --json report.json\n"
       "Rules and the policy format: docs/rules/, docs/policy.md.");
-  cmd->callback([flags, exit_code] { *exit_code = runStatic(*flags); });
+  cmd->callback([flags, command] { *command = [flags] { return runStatic(*flags); }; });
 }
 
 }  // namespace kb::tools

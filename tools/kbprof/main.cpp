@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_parse.h"
 #include "build/build.h"
 #include "core/error.h"
 #include "kb_config.h"
@@ -24,8 +25,15 @@ struct Flags {
 };
 
 int exitCode(kb::Status s) {
-  if (s == kb::Status::Ok) return 0;
-  return s == kb::Status::InfraError ? 3 : 1;
+  if (s == kb::Status::Ok) return kb::tools::kExitOk;
+  return s == kb::Status::InfraError ? kb::tools::kExitInfra : kb::tools::kExitFailed;
+}
+
+// The stop after SIGINT / SIGTERM: the timings were cut short, so nothing is
+// printed or written (docs/cli.md).
+int interrupted() {
+  kb::tools::printError("kbprof", "interrupted: no report written; run the same command again");
+  return kb::tools::StopSignals::exitCode();
 }
 
 kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch);
@@ -64,9 +72,9 @@ int run(const Flags& f) {
   kb::BuildResult built = kb::buildSolution(sol, bo);
   if (built.status != kb::Status::Ok) {
     prepared.reset();  // the workers leave before any candidate code
+    if (kb::tools::StopSignals::stopRequested()) return interrupted();
     kb::Json j = failedBuildReport(f, built);
-    if (f.json == "-") std::cout << j.dump(2) << "\n";
-    else if (!f.json.empty()) kb::writeJsonFile(f.json, j);
+    kb::tools::writeJsonOutput(f.json, j);
     if (!f.quiet && f.json != "-")
       std::cout << "kbprof: " << kb::statusName(built.status) << ": " << built.message << "\n" << built.diagnostics;
     return exitCode(built.status);
@@ -101,12 +109,13 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
 }
 
 int report(const Flags& f, const kb::ProfileResult& r, const kb::BuildResult* built) {
+  if (kb::tools::StopSignals::stopRequested()) return interrupted();
   kb::Json j = r.toJson();
   j["build"] = built ? built->toJson() : kb::Json(nullptr);
   if (f.json == "-") {
-    std::cout << j.dump(2) << "\n";
+    kb::tools::printJsonLine(j);
   } else {
-    if (!f.json.empty()) kb::writeJsonFile(f.json, j);
+    kb::tools::writeJsonOutput(f.json, j);
     if (!f.quiet) std::cout << kb::renderProfileText(r, static_cast<std::size_t>(f.kernels));
   }
   return exitCode(r.status);
@@ -132,7 +141,9 @@ int main(int argc, char** argv) {
       "kernels (name, launches, total and mean time, share): what to optimise next. --json writes the\n"
       "report (docs/kbprof.md), which kbreward reads.\n\n"
       "Exit status: 0 ok, 1 the solution failed (compile_error, runtime_error, timeout, crash, incorrect,\n"
-      "hack_detected), 2 bad input, 3 infra_error."};
+      "hack_detected), 2 bad usage or input (before any work), 3 infra_error, 130 stopped by SIGINT\n"
+      "(no report). See docs/cli.md.",
+      "kbprof"};
   Flags f;
   app.add_option("TASK", f.task, "Task bundle directory (task.json, model.py, reference.pt)")
       ->required()
@@ -144,10 +155,13 @@ int main(int argc, char** argv) {
   app.add_option("--device", f.device,
                  "cuda or cuda:N; cpu times a CPU solution with the host clock (no CUPTI, no L2 flush: "
                  "for CPU tasks and the harness's own tests, not GPU speed-ups)")
-      ->capture_default_str();
-  app.add_option("--json", f.json, "Write the JSON report to FILE ('-': stdout instead of the table)");
+      ->capture_default_str()
+      ->check(kb::tools::deviceValidator());
+  app.add_option("--json", f.json, "Write the JSON report to FILE ('-': one line on stdout instead of the table)")
+      ->type_name("FILE");
   app.add_flag("-q,--quiet", f.quiet, "No table on stdout");
-  app.add_option("--arch", f.arch, "GPU architecture for the build and the compiled baseline (default: asked of nvidia-smi)");
+  app.add_option("--arch", f.arch, "GPU architecture for the build and the compiled baseline (default: asked of nvidia-smi)")
+      ->check(kb::tools::archValidator());
   app.add_option("--cache-dir", f.cache_dir, "Build cache directory (default: kbcheck's)");
   app.add_option("--baseline-cache", f.baseline_cache,
                  "Baseline timing cache (default: $KB_BASELINE_CACHE or ~/.cache/kernelbench-rl/baselines)");
@@ -157,7 +171,7 @@ int main(int argc, char** argv) {
   app.add_option("--target-ci", f.target_ci, "Stop when every median's 95% interval is within ± this fraction")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 0.5));
-  app.add_option("--budget-s", f.budget, "... or when the timed rounds took this many seconds")
+  app.add_option("--budget,--budget-s", f.budget, "... or when the timed rounds took this many seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("--warmup", f.warmup, "Untimed calls of each participant first")->capture_default_str()->check(CLI::Range(0, 1000));
@@ -190,26 +204,22 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(3, 10000));
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   app.add_flag("--keep-workdir", f.keep_workdir, "Keep the worker's directory (request, result channel)");
   app.add_flag("--late-start", f.late_start,
                "Start the candidate's worker after the build and the reference worker after it, instead of both "
                "beside the build (slower; for comparing the two)");
   app.add_option("--python", f.python, "Python with torch, for building the compiled baseline");
-  app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")->capture_default_str();
-  app.set_version_flag("--version", KB_VERSION);
-  try {
-    app.parse(argc, argv);
+  app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  app.set_version_flag("--version", std::string("kbprof ") + KB_VERSION, "Print the version and exit");
+  if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbprof")) return *rc;
+  return kb::tools::runGuarded("kbprof", [&] {
     if (f.max_rounds < f.min_rounds) throw kb::UsageError("--max-rounds is below --min-rounds");
+    kb::tools::checkWritableFile(f.json, "--json");  // before any work: an unwritable output is exit 2
+    kb::tools::StopSignals stop;
     return run(f);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  } catch (const kb::UsageError& e) {
-    std::cerr << "kbprof: error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "kbprof: internal error: " << e.what() << '\n';
-    return 3;
-  }
+  });
 }

@@ -14,6 +14,7 @@
 
 #include "../cli_parse.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/json.h"
 #include "core/report.h"
 #include "kb_config.h"
@@ -54,16 +55,20 @@ Examples:
   kbsynth compose -n 300 --seed 1 -o run && kbsynth filter run --device cuda --reference KernelBench/
 
 Python (with torch) runs from --python, $KB_PYTHON or /opt/kb-venv/bin/python3.
-Exit status: 0 done, 1 some task failed (import/export with --strict, check,
-baseline), 2 bad input (one line on stderr), 3 infrastructure failure.
-See docs/kbsynth.md and docs/task-format.md.)";
+Exit status: 0 done, 1 some task failed (import: none imported, or any with
+--strict; export with --strict; check; baseline; similarity), 2 bad usage or
+input, found before any work (one line on stderr), 3 infrastructure failure,
+130 / 143 stopped cleanly by SIGINT / SIGTERM (what was done is kept and
+reported). See docs/cli.md, docs/kbsynth.md and docs/task-format.md.)";
 
 struct Counts {
   std::map<std::string, int> by_reason;
-  int ok = 0, failed = 0;
+  int ok = 0, failed = 0, interrupted = 0;
   void add(const kb::Json& r) {
     if (r.value("status", "") == "ok") {
       ++ok;
+    } else if (r.value("status", "") == "interrupted") {
+      ++interrupted;
     } else {
       ++failed;
       ++by_reason[r.value("reason", "unknown")];
@@ -71,24 +76,25 @@ struct Counts {
   }
   std::string summary(const std::string& verb) const {
     std::ostringstream s;
-    s << verb << " " << ok << " of " << ok + failed << " tasks";
+    s << verb << " " << ok << " of " << ok + failed + interrupted << " tasks";
     if (failed) {
       s << "; skipped " << failed << ":";
       for (const auto& [reason, n] : by_reason) s << " " << reason << "=" << n;
     }
+    if (interrupted) s << "; " << interrupted << " not done (interrupted)";
     return s.str();
   }
   kb::Json json() const {
-    kb::Json j = {{"total", ok + failed}, {"ok", ok}, {"failed", failed}, {"by_reason", kb::Json::object()}};
+    kb::Json j = {{"total", ok + failed + interrupted}, {"ok", ok}, {"failed", failed},
+                  {"interrupted", interrupted}, {"by_reason", kb::Json::object()}};
     for (const auto& [reason, n] : by_reason) j["by_reason"][reason] = n;
     return j;
   }
 };
 
-void printLine(const kb::Json& j) {
-  std::cout << j.dump() << '\n';
-  std::cout.flush();
-}
+void printLine(const kb::Json& j) { kb::tools::printJsonLine(j); }
+
+bool stopped() { return kb::tools::StopSignals::stopRequested(); }
 
 std::string deviceArg(const std::string& d) {
   if (d == "none" || d == "cpu" || d == "cuda" || d.rfind("cuda:", 0) == 0) return d;
@@ -151,7 +157,11 @@ std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, co
   for (const auto& line : r.lines) results[line.value("dir", "")] = line;
   for (const auto& j : jobs) {
     std::string dir = j["dir"].get<std::string>();
-    if (!results.count(dir))
+    if (results.count(dir)) continue;
+    if (stopped())  // SIGINT / SIGTERM: not done, not the task's fault
+      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "interrupted"}, {"reason", "interrupted"},
+                      {"message", "stopped before this task was captured"}};
+    else
       results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "failed"}, {"reason", "internal_error"},
                       {"message", "capture.py stopped before this task (exit " + std::to_string(r.exit_code) + ")"}};
   }
@@ -166,7 +176,7 @@ std::map<std::string, kb::Json> runBaseline(const std::vector<std::string>& dirs
   if (force) args.push_back("--force");
   args.insert(args.end(), dirs.begin(), dirs.end());
   size_t done = 0;
-  kb::ScriptResult r = kb::runScript(python, "baseline.py", args, [&](const kb::Json& line) {
+  kb::ScriptResult r = kb::runBaselineScript(python, args, [&](const kb::Json& line) {
     ++done;
     std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s\n", done, dirs.size(), line.value("id", "?").c_str(),
                  line.value("status", "") == "failed"
@@ -200,6 +210,7 @@ struct CaptureOptions {
   std::string python;
   std::string report;
   bool strict = false;
+  bool skip_existing = false;  // import: keep bundles already captured from the same program
   int init_seed = -1;
 };
 
@@ -223,7 +234,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
       e["removed"] = true;
     }
   }
-  if (o.compiled != "none") {
+  if (o.compiled != "none" && !stopped()) {
     auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, kb::pythonPath(o.python));
     for (auto& e : entries) {
       auto it = built.find(e.value("dir", ""));
@@ -248,24 +259,48 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     report["summary"]["compiled"] = {{"device", o.compiled}, {"ok", built}, {"failed", failed}};
   }
   report["tasks"] = entries;
+  if (stopped()) report["interrupted"] = true;
   fs::path report_path = o.report.empty() ? report_default : fs::path(o.report);
-  if (!report_path.empty()) {
-    if (report_path.has_parent_path()) fs::create_directories(report_path.parent_path());
-    kb::writeJsonFile(report_path, report);
+  if (!report_path.empty()) kb::tools::writeJsonOutput(report_path.string(), report);
+  const std::string done = counts.summary(stage == "import" ? "imported" : "exported");
+  const std::string where = report_path.empty() ? "" : " (report: " + report_path.string() + ")";
+  if (stopped()) {
+    // One line: what was done, where it is written, how to go on.
+    std::fprintf(stderr, "kbsynth: interrupted: %s%s; unfinished bundles removed; run the same command%s to %s\n",
+                 done.c_str(), where.c_str(), stage == "import" ? " with --skip-existing" : "",
+                 stage == "import" ? "resume" : "capture the rest");
+    return kb::tools::StopSignals::exitCode();
   }
-  std::fprintf(stderr, "kbsynth: %s%s\n", counts.summary(stage == "import" ? "imported" : "exported").c_str(),
-               report_path.empty() ? "" : (" (report: " + report_path.string() + ")").c_str());
+  std::fprintf(stderr, "kbsynth: %s%s\n", done.c_str(), where.c_str());
   if (o.compiled != "none")
     std::fprintf(stderr, "kbsynth: compiled baselines (%s): %d built or cached, %d failed\n", o.compiled.c_str(),
                  report["summary"]["compiled"]["ok"].get<int>(), report["summary"]["compiled"]["failed"].get<int>());
-  if (o.strict && counts.failed) return 1;
-  return 0;
+  if (counts.ok == 0 && counts.failed > 0) return kb::tools::kExitFailed;  // nothing imported / exported
+  if (o.strict && counts.failed) return kb::tools::kExitFailed;
+  return kb::tools::kExitOk;
+}
+
+// Whether DIR holds a complete bundle captured from exactly this model.py
+// (import --skip-existing).
+bool capturedFrom(const fs::path& dir, const std::string& code) {
+  if (!fs::exists(dir / "task.json") || !fs::exists(dir / "model.py")) return false;
+  try {
+    kb::TaskBundle b = kb::openBundle(dir);  // files present and unchanged
+    std::string want = kb::sha256Hex(code);
+    std::string have = b.info.json.value("files", kb::Json::object()).value("model.py", "");
+    return have == want || have == "sha256:" + want;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 int cmdImport(const std::vector<std::string>& sources, const std::string& out_dir, const kb::ImportOptions& io,
               const CaptureOptions& o) {
   std::string started = kb::nowIso8601();
   if (out_dir.empty()) throw kb::UsageError("import needs -o OUT (the folder that receives the bundles)");
+  // Outputs before any work: an unwritable OUT or --report is bad input.
+  kb::tools::checkWritableDir(out_dir, "-o/--out");
+  kb::tools::checkWritableFile(o.report, "--report");
   std::vector<kb::ImportItem> items;
   for (const auto& s : sources) {
     auto found = kb::findProblems(s, io);
@@ -273,6 +308,9 @@ int cmdImport(const std::vector<std::string>& sources, const std::string& out_di
   }
   if (items.empty()) throw kb::UsageError("no problems found in the given sources");
   fs::path out = fs::absolute(out_dir).lexically_normal();
+  fs::create_directories(out);
+  kb::tools::OutputLock lock = kb::tools::OutputLock::directory(out, "-o/--out " + out_dir);
+  kb::tools::StopSignals stop;  // SIGINT: capture.py stops, the report says what was done
   std::vector<kb::Json> entries, jobs;
   std::set<std::string> ids, created;
   for (auto& item : items) {
@@ -290,6 +328,11 @@ int cmdImport(const std::vector<std::string>& sources, const std::string& out_di
     }
     fs::path dir = out / item.id;
     e["dir"] = dir.string();
+    if (o.skip_existing && capturedFrom(dir, item.code)) {
+      e.update({{"status", "ok"}, {"skipped", "already captured from this program (--skip-existing)"}});
+      entries.push_back(e);
+      continue;
+    }
     if (!fs::exists(dir)) created.insert(dir.string());
     fs::create_directories(dir);
     {
@@ -306,14 +349,17 @@ int cmdImport(const std::vector<std::string>& sources, const std::string& out_di
     jobs.push_back(job);
     entries.push_back(e);
   }
-  std::fprintf(stderr, "kbsynth: importing %zu problems into %s\n", items.size(), out.string().c_str());
+  std::fprintf(stderr, "kbsynth: importing %zu problems into %s\n", jobs.size(), out.string().c_str());
   auto captured = runCapture(jobs, kb::pythonPath(o.python));
+  for (auto& e : entries)  // --skip-existing: the kept bundles count as done
+    if (e.contains("skipped")) captured[e["dir"].get<std::string>()] = e;
   return finishCapture("import", started, entries, captured, created, o, out / "import-report.json");
 }
 
 int cmdExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o) {
   std::string started = kb::nowIso8601();
   if (!id.empty() && bundles.size() != 1) throw kb::UsageError("--id needs exactly one bundle");
+  kb::tools::checkWritableFile(o.report, "--report");
   std::vector<kb::Json> entries, jobs;
   for (const auto& b : bundles) {
     fs::path dir = fs::absolute(b).lexically_normal();
@@ -331,6 +377,7 @@ int cmdExport(const std::vector<std::string>& bundles, const std::string& id, co
     jobs.push_back(job);
     entries.push_back({{"id", job["id"]}, {"dir", dir.string()}});
   }
+  kb::tools::StopSignals stop;
   auto captured = runCapture(jobs, kb::pythonPath(o.python));
   return finishCapture("export", started, entries, captured, {}, o, "");
 }
@@ -472,29 +519,11 @@ int cmdInfo(const std::vector<std::string>& bundles) {
   return 0;
 }
 
-std::vector<uint64_t> parseSeeds(const std::string& s) {
-  std::vector<uint64_t> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    try {
-      size_t used = 0;
-      unsigned long long v = std::stoull(part, &used);
-      if (used != part.size()) throw std::invalid_argument(part);
-      out.push_back(v);
-    } catch (const std::exception&) {
-      throw kb::UsageError("--seeds takes a comma-separated list of non-negative integers, not \"" + s + "\"");
-    }
-  }
-  if (out.empty()) throw kb::UsageError("--seeds is empty");
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{kIntro, "kbsynth"};
-  app.set_version_flag("--version", std::string("kbsynth ") + KB_VERSION);
+  app.set_version_flag("--version", std::string("kbsynth ") + KB_VERSION, "Print the version and exit");
   app.require_subcommand(1);
   app.fallthrough();  // --python may follow the subcommand
 
@@ -511,16 +540,22 @@ int main(int argc, char** argv) {
       "layout; ids <prefix>/<row>), or single model.py files (id file/<name>). Each program is run under "
       "PyTorch and captured; bad ones are reported with a reason and skipped. Prints one JSON line per task, "
       "writes OUT/import-report.json.");
-  imp->add_option("sources", sources, "KernelBench folders, .jsonl/.parquet datasets, .py files")->required();
+  imp->add_option("sources", sources, "KernelBench folders, .jsonl/.parquet datasets, .py files")
+      ->required()
+      ->check(kb::tools::readablePath());
   imp->add_option("-o,--out", out_dir, "Folder that receives the bundles")->required();
-  imp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N");
+  imp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N")
+      ->check(CLI::IsMember({"none"}) | kb::tools::deviceValidator());
   imp->add_option("--weights", co.weights, "Compiled baseline weights: external (default; supplied at load) or in_package")
       ->check(CLI::IsMember({"external", "in_package"}));
   imp->add_option("--id", io.id, "Task id for a single .py source");
   imp->add_option("--id-prefix", io.id_prefix, "Id prefix for dataset rows and plain folders (default: the file or folder name)");
   imp->add_option("--init-seed", co.init_seed, "torch.manual_seed before Model(*get_init_inputs()) (default 42)");
   imp->add_option("--report", co.report, "Where to write the JSON report (default OUT/import-report.json)");
-  imp->add_flag("--strict", co.strict, "Exit 1 when any task failed");
+  imp->add_flag("--strict", co.strict, "Exit 1 when any task failed (without it: only when none was imported)");
+  imp->add_flag("--skip-existing", co.skip_existing,
+                "Keep bundles in OUT already captured from the same model.py instead of capturing them again "
+                "(resumes an interrupted import)");
 
   std::vector<std::string> bundles;
   std::string export_id;
@@ -528,9 +563,10 @@ int main(int argc, char** argv) {
       "(Re)capture bundles from their model.py: reference.pt (torch.jit.script, else torch.jit.trace; weights "
       "from the init seed), the input generator (inputs.pt or a recorded spec) and task.json. Id, provenance, "
       "tolerances and seeds of an existing task.json are kept.");
-  exp->add_option("bundles", bundles, "Bundle folders holding model.py")->required();
+  exp->add_option("bundles", bundles, "Bundle folders holding model.py")->required()->check(kb::tools::readablePath());
   exp->add_option("--id", export_id, "Task id (one bundle; default: from task.json, else file/<folder>)");
-  exp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N");
+  exp->add_option("--compiled", co.compiled, "Also build the torch.compile baseline for: none (default), cpu, cuda, cuda:N")
+      ->check(CLI::IsMember({"none"}) | kb::tools::deviceValidator());
   exp->add_option("--weights", co.weights, "Compiled baseline weights: external (default) or in_package")
       ->check(CLI::IsMember({"external", "in_package"}));
   exp->add_option("--init-seed", co.init_seed, "Init seed (default: task.json's, else 42)");
@@ -543,8 +579,8 @@ int main(int argc, char** argv) {
   auto* base = app.add_subcommand("baseline",
       "Build the torch.compile baseline compiled/<arch>.pt2 (torch.export + AOTInductor) for a device, unless "
       "a current one is cached. Run on the machine whose device it is for (cuda on the GPU machine).");
-  base->add_option("bundles", bundles, "Bundle folders")->required();
-  base->add_option("--device", device, "cpu (default), cuda or cuda:N");
+  base->add_option("bundles", bundles, "Bundle folders")->required()->check(kb::tools::readablePath());
+  base->add_option("--device", device, "cpu (default), cuda or cuda:N")->check(kb::tools::deviceValidator());
   base->add_flag("--force", force, "Rebuild even when a current package exists");
   base->add_option("--weights", weights, "external (default; weights out of the package, supplied at load) or in_package")
       ->check(CLI::IsMember({"external", "in_package"}));
@@ -557,18 +593,19 @@ int main(int argc, char** argv) {
       "the compiled baseline outputs against the original model.py run by Python. Prints max abs diffs (and "
       "with --time, C++ vs Python milliseconds per call) as one JSON line per bundle; exit 1 if any exceeds "
       "--max-diff.");
-  chk->add_option("bundles", bundles, "Bundle folders")->required();
-  chk->add_option("--device", ck.device, "cpu (default), cuda or cuda:N");
-  chk->add_option("--seeds", seeds, "Comma-separated seeds (default 0,1,2)");
+  chk->add_option("bundles", bundles, "Bundle folders")->required()->check(kb::tools::readablePath());
+  chk->add_option("--device", ck.device, "cpu (default), cuda or cuda:N")->check(kb::tools::deviceValidator());
+  chk->add_option("--seeds", seeds, "Seeds, comma-separated (default 0,1,2)")->type_name("LIST");
   chk->add_flag("--no-compiled", no_compiled, "Skip the compiled baseline");
-  chk->add_option("--max-diff", ck.max_diff, "Largest max abs diff accepted (default 1e-5)");
-  chk->add_option("--time", ck.time_iters, "Also time eager and compiled with ITERS calls per round (0: off)");
-  chk->add_option("--warmup", ck.warmup, "Untimed calls before timing (default 10)");
-  chk->add_option("--repeats", ck.repeats, "Timed rounds; the median is reported (default 5)");
+  chk->add_option("--max-diff", ck.max_diff, "Largest max abs diff accepted (default 1e-5)")->check(CLI::Range(0.0, 1e30));
+  chk->add_option("--time", ck.time_iters, "Also time eager and compiled with ITERS calls per round (0: off)")
+      ->check(CLI::Range(0, 100000000));
+  chk->add_option("--warmup", ck.warmup, "Untimed calls before timing (default 10)")->check(CLI::Range(0, 100000000));
+  chk->add_option("--repeats", ck.repeats, "Timed rounds; the median is reported (default 5)")->check(CLI::Range(1, 100000));
 
   auto* info = app.add_subcommand("info", "Validate bundles (files present and unchanged, format version, compiled "
                                           "packages) and print one JSON summary line each.");
-  info->add_option("bundles", bundles, "Bundle folders")->required();
+  info->add_option("bundles", bundles, "Bundle folders")->required()->check(kb::tools::readablePath());
 
   kb::SynthCli synth;
   kb::addSynthCommands(app, synth);
@@ -584,7 +621,7 @@ int main(int argc, char** argv) {
     if (*exp) return cmdExport(bundles, export_id, (co.compiled = deviceArg(co.compiled), co));
     if (*base) return cmdBaseline(bundles, deviceArg(device), force, weights, python);
     if (*chk) {
-      ck.seeds = parseSeeds(seeds);
+      ck.seeds = kb::tools::parseSeedList(seeds);
       ck.compiled = !no_compiled;
       deviceArg(ck.device);
       if (ck.device == "none") throw kb::UsageError("check needs a device: cpu, cuda or cuda:N");
@@ -593,17 +630,14 @@ int main(int argc, char** argv) {
     if (*info) return cmdInfo(bundles);
     if (auto rc = kb::runSynthCommands(synth, python)) return *rc;
   } catch (const kb::UsageError& e) {
-    std::fprintf(stderr, "kbsynth: %s\n", e.what());
-    return 2;
-  } catch (const kb::Error& e) {
-    std::fprintf(stderr, "kbsynth: %s\n", e.what());
-    return 3;
+    kb::tools::printError("kbsynth", e.what());
+    return kb::tools::kExitUsage;
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "kbsynth: torch: %s\n", e.what_without_backtrace());
-    return 3;
+    kb::tools::printError("kbsynth", std::string("torch: ") + e.what_without_backtrace());
+    return kb::tools::kExitInfra;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbsynth: %s\n", e.what());
-    return 3;
+    kb::tools::printError("kbsynth", e.what());
+    return kb::tools::kExitInfra;
   }
   return 0;
 }
