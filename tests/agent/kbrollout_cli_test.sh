@@ -119,6 +119,26 @@ jq -e -s 'length == 2 and all(.[]; .status == "infra_error" and .reward.value ==
   and .reward.excluded == "infra_error" and .infra_error.stage == "policy" and .end.reason == "policy_error"
   and .final.stages == {})' "$T/infra.jsonl" > /dev/null || fail "infra records: $(jq -c '{status, reward, infra_error}' "$T/infra.jsonl")"
 
+# eval into a directory: the infra_error rollout is redone once the server
+# is there, and results.jsonl holds its last record only.
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --policy http://127.0.0.1:9/v1 --model m \
+  --retries 1 --out "$T/ev" --no-progress 2> "$T/err"
+[ $? -eq 3 ] || fail "eval without a server should exit 3: $(cat "$T/err")"
+jq -e '.status == "infra_error" and .reward == null' "$T/ev/results.jsonl" > /dev/null || fail "eval infra result"
+cat > "$T/fin0.json" <<'JSON'
+{"per_conversation": [{"tool_calls": [{"name": "finish", "arguments": {}}]}]}
+JSON
+start_server "$T/fin0.json"
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --policy "http://127.0.0.1:$PORT/v1" --model scripted \
+  --out "$T/ev" --no-progress 2> "$T/err"
+rc=$?
+stop_server
+[ $rc -eq 0 ] || fail "eval redo: exit $rc: $(cat "$T/err")"
+[ "$(wc -l < "$T/ev/trajectories.jsonl")" -eq 2 ] || fail "eval redo: the infra record and the redone one"
+[ "$(wc -l < "$T/ev/results.jsonl")" -eq 1 ] || fail "eval redo: results.jsonl keeps the last record only"
+jq -e '.status == "runtime_error" and .reward == -1' "$T/ev/results.jsonl" > /dev/null \
+  || fail "eval redo result: $(cat "$T/ev/results.jsonl")"
+
 # --- Scheme names: lib/reward's spelling, anything else exit 2 ---------------
 for bad in log_speedup bogus; do
   "$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/s.jsonl" --policy http://127.0.0.1:9/v1 \
