@@ -33,7 +33,9 @@ TaskRef taskAt(const fs::path& dir, bool default_cuda) {
 
 }  // namespace
 
-std::vector<TaskRef> findTasks(const fs::path& path, bool default_cuda) {
+namespace {
+
+std::vector<TaskRef> findTasksIn(const fs::path& path, bool default_cuda) {
   if (!fs::is_directory(path)) throw UsageError("no such task directory: " + path.string());
   if (fs::is_regular_file(path / "model.py")) return {taskAt(path, default_cuda)};
   std::vector<TaskRef> out;
@@ -44,6 +46,22 @@ std::vector<TaskRef> findTasks(const fs::path& path, bool default_cuda) {
   for (const fs::path& d : dirs) out.push_back(taskAt(d, default_cuda));
   if (out.empty()) throw UsageError("no task (a directory with model.py) under " + path.string());
   return out;
+}
+
+}  // namespace
+
+// An unreadable folder or task.json is the user's input: kb::UsageError
+// (exit 2), not an infrastructure fault.
+std::vector<TaskRef> findTasks(const fs::path& path, bool default_cuda) {
+  try {
+    return findTasksIn(path, default_cuda);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const fs::filesystem_error& e) {
+    throw UsageError("cannot read the tasks at " + path.string() + ": " + e.code().message());
+  } catch (const Error& e) {
+    throw UsageError(std::string("cannot read the tasks at ") + path.string() + ": " + e.what());
+  }
 }
 
 std::string workspaceName(const std::string& task_id, int sample) {

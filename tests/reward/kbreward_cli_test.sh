@@ -154,11 +154,11 @@ done
 expect_rc "report scheme bogus" 2 "$KB" report --scheme bogus "$D/candidates.jsonl"
 
 # An output that cannot be written is refused before the input is read
-# (the input here is stdin, left unread).
-expect_rc "unwritable -o" 2 "$KB" report -o /nonexistent/dir/r.html "$D/run250_a.jsonl"
+# (a parent that is not a folder: fails for root too).
+expect_rc "unwritable -o" 2 "$KB" report -o /dev/null/dir/r.html "$D/run250_a.jsonl"
 expect_eq "unwritable -o one line" 1 "$(wc -l <"$TMP/err")"
-contains "$TMP/err" "kbreward: cannot write /nonexistent/dir/r.html"
-expect_rc "unwritable score -o" 2 "$KB" score -o /nonexistent/dir/s.jsonl "$D/candidates.jsonl"
+contains "$TMP/err" "kbreward: cannot write /dev/null/dir/r.html"
+expect_rc "unwritable score -o" 2 "$KB" score -o /dev/null/dir/s.jsonl "$D/candidates.jsonl"
 expect_rc "score --out" 0 "$KB" score --out "$TMP/s2.jsonl" "$D/candidates.jsonl"
 expect_eq "score --out lines" 8 "$(wc -l <"$TMP/s2.jsonl")"
 [ -z "$(ls "$TMP" | grep '\.tmp\.')" ] || fail "a temporary output was left behind: $(ls "$TMP")"

@@ -94,7 +94,7 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
       ->check(CLI::Range(int64_t{0}, int64_t{9007199254740991}));
   app->add_flag("--same-seed", f.same_seed, "send S itself in every sample (identical samples on a deterministic server)");
   app->add_option("--timeout", f.timeout_s, "seconds per policy request")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
   app->add_option("--retries", f.retries, "attempts per policy request (429, 5xx, transport, bad body)")
       ->check(CLI::Range(1, 1000))
@@ -175,6 +175,10 @@ void writeResults(const fs::path& trajectories, const fs::path& out) {
 }
 
 int run(Flags& f, bool eval) {
+  // From the start: a stop during set-up (loading a local model) ends the
+  // run before any rollout, with the message below, not by the signal.
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
   if (!f.old_flag.empty())
     throw UsageError(f.old_flag + " was renamed " + renamedTo(f.old_flag) + " (docs/cli.md)");
   RunOptions o;
@@ -264,8 +268,6 @@ int run(Flags& f, bool eval) {
   for (int i = 0; i < cpus; ++i) cpu_slots.push_back(std::to_string(i));
   o.cpu_pool = std::make_shared<ResourcePool>("cpu", cpu_slots);
 
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
   RunSummary s = runRollouts(o, *policy);
 
   if (eval) {
