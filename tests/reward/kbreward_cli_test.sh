@@ -157,7 +157,7 @@ expect_rc "report scheme bogus" 2 "$KB" report --scheme bogus "$D/candidates.jso
 # (a parent that is not a folder: fails for root too).
 expect_rc "unwritable -o" 2 "$KB" report -o /dev/null/dir/r.html "$D/run250_a.jsonl"
 expect_eq "unwritable -o one line" 1 "$(wc -l <"$TMP/err")"
-contains "$TMP/err" "kbreward: cannot write /dev/null/dir/r.html"
+contains "$TMP/err" "kbreward: -o/--out /dev/null/dir/r.html: /dev/null is not a directory"
 expect_rc "unwritable score -o" 2 "$KB" score -o /dev/null/dir/s.jsonl "$D/candidates.jsonl"
 expect_rc "score --out" 0 "$KB" score --out "$TMP/s2.jsonl" "$D/candidates.jsonl"
 expect_eq "score --out lines" 8 "$(wc -l <"$TMP/s2.jsonl")"

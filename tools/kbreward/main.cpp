@@ -1,11 +1,6 @@
 // kbreward: the command line over lib/reward. It parses flags, reads the
 // inputs, and calls the library; all logic lives in lib/reward.
-#include <fcntl.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
 #include <fstream>
 #include <iostream>
@@ -136,20 +131,12 @@ void printWarnings(const std::vector<Warning>& ws) {
 
 bool toStdout(const std::string& path) { return path.empty() || path == "-"; }
 
-// -o checked before any work: its directory must exist and the file be
-// writable (exit 2 otherwise, not after the whole run). A file this probe
-// creates is removed again; the real output comes by writeOutput.
-void checkWritable(const std::string& path) {
-  if (toStdout(path)) return;
-  bool existed = ::access(path.c_str(), F_OK) == 0;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw kb::UsageError("cannot write " + path + ": " + std::strerror(errno));
-  ::close(fd);
-  if (!existed) ::unlink(path.c_str());
-}
+// -o checked before any work (kb::tools::checkWritableFile: exit 2, not
+// after the whole run); the file is then written to a temporary beside it
+// and renamed over it (writeFileAtomic): a reader never sees half a report,
+// and two writers never mix.
+void checkWritable(const std::string& path) { kb::tools::checkWritableFile(path, "-o/--out"); }
 
-// stdout, or the file written whole to a temporary beside it and renamed
-// over it: a reader never sees half a report, and two writers never mix.
 void writeOutput(const std::string& path, const std::string& text) {
   if (toStdout(path)) {
     std::cout << text;
@@ -157,21 +144,7 @@ void writeOutput(const std::string& path, const std::string& text) {
     if (!std::cout) throw kb::Error("error writing stdout");
     return;
   }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw kb::UsageError("cannot write " + path);
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw kb::Error("error writing " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw kb::Error("cannot rename " + tmp + " to " + path + ": " + why);
-  }
+  kb::tools::writeFileAtomic(path, text);
 }
 
 // JSON to stdout is one object per line (docs/cli.md); a file gets it indented.
