@@ -165,6 +165,15 @@ echo x > "$T/afile"  # a path under a regular file cannot be made, even by root
 rc=$?
 [ $rc -eq 2 ] && grep -q "^kbrollout: cannot open $T/afile/t.jsonl for writing" "$T/err" \
   || fail "unwritable --out: exit $rc: $(cat "$T/err")"
+"$KBROLLOUT" eval --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/afile/ev" \
+  --policy http://127.0.0.1:9/v1 --model m 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 1 ] || fail "eval into an unwritable --out: exit $rc: $(cat "$T/err")"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/w.jsonl" --work-dir "$T/afile/w" \
+  --policy http://127.0.0.1:9/v1 --model m 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^kbrollout: --work-dir $T/afile/w: " "$T/err" \
+  || fail "unwritable --work-dir: exit $rc: $(cat "$T/err")"
 # A valid scheme is used and recorded.
 cat > "$T/fin.json" <<'JSON'
 {"per_conversation": [{"tool_calls": [{"name": "finish", "arguments": {}}]}]}

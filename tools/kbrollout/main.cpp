@@ -189,6 +189,7 @@ int run(Flags& f, bool eval) {
   fs::path out_dir;
   if (eval) {
     out_dir = f.out.empty() ? fs::path("eval-out") : fs::path(f.out);
+    tools::checkWritableDir(out_dir.string(), "-o/--out");  // exit 2 before any work
     fs::create_directories(out_dir);
     o.output = out_dir / "trajectories.jsonl";
   } else {
@@ -196,6 +197,7 @@ int run(Flags& f, bool eval) {
     o.output = f.out;
   }
   o.work_dir = f.work_dir.empty() ? fs::path(o.output.string() + ".work") : fs::path(f.work_dir);
+  if (!f.work_dir.empty()) tools::checkWritableDir(f.work_dir, "--work-dir");
   o.guide = f.guide.empty() ? fs::path(KB_SOURCE_ROOT) / "docs" / "agent-guide.md" : fs::path(f.guide);
   o.interface_header = fs::path(KB_INTERFACE_INCLUDE_DIR) / "kb" / "solution.h";
   if (!fs::is_regular_file(o.guide)) throw UsageError("agent guide not found: " + o.guide.string());
