@@ -13,6 +13,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <exception>
+#include <thread>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -523,17 +526,34 @@ int workerMain(int argc, char** argv) {
   try {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
     at::set_num_threads(1);
-    dev = setUpDevice(req.device);
     task.emplace(Task::open(req.task_dir));
-    // The correctness seeds' input sets, made at once on CPU threads (timed
-    // calls make theirs on the device, one per call: task/timed_call.h).
-    std::vector<uint64_t> wanted = req.seeds;
-    auto tp = Clock::now();
-    prefetched = task->prefetchInputs(wanted);
-    prefetch_seconds = since(tp);
-    reference.emplace(task->reference(dev.device));
-    params = reference->state();
-    if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
+    // The correctness seeds' input sets, made on CPU threads beside the
+    // device's set-up (CUDA context, libraries, reference, timing), which
+    // is mostly waiting on the driver; joined before any GPU timing (timed
+    // calls make their inputs on the device, one per call: task/timed_call.h).
+    std::exception_ptr prefetch_failure;
+    std::thread prefetcher([&] {
+      try {
+        auto tp = Clock::now();
+        prefetched = task->prefetchInputs(req.seeds);
+        prefetch_seconds = since(tp);
+      } catch (...) {
+        prefetch_failure = std::current_exception();
+      }
+    });
+    auto joinPrefetch = [&] {
+      if (prefetcher.joinable()) prefetcher.join();
+      if (prefetch_failure) std::rethrow_exception(std::exchange(prefetch_failure, nullptr));
+    };
+    try {
+      dev = setUpDevice(req.device);
+      reference.emplace(task->reference(dev.device));
+      params = reference->state();
+      if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
+    } catch (...) {
+      if (prefetcher.joinable()) prefetcher.join();
+      throw;
+    }
     if (req.library_on_stdin) {
       // Ready: now the library (CandidateWorker sends its path once built;
       // nothing means it was not, and this worker is not needed).
@@ -549,9 +569,13 @@ int workerMain(int argc, char** argv) {
         path.push_back(c);
       }
       waited_seconds = since(tw);
-      if (path.empty()) finish(0);
+      if (path.empty()) {
+        if (prefetcher.joinable()) prefetcher.join();
+        finish(0);
+      }
       req.library = path;
     }
+    joinPrefetch();
     // Baselines before any candidate code exists in this process.
     if (timing) timing->runBaselines();
     ConfinePolicy policy;

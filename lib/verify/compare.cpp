@@ -400,14 +400,31 @@ int referenceMain(int argc, char** argv) {
   }
   protectMemoryFromSiblings();
   try {
-    // Before the request: the CPU side only (the candidate may still be
-    // running on the GPU, and its directory is not ours to read yet).
+    // Before the request: what the task bundle gives anyone, nothing
+    // computed and nothing of the candidate's read (it may still be running,
+    // and its directory is not ours to read yet): the seeds' inputs on the
+    // CPU, the device's context and the reference's weights on it. No
+    // reference output exists until the request has come.
     auto t0 = Clock::now();
     Json phases;
     Task task = Task::open(task_dir);
     std::size_t prefetched = task.prefetchInputs(known_seeds);
-    phases["prepare_seconds"] = since(t0);
     phases["inputs_prefetched"] = prefetched;
+    c10::InferenceMode inference;
+    // The reference computes in full float32: no TF32 in cuBLAS or cuDNN
+    // (LibTorch lets cuDNN convolutions use TF32 by default), so that a
+    // candidate is judged against fp32 math under any contract.
+    at::globalContext().setAllowTF32CuDNN(false);
+    at::globalContext().setAllowTF32CuBLAS(false);
+    c10::Device device(device_name);
+    Json gpu = nullptr;
+#if KB_WITH_CUDA
+    if (device.is_cuda()) gpu = std::string(at::cuda::getDeviceProperties(device.index())->name);
+#endif
+    auto tl = Clock::now();
+    Reference reference = task.reference(device);
+    phases["load_seconds"] = since(tl);
+    phases["prepare_seconds"] = since(t0);
     std::string text;
     char buf[1 << 16];
     for (ssize_t n; (n = ::read(0, buf, sizeof buf)) != 0;) {
@@ -423,20 +440,6 @@ int referenceMain(int argc, char** argv) {
     if (fs::absolute(req.task_dir) != fs::absolute(task_dir) || req.device != device_name)
       throw Error("the request names task " + req.task_dir.string() + " on " + req.device + ", this worker was started for " +
                   task_dir + " on " + device_name);
-    c10::InferenceMode inference;
-    // The reference computes in full float32: no TF32 in cuBLAS or cuDNN
-    // (LibTorch lets cuDNN convolutions use TF32 by default), so that a
-    // candidate is judged against fp32 math under any contract.
-    at::globalContext().setAllowTF32CuDNN(false);
-    at::globalContext().setAllowTF32CuBLAS(false);
-    c10::Device device(req.device);
-    Json gpu = nullptr;
-#if KB_WITH_CUDA
-    if (device.is_cuda()) gpu = std::string(at::cuda::getDeviceProperties(device.index())->name);
-#endif
-    auto tl = Clock::now();
-    Reference reference = task.reference(device);
-    phases["load_seconds"] = since(tl);
     // One seed's reference side. With several candidates each seed's
     // reference runs once and is kept for the others.
     struct SeedReference {

@@ -72,9 +72,10 @@ struct ReferenceVerdict {
 
 // The reference worker (`binary reference --task DIR --device DEV [--seeds
 // S,...]`), started ahead of its request so that its start-up (LibTorch,
-// the task, the CPU inputs of the seeds it is told of) overlaps the
-// candidate's run. Until finish() hands it the request on its stdin it
-// touches no GPU and reads nothing the candidate can write; it makes itself
+// the task, the CPU inputs of the seeds it is told of, its device context
+// and the reference's weights) overlaps the candidate's run. Until finish()
+// hands it the request on its stdin it computes nothing (no reference output
+// exists) and reads nothing the candidate can write; it makes itself
 // non-dumpable, and the candidate's seccomp filter denies signals, ptrace
 // and process_vm_* to other processes. Call finish() only after the
 // candidate's process group is gone. A worker never given its request (the
