@@ -86,14 +86,24 @@ inline void printError(const std::string& tool, const std::string& what) {
 
 namespace detail {
 
-inline void collectNames(const CLI::App& app, std::set<std::string>& longs, std::set<char>& shorts) {
+// The flags of one command: its own options and its option groups' (groups
+// are unnamed subcommands).
+inline void collectOwnNames(const CLI::App& app, std::set<std::string>& longs, std::set<char>& shorts) {
   for (const CLI::Option* o : app.get_options()) {
     for (const auto& n : o->get_lnames()) longs.insert(n);
     for (const auto& n : o->get_snames())
       if (n.size() == 1) shorts.insert(n[0]);
   }
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-    collectNames(*sub, longs, shorts);
+  for (const CLI::App* g : app.get_subcommands([](const CLI::App* a) { return a->get_name().empty(); }))
+    collectOwnNames(*g, longs, shorts);
+}
+
+// The flags valid on this command line: the app's own and those of the
+// subcommands it chose (so a flag of another subcommand is unknown here).
+inline void collectNames(const CLI::App& app, std::set<std::string>& longs, std::set<char>& shorts) {
+  collectOwnNames(app, longs, shorts);
+  for (const CLI::App* sub : app.get_subcommands())
+    if (!sub->get_name().empty()) collectNames(*sub, longs, shorts);
 }
 
 inline bool looksNumeric(const std::string& s) {
@@ -105,9 +115,9 @@ inline bool looksNumeric(const std::string& s) {
 
 }  // namespace detail
 
-// The first argument that names no flag of the app or of any subcommand
-// ("--frobnicate", "-Z"); empty when every flag is known. Arguments after
-// "--" are positional.
+// After a parse: the first argument that names no flag of the app or of the
+// subcommands it chose ("--frobnicate", "-Z"); empty when every flag is
+// known. Arguments after "--" are positional.
 inline std::string unknownFlag(const CLI::App& app, const std::vector<std::string>& args) {
   std::set<std::string> longs;
   std::set<char> shorts;

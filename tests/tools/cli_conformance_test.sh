@@ -321,7 +321,8 @@ sigint() {
     wait $pid; bad "$tool: SIGINT: $name: the work ended (exit $?) before the signal" "$(tail -5 "$err")"; return
   fi
   sleep "${SIGINT_DELAY:-0.5}"
-  kill -INT -- -$pid 2>/dev/null
+  if [ "${SIGINT_TARGET:-group}" = pid ]; then kill -INT $pid 2>/dev/null  # the tool alone: it passes it on
+  else kill -INT -- -$pid 2>/dev/null; fi
   local t=0
   while kill -0 $pid 2>/dev/null && [ $t -lt 600 ]; do sleep 0.1; t=$((t + 1)); done
   if kill -0 $pid 2>/dev/null; then kill -KILL -- -$pid 2>/dev/null; wait $pid; bad "$tool: SIGINT: $name: still running 60 s after SIGINT" "$(tail -5 "$err")"; return; fi
@@ -361,6 +362,14 @@ if [ "${EXE[kbsynth]}" != none ]; then
   then ok "kbsynth: the interrupted import resumes with --skip-existing ($(jq -c .summary "$R"))"
   else bad "kbsynth: the interrupted import resumes with --skip-existing (exit $rc)" "$(tail -3 "$WORK/imp-resume.err")"; fi
 fi
+# The same with SIGINT sent to kbsynth alone (kill -INT PID): it passes it on
+# to capture.py, which stops as quietly.
+rm -rf "$WORK/imp-sig2"
+SIGINT_TARGET=pid SIGINT_DELAY=0 sigint "import, SIGINT to kbsynth alone" kbsynth '\[1/30\]' stderr 240 -- \
+  "${EXE[kbsynth]}" import "$WORK/imp-src" -o "$WORK/imp-sig2" --id-prefix sig
+if jq -e '.interrupted == true and .summary.interrupted >= 1' "$WORK/imp-sig2/import-report.json" >/dev/null 2>&1
+then ok "kbsynth: SIGINT to kbsynth alone: the report says what was done"
+else bad "kbsynth: SIGINT to kbsynth alone: the report says what was done"; fi
 # kbsynth filter: stops between tasks, manifest kept, resumable.
 if [ "${EXE[kbsynth]}" != none ]; then
   "${EXE[kbsynth]}" compose -n 40 --seed 3 --profile tiny -o "$WORK/run-sig" >/dev/null 2>&1
