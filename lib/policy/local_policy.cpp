@@ -16,7 +16,10 @@ namespace {
 class LocalPolicy : public Policy {
  public:
   LocalPolicy(Model model, Tokenizer tokenizer, const LocalPolicyOptions& options)
-      : model_(std::move(model)), tokenizer_(std::move(tokenizer)), options_(options) {
+      : model_(std::move(model)),
+        tokenizer_(std::move(tokenizer)),
+        template_(ChatTemplate::fromCheckpoint(options.model_dir)),
+        options_(options) {
     for (int64_t id : readEosTokenIds(options.model_dir, model_.config))
       default_stop_.push_back(static_cast<int32_t>(id));
     if (tokenizer_.vocabSize() > model_.config.vocab_size)
@@ -33,6 +36,7 @@ class LocalPolicy : public Policy {
     std::vector<Completion> out;
     const size_t chunk = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_size));
     for (size_t begin = 0; begin < prompts.size(); begin += chunk) {
+      if (begin > 0 && p.stop_requested && p.stop_requested()) break;  // interrupted: later chunks not started
       std::vector<std::vector<int32_t>> part(prompts.begin() + begin,
                                              prompts.begin() + std::min(prompts.size(), begin + chunk));
       for (Completion& c : generateBatch(model_, part, p, gen, &tokenizer_)) out.push_back(std::move(c));

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct SamplingParams {
   // (generation_config.json, else config.json).
   std::vector<int32_t> stop_token_ids;
   std::optional<uint64_t> seed;  // unset: a fresh random seed per call
+  // Polled once per decoding step; when it returns true, generation ends and
+  // the unfinished rows get finish_reason "interrupted" (kbpolicy's SIGINT).
+  std::function<bool()> stop_requested;
 };
 
 struct Completion {
@@ -36,7 +40,7 @@ struct Completion {
   // log_softmax(logits)). Same length as token_ids.
   std::vector<float> logprobs;
   std::string text;           // decode(token_ids) without the final stop token
-  std::string finish_reason;  // "stop" (a stop token) or "length" (max_new_tokens)
+  std::string finish_reason;  // "stop" (a stop token), "length" (max_new_tokens) or "interrupted"
 };
 
 class Policy {
@@ -55,9 +59,9 @@ class Policy {
   virtual std::string describe() const = 0;
 
   // Renders each conversation with the chat template and a generation prompt,
-  // adds <|im_end|> to the stop tokens (given, else the defaults) when the
-  // tokenizer has it, and
-  // generates. parseAssistantMessage() splits a completion's text into
+  // adds the template's end-of-turn token (<|im_end|>, <|eot_id|>, </s>) to
+  // the stop tokens (given, else the defaults) when the tokenizer has it, and
+  // generates. Throws kb::UsageError when the checkpoint has no usable template. parseAssistantMessage() splits a completion's text into
   // content and tool calls.
   std::vector<Completion> generateChat(const std::vector<std::vector<ChatMessage>>& conversations,
                                        const Json& tools, const SamplingParams& params);
@@ -66,6 +70,8 @@ class Policy {
 struct LocalPolicyOptions {
   std::filesystem::path model_dir;       // config.json + *.safetensors (+ tokenizer.json)
   std::filesystem::path tokenizer_path;  // default: model_dir/tokenizer.json
+  // The chat template is the checkpoint's (ChatTemplate::fromCheckpoint of
+  // model_dir); a model without one still generates from token ids.
   std::string device = "cpu";            // "cpu", "cuda", "cuda:1"
   std::string dtype = "auto";            // "auto" (the config's), "float32", "bfloat16", "float16"
   int64_t max_batch_size = 64;           // larger batches are generated in chunks

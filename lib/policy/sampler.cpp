@@ -114,6 +114,11 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
       --remaining;
     }
     if (remaining == 0 || step + 1 == params.max_new_tokens) break;
+    if (params.stop_requested && params.stop_requested()) {
+      for (int64_t b = 0; b < B; ++b)
+        if (!done[b]) out[b].finish_reason = "interrupted";
+      break;
+    }
     // Finished rows keep decoding (their tokens are ignored); the batch stays whole.
     logits = model.forward(next.tokens.unsqueeze(1), step_mask, &cache, /*last_only=*/true);
   }

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <queue>
 #include <unordered_map>
@@ -640,8 +642,15 @@ Tokenizer::Tokenizer(const Json& j, const std::string& where) : impl_(std::make_
 }
 
 Tokenizer Tokenizer::fromFile(const fs::path& path) {
-  fs::path file = fs::is_directory(path) ? path / "tokenizer.json" : path;
-  if (!fs::exists(file)) throw UsageError("tokenizer not found: " + file.string());
+  // A path the user gave: missing or unreadable is bad input (kb::UsageError).
+  std::error_code ec;
+  fs::path file = fs::is_directory(path, ec) ? path / "tokenizer.json" : path;
+  if (!fs::exists(file, ec)) {
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw UsageError("cannot read tokenizer " + file.string() + ": " + ec.message());
+    throw UsageError("tokenizer not found: " + file.string());
+  }
+  if (!std::ifstream(file)) throw UsageError("cannot read tokenizer " + file.string() + ": " + std::strerror(errno));
   return Tokenizer(readJsonFile(file), file.string());
 }
 

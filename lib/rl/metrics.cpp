@@ -1,6 +1,8 @@
 #include "rl/metrics.h"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -8,10 +10,25 @@ namespace kb::rl {
 
 Json finiteOrNull(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
 
-MetricsWriter::MetricsWriter(const std::filesystem::path& path) {
+MetricsWriter::MetricsWriter(const std::filesystem::path& path, int64_t keep_through_step) {
   if (path.empty()) return;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::string kept;
+  if (keep_through_step >= 0) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+          j["step"].get<int64_t>() <= keep_through_step)
+        kept += line + "\n";
+    }
+  }
   file_ = std::fopen(path.c_str(), "w");
+  if (file_ && !kept.empty()) {
+    std::fwrite(kept.data(), 1, kept.size(), file_);
+    std::fflush(file_);
+  }
   if (!file_) throw UsageError("cannot write metrics file " + path.string());
 }
 

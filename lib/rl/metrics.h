@@ -13,8 +13,11 @@ namespace kb::rl {
 
 class MetricsWriter {
  public:
-  // Truncates `path` (a run writes its own file); an empty path writes nothing.
-  explicit MetricsWriter(const std::filesystem::path& path);
+  // Truncates `path` (a run writes its own file); an empty path writes
+  // nothing. keep_through_step >= 0 (a resumed run): keeps the records of
+  // steps 1..keep_through_step already in the file, drops later ones (written
+  // after the checkpoint the run resumes from), and appends.
+  explicit MetricsWriter(const std::filesystem::path& path, int64_t keep_through_step = -1);
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter&) = delete;
   MetricsWriter& operator=(const MetricsWriter&) = delete;

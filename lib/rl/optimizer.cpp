@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/error.h"
+
 namespace kb::rl {
 
 AdamW::AdamW(std::vector<at::Tensor> params, const AdamWOptions& options) : params_(std::move(params)), o_(options) {
@@ -39,6 +41,40 @@ double AdamW::step(const std::vector<at::Tensor>& grads) {
     if (master_[i].defined()) p.detach().copy_(w);
   }
   return lr;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> AdamW::state() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const std::string k = std::to_string(i);
+    out.emplace_back("m." + k, m_[i].detach().to(at::kCPU).contiguous());
+    out.emplace_back("v." + k, v_[i].detach().to(at::kCPU).contiguous());
+    if (master_[i].defined()) out.emplace_back("master." + k, master_[i].detach().to(at::kCPU).contiguous());
+  }
+  out.emplace_back("step", at::tensor(std::vector<int64_t>{t_}, at::kLong));
+  return out;
+}
+
+void AdamW::loadState(const std::map<std::string, at::Tensor>& state) {
+  at::NoGradGuard no_grad;
+  auto get = [&](const std::string& name, const at::Tensor& like) {
+    auto it = state.find(name);
+    if (it == state.end()) throw UsageError("optimizer state without " + name);
+    if (it->second.sizes() != like.sizes())
+      throw UsageError("optimizer state " + name + " does not fit its parameter (shape differs)");
+    return it->second;
+  };
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const std::string k = std::to_string(i);
+    m_[i].copy_(get("m." + k, m_[i]));
+    v_[i].copy_(get("v." + k, v_[i]));
+    if (master_[i].defined()) master_[i].copy_(get("master." + k, master_[i]));
+  }
+  if (state.count("m." + std::to_string(params_.size())))
+    throw UsageError("optimizer state has more parameters than the model");
+  auto it = state.find("step");
+  if (it == state.end() || it->second.numel() != 1) throw UsageError("optimizer state without its step count");
+  t_ = it->second.to(at::kLong).item<int64_t>();
 }
 
 }  // namespace kb::rl

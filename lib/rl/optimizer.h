@@ -13,6 +13,8 @@
 #include <ATen/core/grad_mode.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace kb::rl {
@@ -35,6 +37,12 @@ class AdamW {
   double learningRate(int64_t step) const;  // lr_t for step t (1-based)
   int64_t steps() const { return t_; }
   const std::vector<at::Tensor>& params() const { return params_; }
+  // The state a resumed run needs: "m.<i>", "v.<i>", "master.<i>" (float32
+  // master copies, low-precision parameters only) and "step" (a 1-element
+  // int64 tensor), on the CPU.
+  std::vector<std::pair<std::string, at::Tensor>> state() const;
+  // Restores state(); throws kb::UsageError when it does not fit these parameters.
+  void loadState(const std::map<std::string, at::Tensor>& state);
 
  private:
   std::vector<at::Tensor> params_, master_, m_, v_;

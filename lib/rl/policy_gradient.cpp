@@ -25,6 +25,7 @@
 #include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
+#include "rl/train_checkpoint.h"
 #include "rl/train_common.h"
 
 namespace kb::rl {
@@ -40,15 +41,16 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
   const at::Device device = processDevice(o, dist);
   const Sharding shards = makeSharding(o, dist);
+  const ResumePoint resume = openResume(o, stage, dist.worldSize());
   Dataset data = loadDataset(o, nullptr, /*need_reward=*/true);
   progress(o, dist, stage + ": " + std::to_string(data.episodes.size()) + " episodes with a reward (" +
                         std::to_string(data.dropped_no_reward) + " without one left out)");
 
-  policy::Model actor = policy::loadModel(o.model, {device.str(), o.dtype});
+  policy::Model actor = policy::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
   std::optional<Critic> critic;
   if (ppo) {
     if (opt.critic.empty()) throw UsageError("ppo needs --critic DIR (value-pretrain's output, or a policy checkpoint)");
-    critic = loadCritic(opt.critic, {device.str(), o.dtype});
+    critic = loadCritic(resume.active ? resume.dir / "critic" : opt.critic, {device.str(), o.dtype});
   }
   std::vector<size_t> all(data.episodes.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -56,63 +58,75 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   // --- Quantities of the rollout batch, fixed for the whole run.
   TokenTable old_logp = emptyTable(data), ref_logp = emptyTable(data), old_values = emptyTable(data),
              adv = emptyTable(data), ret = emptyTable(data);
-  policyLogprobs(actor, data, shards, all, o.micro_batch, device, old_logp);
-  StepSums pre = zeroSums({"mismatch_sum", "mismatch_n", "adv_n", "adv_sum", "adv_sq"}, {});
-  for (size_t e = 0; e < data.episodes.size(); ++e) {
-    if (!shards.owns(e)) continue;
-    for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s) {
-      const Sequence& seq = data.episodes[e].sequences[s];
-      for (size_t j = 0; j < seq.ids.size(); ++j) {
-        if (!seq.mask[j]) continue;
-        const float rec = seq.logprobs[j];
-        if (std::isfinite(rec)) {
-          pre.add("mismatch_sum", std::fabs(rec - old_logp[e][s][j]));
-          pre.add("mismatch_n", 1);
-          if (opt.old_logprobs == "recorded") old_logp[e][s][j] = rec;
-        } else if (opt.old_logprobs == "recorded") {
-          throw UsageError("--old-logprobs recorded: trajectory '" + data.episodes[e].rollout_id +
-                           "' has action tokens without recorded log-probabilities");
+  const NamedTables tables = {{"old_logp", &old_logp}, {"ref_logp", &ref_logp}, {"old_values", &old_values},
+                              {"adv", &adv}, {"ret", &ret}};
+  double adv_mean = 0, adv_std = 0, mismatch = NAN;
+  if (resume.active) {
+    // The tables and scalars computed before the first step, as they were.
+    loadTables(resume.dir, dist.rank(), data, tables);
+    const Json& sc = resume.state["scalars"];
+    adv_mean = sc.value("adv_mean", 0.0);
+    adv_std = sc.value("adv_std", 0.0);
+    mismatch = sc.contains("logprob_mismatch") && sc["logprob_mismatch"].is_number() ? sc["logprob_mismatch"].get<double>() : NAN;
+  } else {
+    policyLogprobs(actor, data, shards, all, o.micro_batch, device, old_logp);
+    StepSums pre = zeroSums({"mismatch_sum", "mismatch_n", "adv_n", "adv_sum", "adv_sq"}, {});
+    for (size_t e = 0; e < data.episodes.size(); ++e) {
+      if (!shards.owns(e)) continue;
+      for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s) {
+        const Sequence& seq = data.episodes[e].sequences[s];
+        for (size_t j = 0; j < seq.ids.size(); ++j) {
+          if (!seq.mask[j]) continue;
+          const float rec = seq.logprobs[j];
+          if (std::isfinite(rec)) {
+            pre.add("mismatch_sum", std::fabs(rec - old_logp[e][s][j]));
+            pre.add("mismatch_n", 1);
+            if (opt.old_logprobs == "recorded") old_logp[e][s][j] = rec;
+          } else if (opt.old_logprobs == "recorded") {
+            throw UsageError("--old-logprobs recorded: trajectory '" + data.episodes[e].rollout_id +
+                             "' has action tokens without recorded log-probabilities");
+          }
         }
       }
     }
-  }
-  if (opt.kl_coef > 0) {
-    const policy::Model ref = policy::loadModel(opt.reference, {device.str(), o.dtype});
-    policyLogprobs(ref, data, shards, all, o.micro_batch, device, ref_logp);
-  }
-  if (ppo) {
-    criticValues(*critic, data, shards, all, o.micro_batch, device, old_values);
-    gaeTables(data, shards, old_values, opt.gamma, opt.lambda, adv, ret);
-  } else {
-    std::vector<double> rewards;
-    std::vector<std::string> groups;
-    for (const Episode& e : data.episodes) {
-      rewards.push_back(*e.reward);
-      groups.push_back(e.task_id);
+    if (opt.kl_coef > 0) {
+      const policy::Model ref = policy::loadModel(opt.reference, {device.str(), o.dtype});
+      policyLogprobs(ref, data, shards, all, o.micro_batch, device, ref_logp);
     }
-    const std::vector<double> a = groupNormalisedAdvantages(rewards, groups, opt.grpo_scale_by_std);
-    for (size_t e = 0; e < data.episodes.size(); ++e)
+    if (ppo) {
+      criticValues(*critic, data, shards, all, o.micro_batch, device, old_values);
+      gaeTables(data, shards, old_values, opt.gamma, opt.lambda, adv, ret);
+    } else {
+      std::vector<double> rewards;
+      std::vector<std::string> groups;
+      for (const Episode& e : data.episodes) {
+        rewards.push_back(*e.reward);
+        groups.push_back(e.task_id);
+      }
+      const std::vector<double> a = groupNormalisedAdvantages(rewards, groups, opt.grpo_scale_by_std);
+      for (size_t e = 0; e < data.episodes.size(); ++e)
+        for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s)
+          adv[e][s].assign(data.episodes[e].sequences[s].ids.size(), static_cast<float>(a[e]));
+    }
+    for (size_t e = 0; e < data.episodes.size(); ++e) {
+      if (!shards.owns(e)) continue;
       for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s)
-        adv[e][s].assign(data.episodes[e].sequences[s].ids.size(), static_cast<float>(a[e]));
+        for (size_t j = 0; j < data.episodes[e].sequences[s].ids.size(); ++j)
+          if (data.episodes[e].sequences[s].mask[j]) {
+            pre.add("adv_n", 1);
+            pre.add("adv_sum", adv[e][s][j]);
+            pre.add("adv_sq", static_cast<double>(adv[e][s][j]) * adv[e][s][j]);
+          }
+    }
+    pre.reduce(dist, device);
+    adv_mean = pre.get("adv_sum") / std::max(1.0, pre.get("adv_n"));
+    adv_std = std::sqrt(std::max(0.0, pre.get("adv_sq") / std::max(1.0, pre.get("adv_n")) - adv_mean * adv_mean));
+    if (ppo && opt.whiten_advantages)
+      for (auto& ep : adv)
+        for (auto& seq : ep)
+          for (float& a : seq) a = static_cast<float>((a - adv_mean) / (adv_std + 1e-8));
+    mismatch = pre.get("mismatch_n") > 0 ? pre.get("mismatch_sum") / pre.get("mismatch_n") : NAN;
   }
-  for (size_t e = 0; e < data.episodes.size(); ++e) {
-    if (!shards.owns(e)) continue;
-    for (size_t s = 0; s < data.episodes[e].sequences.size(); ++s)
-      for (size_t j = 0; j < data.episodes[e].sequences[s].ids.size(); ++j)
-        if (data.episodes[e].sequences[s].mask[j]) {
-          pre.add("adv_n", 1);
-          pre.add("adv_sum", adv[e][s][j]);
-          pre.add("adv_sq", static_cast<double>(adv[e][s][j]) * adv[e][s][j]);
-        }
-  }
-  pre.reduce(dist, device);
-  const double adv_mean = pre.get("adv_sum") / std::max(1.0, pre.get("adv_n"));
-  const double adv_std = std::sqrt(std::max(0.0, pre.get("adv_sq") / std::max(1.0, pre.get("adv_n")) - adv_mean * adv_mean));
-  if (ppo && opt.whiten_advantages)
-    for (auto& ep : adv)
-      for (auto& seq : ep)
-        for (float& a : seq) a = static_cast<float>((a - adv_mean) / (adv_std + 1e-8));
-  const double mismatch = pre.get("mismatch_n") > 0 ? pre.get("mismatch_sum") / pre.get("mismatch_n") : NAN;
 
   // --- Updates.
   actor.setRequiresGrad(true);
@@ -128,10 +142,30 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     critic_optim = std::make_unique<AdamW>(critic_params, adamOptions(o, opt.critic_lr > 0 ? opt.critic_lr : o.lr));
     critic_grads = std::make_unique<Gradients>(critic_params, gradientDtype(o.grad_dtype, critic->backbone.dtype()));
   }
+  if (resume.active) {
+    loadOptimizer(actor_optim, resume.dir / "optimizer.safetensors");
+    if (ppo) loadOptimizer(*critic_optim, resume.dir / "critic_optimizer.safetensors");
+  }
   const auto steps = makeSchedule(data.episodes.size(), o);
-  MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path());
-  Json last;
-  for (size_t step = 0; step < steps.size(); ++step) {
+  if (resume.step > steps.size())
+    throw UsageError("--resume: the checkpoint is at step " + std::to_string(resume.step) + " of a run of " +
+                     std::to_string(steps.size()) + " steps");
+  MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path(),
+                        resume.active ? static_cast<int64_t>(resume.step) : -1);
+  Json last = resume.active ? resume.state.value("last", Json()) : Json();
+  auto checkpoint = [&](size_t completed) {
+    std::vector<std::pair<std::string, const AdamW*>> optimizers = {{"optimizer", &actor_optim}};
+    if (ppo) optimizers.emplace_back("critic_optimizer", critic_optim.get());
+    const Json scalars = {{"adv_mean", adv_mean}, {"adv_std", adv_std}, {"logprob_mismatch", finiteOrNull(mismatch)}};
+    writeCheckpoint(o, dist, stage, completed, steps.size(), last, scalars, tables, optimizers,
+                    [&](const std::filesystem::path& dir) {
+                      policy::saveModel(actor, dir / "model", {.dtype = "", .copy_files_from = o.model});
+                      if (ppo) saveCritic(*critic, dir / "critic", {.dtype = "", .copy_files_from = opt.critic});
+                    });
+  };
+  bool stopped = stopAgreed(o, dist, device);
+  size_t completed = resume.step;
+  for (size_t step = resume.step; step < steps.size() && !stopped; ++step) {
     Stopwatch clock;
     const double N = actionTokens(data, steps[step]);
     StepSums sums = zeroSums({"pg_loss", "kl_ref", "entropy", "approx_kl", "clip_low", "clip_high", "ratio_sum",
@@ -204,6 +238,11 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     rec["logprob_mismatch"] = finiteOrNull(mismatch);
     finishStep(rec, sums, N, grad_norm, seconds, metrics, o, dist);
     last = rec;
+    completed = step + 1;
+    stopped = stopAgreed(o, dist, device);
+    if (stopped || (o.checkpoint_every > 0 && completed % static_cast<size_t>(o.checkpoint_every) == 0 &&
+                    completed < steps.size()))
+      checkpoint(completed);
   }
   Json summary = {{"stage", stage}, {"data", data.toJson()}, {"options", optionsJson(o)},
                   {"eps_low", opt.eps_low}, {"eps_high", opt.eps_high}, {"kl_coef", opt.kl_coef},
@@ -211,6 +250,8 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
                   {"advantages_before_whitening", {{"mean", adv_mean}, {"std", adv_std}}},
                   {"world_size", dist.worldSize()}, {"steps", steps.size()}, {"last", last}};
   if (ppo) summary["gae"] = {{"gamma", opt.gamma}, {"lambda", opt.lambda}, {"value_clip", opt.value_clip}};
+  addCheckpointFields(summary, o, resume, stopped, completed);
+  if (stopped) return summary;
   if (dist.rank() == 0) {
     policy::saveModel(actor, o.out, {.dtype = "", .copy_files_from = o.model});
     if (ppo) {
@@ -220,6 +261,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     }
     writeJsonFile(o.out / "train_summary.json", summary);
   }
+  removeCheckpoint(o, dist);
   dist.barrier();
   return summary;
 }

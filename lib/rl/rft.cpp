@@ -8,6 +8,7 @@
 #include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
+#include "rl/train_checkpoint.h"
 #include "rl/train_common.h"
 
 namespace kb::rl {
@@ -17,18 +18,32 @@ Json runRft(const RftOptions& opt) {
   Distributed dist(distributedEnvFromEnvironment(), backendFor(o));
   const at::Device device = processDevice(o, dist);
   const Sharding shards = makeSharding(o, dist);
+  const ResumePoint resume = openResume(o, "rft", dist.worldSize());
   Dataset data = loadDataset(o, &opt.filters, /*need_reward=*/false);
   progress(o, dist, "rft: kept " + std::to_string(data.filter.kept) + " of " + std::to_string(data.filter.seen) +
                         " trajectories; rejections " + data.filter.toJson()["reasons"].dump());
-  policy::Model model = policy::loadModel(o.model, {device.str(), o.dtype});
+  policy::Model model = policy::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
   model.setRequiresGrad(true);
   const std::vector<at::Tensor> params = model.parameters();
   AdamW optim(params, adamOptions(o, o.lr));
   Gradients grads(params, gradientDtype(o.grad_dtype, model.dtype()));
+  if (resume.active) loadOptimizer(optim, resume.dir / "optimizer.safetensors");
   const auto steps = makeSchedule(data.episodes.size(), o);
-  MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path());
-  Json last;
-  for (size_t step = 0; step < steps.size(); ++step) {
+  if (resume.step > steps.size())
+    throw UsageError("--resume: the checkpoint is at step " + std::to_string(resume.step) + " of a run of " +
+                     std::to_string(steps.size()) + " steps");
+  MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path(),
+                        resume.active ? static_cast<int64_t>(resume.step) : -1);
+  Json last = resume.active ? resume.state.value("last", Json()) : Json();
+  auto checkpoint = [&](size_t completed) {
+    writeCheckpoint(o, dist, "rft", completed, steps.size(), last, Json::object(), {}, {{"optimizer", &optim}},
+                    [&](const std::filesystem::path& dir) {
+                      policy::saveModel(model, dir / "model", {.dtype = "", .copy_files_from = o.model});
+                    });
+  };
+  bool stopped = stopAgreed(o, dist, device);
+  size_t completed = resume.step;
+  for (size_t step = resume.step; step < steps.size() && !stopped; ++step) {
     Stopwatch clock;
     const double N = actionTokens(data, steps[step]);
     StepSums sums = zeroSums({"nll", "entropy", "tokens"}, {});
@@ -56,13 +71,21 @@ Json runRft(const RftOptions& opt) {
     r["entropy"] = sums.get("entropy") / N;
     finishStep(r, sums, N, grad_norm, seconds, metrics, o, dist);
     last = r;
+    completed = step + 1;
+    stopped = stopAgreed(o, dist, device);
+    if (stopped || (o.checkpoint_every > 0 && completed % static_cast<size_t>(o.checkpoint_every) == 0 &&
+                    completed < steps.size()))
+      checkpoint(completed);
   }
   Json summary = {{"stage", "rft"}, {"data", data.toJson()}, {"options", optionsJson(o)},
                   {"world_size", dist.worldSize()}, {"steps", steps.size()}, {"last", last}};
+  addCheckpointFields(summary, o, resume, stopped, completed);
+  if (stopped) return summary;
   if (dist.rank() == 0) {
     policy::saveModel(model, o.out, {.dtype = "", .copy_files_from = o.model});
     writeJsonFile(o.out / "train_summary.json", summary);
   }
+  removeCheckpoint(o, dist);
   dist.barrier();
   return summary;
 }

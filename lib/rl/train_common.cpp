@@ -46,7 +46,13 @@ Dataset loadDataset(const TrainOptions& o, const FilterOptions* filters, bool ne
   const fs::path tok_path = o.tokenizer.empty() ? o.model / "tokenizer.json" : o.tokenizer;
   if (!fs::exists(tok_path)) throw UsageError("tokenizer not found: " + tok_path.string() + " (use --tokenizer)");
   const policy::Tokenizer tok = policy::Tokenizer::fromFile(tok_path);
-  const policy::ChatTemplate chat;
+  // The checkpoint's own chat template (episodes without recorded token ids
+  // are rendered with it); the tokenizer's directory when the model has none.
+  policy::ChatTemplate chat = policy::ChatTemplate::fromCheckpoint(o.model);
+  if (chat.unavailable && !o.tokenizer.empty()) {
+    policy::ChatTemplate other = policy::ChatTemplate::fromCheckpoint(o.tokenizer);
+    if (!other.unavailable) chat = other;
+  }
   Dataset d;
   std::vector<Json> all;
   for (const fs::path& f : o.trajectories) {

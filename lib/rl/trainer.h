@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,16 @@ struct TrainOptions {
   // reward instead of being left out (1 = the paper's "correct, not faster").
   std::optional<double> unprofiled_correct_reward;
   bool progress = true;      // a line per step on stderr (rank 0)
+  // Checkpoints (docs/kbtrain.md "Checkpoints, stopping and resuming"):
+  // <out>/checkpoint is written after every checkpoint_every-th step (0:
+  // never) and after the step during which stop_requested() turned true
+  // (SIGINT / SIGTERM in kbtrain); the run then returns with "stopped": true.
+  // resume: continue from <out>/checkpoint (weights, optimizer state, step,
+  // the per-token tables fixed at the start); the options that shape the run
+  // must match (checked, kb::UsageError otherwise).
+  int64_t checkpoint_every = 0;
+  bool resume = false;
+  std::function<bool()> stop_requested;
 };
 
 struct RftOptions {
@@ -81,7 +92,9 @@ struct PolicyGradientOptions {
 
 // Each returns the run summary (also written to <out>/train_summary.json by
 // rank 0): the data counts, the filter counts (rft), the steps, the final
-// metrics. Throws kb::UsageError for bad input, kb::Error otherwise.
+// metrics; "stopped": true (and "checkpoint") when stop_requested ended it
+// early, "resumed_from_step" when it continued a checkpoint. Throws
+// kb::UsageError for bad input, kb::Error otherwise.
 Json runRft(const RftOptions& options);
 Json runValuePretrain(const ValuePretrainOptions& options);
 Json runPolicyGradient(const PolicyGradientOptions& options);

@@ -377,6 +377,44 @@ TEST(LocalPolicy, ChatGenerationThroughTheInterface) {
 
 // --- GPU (suite 'gpu') ------------------------------------------------------
 
+// Issue 18: a Llama checkpoint was rendered as ChatML with Qwen's system
+// prompt. Without a template its chats are refused; with Llama 3.1's
+// template (in tokenizer_config.json) they are rendered in Llama's format and
+// stop at <|eot_id|>.
+TEST_F(TempDir, LlamaCheckpointChatsInItsOwnFormatOrNotAtAll) {
+  LocalPolicyOptions o;
+  o.model_dir = kData / "llama-tiny";
+  SamplingParams p;
+  p.max_new_tokens = 8;
+  p.seed = 3;
+  const std::vector<std::vector<ChatMessage>> convs = {{{"user", "hi", {}}}};
+  std::unique_ptr<Policy> bare = loadLocalPolicy(o);
+  EXPECT_TRUE(bare->chatTemplate().unavailable);
+  EXPECT_THROW(bare->generateChat(convs, nullptr, p), kb::UsageError);
+  EXPECT_EQ(bare->generate({{1, 5, 7}}, p).size(), 1u);  // token ids still work
+
+  const fs::path llama = dir_ / "llama";
+  fs::copy(kData / "llama-tiny", llama, fs::copy_options::recursive);
+  kb::Json tc = kb::readJsonFile(llama / "tokenizer_config.json");
+  std::ifstream in(fs::path(KB_SOURCE_ROOT) / "tests/policy/chat_templates/llama3.1.jinja");
+  tc["chat_template"] = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  kb::writeJsonFile(llama / "tokenizer_config.json", tc);
+  o.model_dir = llama;
+  std::unique_ptr<Policy> policy = loadLocalPolicy(o);
+  ASSERT_FALSE(policy->chatTemplate().unavailable);
+  EXPECT_EQ(policy->chatTemplate().family, ChatFamily::Llama3);
+  const std::string prompt = policy->chatTemplate().render(convs[0], nullptr, true);
+  EXPECT_EQ(prompt.rfind("<|begin_of_text|><|start_header_id|>system<|end_header_id|>", 0), 0u) << prompt;
+  EXPECT_EQ(prompt.find("<|im_start|>"), std::string::npos);
+  EXPECT_EQ(prompt.find("Qwen"), std::string::npos);
+  p.max_new_tokens = 64;
+  auto out = policy->generateChat(convs, nullptr, p);
+  ASSERT_EQ(out.size(), 1u);
+  const int32_t eot = policy->tokenizer().tokenToId("<|eot_id|>");
+  ASSERT_GE(eot, 0);
+  for (size_t i = 0; i + 1 < out[0].token_ids.size(); ++i) EXPECT_NE(out[0].token_ids[i], eot) << "did not stop at <|eot_id|>";
+}
+
 TEST(GpuModel, LogitsAndGreedyMatchOnCuda) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   for (const char* fixture : {"qwen2-tiny", "llama-tiny"}) {

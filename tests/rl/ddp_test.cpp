@@ -1,6 +1,7 @@
 // Data parallelism: kbtrain in 2 processes (gloo, torchrun-style env) on
 // halves of each batch ends with the same weights as 1 process on the whole
-// batch, within 1e-6, for rft (NLL) and ppo (actor and critic).
+// batch, within 1e-6, for rft (NLL) and ppo (actor and critic); and training
+// moved the weights in both (else "equal" would prove nothing).
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -111,5 +112,20 @@ TEST_F(Ddp, PpoTwoProcessesMatchOne) {
   EXPECT_LT(actor, 1e-6);
   EXPECT_LT(critic, 1e-6);
   EXPECT_LT(head, 1e-6);
-  std::printf("ppo: max diff actor %.3g critic %.3g head %.3g\n", actor, critic, head);
+  // PPO moved the actor, the critic's backbone and its value head (which
+  // starts at 0 from a policy checkpoint), in both runs.
+  const fs::path orig = dir / "orig";
+  policy::saveModel(policy::loadModel(model), orig);
+  const double actor_moved = std::min(maxDiff(one, orig, "model.safetensors"), maxDiff(two, orig, "model.safetensors"));
+  const double critic_moved =
+      std::min(maxDiff(one / "critic", orig, "model.safetensors"), maxDiff(two / "critic", orig, "model.safetensors"));
+  double head_abs = 0;
+  for (const fs::path& run : {one, two})
+    for (auto& [n, t] : policy::readTensors(run / "critic" / "value_head.safetensors"))
+      head_abs = std::max(head_abs, t.to(at::kDouble).abs().max().item<double>());
+  EXPECT_GT(actor_moved, 1e-4) << "PPO did not change the actor";
+  EXPECT_GT(critic_moved, 1e-4) << "PPO did not change the critic";
+  EXPECT_GT(head_abs, 1e-5) << "PPO did not change the value head";
+  std::printf("ppo: max diff actor %.3g critic %.3g head %.3g; moved actor %.3g critic %.3g head %.3g\n", actor,
+              critic, head, actor_moved, critic_moved, head_abs);
 }

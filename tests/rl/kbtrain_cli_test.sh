@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # kbtrain end to end on the tiny model: toy demonstrations -> rft -> toy
 # rollout (recorded token ids) -> value-pretrain -> ppo -> grpo -> plot; the
-# metrics files have the documented fields; bad input exits 2 with one line.
+# metrics files have the documented fields; bad input exits 2 with one line;
+# the CLI contract (--version, unknown flags, one run per --out); SIGINT /
+# SIGTERM / SIGKILL with checkpoints and --resume giving the uninterrupted
+# run's weights.
 set -uo pipefail
 KBTRAIN="$1"
 DATA="$2/testdata/policy"
@@ -62,5 +65,97 @@ expect_rc 2 "a task without a bundle" "$KBTRAIN" toy rollout --model "$M" --out 
 expect_rc 2 "a bad --env-device list" "$KBTRAIN" toy rollout --model "$M" --out "$TMP/x.jsonl" --env kbcheck \
   --bundles "$BUNDLES" --env-device "cpu,,cpu" --first-seed 0 --last-seed 0 --max-new-tokens 4
 expect_rc 2 "nothing left after the filters" "$KBTRAIN" rft "$TMP/roll.jsonl" --model "$M" --out "$TMP/x" --min-reward 5
+
+# --- The CLI contract (docs/cli.md): --version, unknown flags, bad values, outputs.
+check "--version" bash -c "'$KBTRAIN' --version | grep -q '^kbtrain '"
+expect_rc 2 "a misspelt flag is an unknown flag" "$KBTRAIN" rft --frobnicate
+grep -q "unknown flag --frobnicate" "$TMP/err" || { echo "FAIL unknown flag message: $(cat "$TMP/err")"; fail=1; }
+expect_rc 2 "a bad --dtype" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/x" --dtype int4
+expect_rc 2 "a bad --batch-size" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/x" --batch-size 0
+expect_rc 2 "a bad --old-logprobs" "$KBTRAIN" grpo "$TMP/roll2.jsonl" --model "$M" --out "$TMP/x" --old-logprobs sampled
+echo "not a directory" > "$TMP/afile"
+expect_rc 2 "an --out that cannot be a directory" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/afile/out"
+expect_rc 2 "plot into an unwritable --out" "$KBTRAIN" plot "$TMP/rft/metrics.jsonl" --out "$TMP/afile/curves.html"
+
+# --- One run per --out: a second writer is refused (exit 2) before it writes.
+mkdir -p "$TMP/busy"
+exec 9>"$TMP/busy/.kbtrain.lock"
+flock -n 9
+expect_rc 2 "an --out locked by another run" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/busy" $COMMON --no-progress
+grep -q "in use by another process" "$TMP/err" || { echo "FAIL lock message: $(cat "$TMP/err")"; fail=1; }
+check "the refused run wrote no metrics" test ! -e "$TMP/busy/metrics.jsonl"
+exec 9>&-
+
+# --- SIGINT, checkpoints and --resume. A run is stopped at step K of a long
+# schedule, resumed with --max-steps K+N, and compared with one uninterrupted
+# run of --max-steps K+N (the schedule's first steps do not depend on its length).
+LONG="--batch-size 1 --micro-batch 1 --lr 1e-3 --epochs 100 --no-progress"   # 800 steps on 8 demonstrations
+wait_lines() {  # file, lines, seconds: wait until the file has that many lines
+  local i
+  for ((i = 0; i < $3 * 20; i++)); do
+    [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+"$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/int" $LONG > "$TMP/int.out" 2> "$TMP/int.err" &
+pid=$!
+if wait_lines "$TMP/int/metrics.jsonl" 2 120; then
+  # A second run into the same --out while the first one trains.
+  expect_rc 2 "a concurrent run into the same --out" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/int" $LONG
+  grep -q "in use by another process" "$TMP/err" || { echo "FAIL concurrent run message: $(cat "$TMP/err")"; fail=1; }
+  kill -INT "$pid"
+fi
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 130 ] && [ "$(wc -l < "$TMP/int.err")" -eq 1 ] && grep -q -- "--resume" "$TMP/int.err"; then
+  echo "ok   SIGINT: exit 130, one line ($(cat "$TMP/int.err"))"
+else
+  echo "FAIL SIGINT: exit $rc, want 130 with one line naming --resume"; cat "$TMP/int.err"; fail=1
+fi
+K=$(jq .step "$TMP/int/checkpoint/state.json" 2>/dev/null || echo 0)
+check "the stopped run kept a checkpoint and its metrics up to it" bash -c "jq -e '.stage == \"rft\" and .step >= 2 and .step < 800' '$TMP/int/checkpoint/state.json' \
+  && test \"\$(wc -l < '$TMP/int/metrics.jsonl')\" -eq $K \
+  && jq -e '.stopped == true and (.checkpoint | type) == \"string\"' '$TMP/int.out' && test ! -e '$TMP/int/model.safetensors'"
+expect_rc 2 "a fresh run into an --out with an unfinished run" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/int" $LONG
+expect_rc 2 "--resume with other options" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/int" $LONG --seed 5 --resume
+grep -q "seed" "$TMP/err" || { echo "FAIL resume mismatch message: $(cat "$TMP/err")"; fail=1; }
+expect_rc 2 "--resume without a checkpoint" "$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/nockpt" $LONG --resume
+END=$((K + 6))
+check "uninterrupted reference run" bash -c "'$KBTRAIN' rft '$TMP/demos.jsonl' --model '$M' --out '$TMP/ref' $LONG --max-steps $END > /dev/null"
+check "--resume finishes the run" bash -c "'$KBTRAIN' rft '$TMP/demos.jsonl' --model '$M' --out '$TMP/int' $LONG --max-steps $END --resume \
+  | jq -e '.stopped == false and .resumed_from_step == $K and .steps == $END and .last.step == $END' && test ! -e '$TMP/int/checkpoint'"
+check "resumed metrics: steps 1..$END once each" jq -s -e "[.[].step] == [range(1; $END + 1)]" "$TMP/int/metrics.jsonl"
+check "resumed weights = uninterrupted weights" bash -c "'$KBTRAIN' diff '$TMP/ref' '$TMP/int' | jq -e '[.. | numbers] | max < 1e-6'"
+
+# --checkpoint-every: a run killed outright (SIGKILL, a lost machine)
+# resumes from its last periodic checkpoint.
+"$KBTRAIN" rft "$TMP/demos.jsonl" --model "$M" --out "$TMP/kill" $LONG --checkpoint-every 3 > /dev/null 2>&1 &
+pid=$!
+wait_lines "$TMP/kill/metrics.jsonl" 7 120 && kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+S=$(jq .step "$TMP/kill/checkpoint/state.json" 2>/dev/null || echo 0)
+check "a periodic checkpoint survived SIGKILL" jq -e '.step % 3 == 0 and .step >= 3' "$TMP/kill/checkpoint/state.json"
+END=$((S + 4))
+check "--resume after SIGKILL matches the uninterrupted run" bash -c "'$KBTRAIN' rft '$TMP/demos.jsonl' --model '$M' --out '$TMP/kill' $LONG --max-steps $END --resume > /dev/null \
+  && jq -s -e '[.[].step] == [range(1; $END + 1)]' '$TMP/kill/metrics.jsonl' \
+  && '$KBTRAIN' rft '$TMP/demos.jsonl' --model '$M' --out '$TMP/kill-ref' $LONG --max-steps $END > /dev/null \
+  && '$KBTRAIN' diff '$TMP/kill-ref' '$TMP/kill' | jq -e '[.. | numbers] | max < 1e-6'"
+
+# PPO resumes too (actor, critic, both optimizers, the tables fixed at the start).
+PPOARGS="--critic $TMP/critic --batch-size 1 --micro-batch 1 --lr 1e-3 --epochs 100 --kl-coef 0.05 --reference $TMP/rft --no-progress"
+"$KBTRAIN" ppo "$TMP/roll2.jsonl" --model "$TMP/rft" --out "$TMP/ppo-int" $PPOARGS > /dev/null 2> "$TMP/ppo-int.err" &
+pid=$!
+wait_lines "$TMP/ppo-int/metrics.jsonl" 2 120 && kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 143 ] && echo "ok   ppo: SIGTERM exit 143" || { echo "FAIL ppo SIGTERM: exit $rc, want 143"; cat "$TMP/ppo-int.err"; fail=1; }
+P=$(jq .step "$TMP/ppo-int/checkpoint/state.json" 2>/dev/null || echo 0)
+END=$((P + 4))
+check "ppo --resume matches the uninterrupted run (actor and critic)" bash -c "'$KBTRAIN' ppo '$TMP/roll2.jsonl' --model '$TMP/rft' --out '$TMP/ppo-int' $PPOARGS --max-steps $END --resume \
+  | jq -e '.resumed_from_step == $P' && jq -s -e '[.[].step] == [range(1; $END + 1)]' '$TMP/ppo-int/metrics.jsonl' \
+  && '$KBTRAIN' ppo '$TMP/roll2.jsonl' --model '$TMP/rft' --out '$TMP/ppo-ref' $PPOARGS --max-steps $END > /dev/null \
+  && '$KBTRAIN' diff '$TMP/ppo-ref' '$TMP/ppo-int' | jq -e '[.. | numbers] | max < 1e-6' \
+  && '$KBTRAIN' diff '$TMP/ppo-ref/critic' '$TMP/ppo-int/critic' | jq -e '[.. | numbers] | max < 1e-6'"
 [ "$fail" -eq 0 ] && echo "kbtrain CLI: all checks passed"
 exit "$fail"

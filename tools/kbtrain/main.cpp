@@ -2,6 +2,7 @@
 // (docs/kbtrain.md). A thin driver over lib/rl: flags in, a stage function
 // called, its summary printed as JSON on stdout.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 
 #include "../cli_parse.h"
 #include "core/error.h"
+#include "kb_config.h"
 #include "rl/checkpoint_diff.h"
 #include "rl/plot.h"
 #include "rl/toy_rollout.h"
@@ -25,34 +27,52 @@ void addTrain(CLI::App* app, TrainOptions& o, const std::string& model_help) {
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--model", o.model, model_help)->required();
-  app->add_option("--out", o.out, "checkpoint directory to write (config.json + model.safetensors + tokenizer files)")
+  app->add_option("-o,--out", o.out,
+                  "checkpoint directory to write (config.json + model.safetensors + tokenizer files); locked "
+                  "while the run lasts (a second run into it is refused)")
       ->required();
   app->add_option("--tokenizer", o.tokenizer, "tokenizer.json (default: <model>/tokenizer.json)");
   app->add_option("--metrics", o.metrics, "metrics JSONL, one record per optimizer step (default: <out>/metrics.jsonl)");
   app->add_option("--device", o.device,
                   "cpu, cuda (with WORLD_SIZE > 1 each process takes cuda:LOCAL_RANK) or cuda:N")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kb::tools::deviceValidator());
   app->add_option("--dtype", o.dtype, "auto (the checkpoint's), float32 or bfloat16; the optimizer keeps float32 "
                                       "master weights for bfloat16")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}));
   app->add_option("--backend", o.backend, "data-parallel backend: auto (nccl on cuda, gloo on cpu), gloo, nccl")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
   app->add_option("--lr", o.lr, "AdamW learning rate (peak, after warm-up)")->capture_default_str();
   app->add_option("--warmup-steps", o.warmup_steps, "linear warm-up from 0 over this many steps")->capture_default_str();
   app->add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")->capture_default_str();
-  app->add_option("--beta1", o.beta1)->capture_default_str();
-  app->add_option("--beta2", o.beta2)->capture_default_str();
-  app->add_option("--adam-eps", o.adam_eps)->capture_default_str();
+  app->add_option("--beta1", o.beta1, "AdamW first-moment decay")->capture_default_str();
+  app->add_option("--beta2", o.beta2, "AdamW second-moment decay")->capture_default_str();
+  app->add_option("--adam-eps", o.adam_eps, "AdamW epsilon (added to the root of the second moment)")
+      ->capture_default_str();
   app->add_option("--max-grad-norm", o.max_grad_norm, "clip the global gradient norm to this (0: no clipping)")
       ->capture_default_str();
   app->add_option("--batch-size", o.batch_size, "trajectories per optimizer step, all processes together")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--micro-batch", o.micro_batch,
                   "sequences per forward/backward pass in each process; gradients accumulate over them")
-      ->capture_default_str();
-  app->add_option("--epochs", o.epochs, "passes over the trajectories")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--epochs", o.epochs, "passes over the trajectories")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--max-steps", o.max_steps, "stop after this many optimizer steps (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app->add_option("--checkpoint-every", o.checkpoint_every,
+                  "write <out>/checkpoint after every N optimizer steps (0: only when stopped by SIGINT/SIGTERM)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app->add_flag("--resume", o.resume,
+                "continue the stopped run whose checkpoint is in <out>/checkpoint (weights, optimizer state, step); "
+                "give the same trajectories and options");
   app->add_option("--seed", o.seed, "shuffling seed (the same on every process)")->capture_default_str();
   app->add_option("--shards", o.shards,
                   "episode e goes to shard e % shards, shard s to process s % WORLD_SIZE; micro-batches stay "
@@ -61,7 +81,8 @@ void addTrain(CLI::App* app, TrainOptions& o, const std::string& model_help) {
       ->capture_default_str();
   app->add_option("--grad-dtype", o.grad_dtype,
                   "gradient accumulation buffers: auto (float64 for float32 models, else float32), float64, float32")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "float64", "float32"}));
   app->add_flag("!--no-shuffle", o.shuffle, "keep the file order");
   app->add_option("--max-length", o.max_length, "cut sequences longer than this many tokens (0: no limit)")
       ->capture_default_str();
@@ -83,7 +104,8 @@ void addPolicyGradient(CLI::App* app, PolicyGradientOptions& p, bool ppo) {
   app->add_option("--old-logprobs", p.old_logprobs,
                   "recompute: log pi_old from the model before any update (exact on-policy start); recorded: the "
                   "rollout's sampled log-probs (ratios then include the rollout/trainer mismatch)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"recompute", "recorded"}));
   if (ppo) {
     app->add_option("--critic", p.critic, "critic checkpoint (value-pretrain's --out; a policy checkpoint starts "
                                           "the value head at 0)")
@@ -100,7 +122,52 @@ void addPolicyGradient(CLI::App* app, PolicyGradientOptions& p, bool ppo) {
   }
 }
 
-void printJson(const Json& j) { std::printf("%s\n", j.dump(2).c_str()); }
+// One compact JSON object per stdout line (docs/cli.md).
+void printJson(const Json& j) { kb::tools::printJsonLine(j); }
+
+// This process is rank 0 of a torchrun-style group (or runs alone).
+bool isRankZero() {
+  const char* r = std::getenv("RANK");
+  return !r || std::string(r).empty() || std::string(r) == "0";
+}
+
+// Before any work: the output directory and the metrics file can be written,
+// and no other run writes into the directory (an exclusive flock on
+// <out>/.kbtrain.lock, held until exit; rank 0 only, the other ranks of the
+// same run share its --out).
+kb::tools::OutputLock claimOutput(const TrainOptions& o) {
+  kb::tools::checkWritableDir(o.out.string(), "--out");
+  if (!o.metrics.empty()) kb::tools::checkWritableFile(o.metrics.string(), "--metrics");
+  if (!isRankZero()) return {};
+  return kb::tools::OutputLock(o.out / ".kbtrain.lock", "--out " + o.out.string());
+}
+
+// A training stage under SIGINT/SIGTERM: the step in progress finishes, a
+// checkpoint is written, and the run ends 128 + signal with the command that
+// resumes it.
+int runStage(TrainOptions& o, const std::function<Json()>& stage, int argc, char** argv) {
+  kb::tools::OutputLock lock = claimOutput(o);
+  kb::tools::StopSignals signals;
+  o.stop_requested = [] { return kb::tools::StopSignals::stopRequested(); };
+  const Json summary = stage();
+  printJson(summary);
+  if (!summary.value("stopped", false)) return kb::tools::kExitOk;
+  const int sig = kb::tools::StopSignals::signal();
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--resume") continue;
+    cmd += (i ? " " : "") + (a.find_first_of(" '\"$") == std::string::npos ? a : "'" + a + "'");
+  }
+  const Json ck = summary.value("checkpoint", Json());
+  kb::tools::printError(
+      "kbtrain", std::string("stopped by ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after step " +
+                     std::to_string(summary.value("completed_steps", 0)) + " of " +
+                     std::to_string(summary.value("steps", 0)) +
+                     (ck.is_string() ? "; checkpoint in " + ck.get<std::string>() + "; resume with: " + cmd + " --resume"
+                                     : "; no step was done, nothing to resume"));
+  return kb::tools::StopSignals::exitCode();
+}
 
 }  // namespace
 
@@ -117,8 +184,12 @@ int main(int argc, char** argv) {
       "<out>/metrics.jsonl (one record per optimizer step) and <out>/train_summary.json, and prints the "
       "summary on stdout; progress goes to stderr. Data parallel: start N copies with RANK, WORLD_SIZE, "
       "LOCAL_RANK, MASTER_ADDR, MASTER_PORT set (as torchrun does); runs with the same --shards give the "
-      "same weights as one process on the whole batch. Exit status: 0 ok, 2 bad input, 1 other errors."};
+      "same weights as one process on the whole batch. Stopping: SIGINT/SIGTERM finish the current step, write "
+      "<out>/checkpoint and exit 130/143; --resume continues. Exit status (docs/cli.md): 0 done, 2 bad usage or "
+      "input (before any work; also an --out in use by another run), 1 data judged unusable, 3 infrastructure "
+      "fault, 130/143 stopped by a signal."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kbtrain ") + KB_VERSION, "Print the version and exit");
 
   RftOptions rft;
   CLI::App* rft_cmd = app.add_subcommand(
@@ -173,8 +244,8 @@ int main(int argc, char** argv) {
       "plot", "render metrics JSONL files (in order, e.g. the loop's iterations) as one HTML page of curves "
               "(inline SVG, self-contained)");
   plot_cmd->add_option("metrics", plot_files, "metrics.jsonl files")->required()->check(CLI::ExistingFile);
-  plot_cmd->add_option("--out", plot_out, "HTML file to write")->required();
-  plot_cmd->add_option("--title", plot_title)->capture_default_str();
+  plot_cmd->add_option("-o,--out", plot_out, "HTML file to write")->required();
+  plot_cmd->add_option("--title", plot_title, "page title (default: kbtrain metrics)");
 
   fs::path init_config, init_tokenizer, init_out;
   std::string init_dtype = "float32";
@@ -183,9 +254,11 @@ int main(int argc, char** argv) {
       "init-model", "write a randomly initialised checkpoint of a config.json's shape (benchmarks, toy runs)");
   init_cmd->add_option("--config", init_config, "config.json (Qwen2 / Llama)")->required()->check(CLI::ExistingFile);
   init_cmd->add_option("--tokenizer-from", init_tokenizer, "directory whose tokenizer files are copied")->required();
-  init_cmd->add_option("--out", init_out, "checkpoint directory")->required();
-  init_cmd->add_option("--dtype", init_dtype)->capture_default_str();
-  init_cmd->add_option("--seed", init_seed)->capture_default_str();
+  init_cmd->add_option("-o,--out", init_out, "checkpoint directory")->required();
+  init_cmd->add_option("--dtype", init_dtype, "dtype of the saved weights")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}));
+  init_cmd->add_option("--seed", init_seed, "seed of the random weights")->capture_default_str();
 
   fs::path diff_a, diff_b;
   CLI::App* diff_cmd = app.add_subcommand(
@@ -199,28 +272,34 @@ int main(int argc, char** argv) {
   uint64_t toy_first = 0, toy_last = 63;
   fs::path toy_out;
   CLI::App* demos_cmd = toy_cmd->add_subcommand("demos", "write one demonstration trajectory per task seed");
-  demos_cmd->add_option("--first-seed", toy_first)->capture_default_str();
-  demos_cmd->add_option("--last-seed", toy_last)->capture_default_str();
-  demos_cmd->add_option("--out", toy_out, "trajectory JSONL")->required();
+  demos_cmd->add_option("--first-seed", toy_first, "first task seed")->capture_default_str();
+  demos_cmd->add_option("--last-seed", toy_last, "last task seed (inclusive)")->capture_default_str();
+  demos_cmd->add_option("-o,--out", toy_out, "trajectory JSONL")->required();
   CLI::App* tasks_cmd = toy_cmd->add_subcommand(
       "tasks", "write the tasks first..last as KernelBench programs DIR/toy-<seed>.py; `kbsynth import DIR -o OUT` "
                "makes the bundles that --env kbcheck verifies against (OUT/<DIR's name>/toy-<seed>)");
-  tasks_cmd->add_option("--first-seed", toy_first)->capture_default_str();
-  tasks_cmd->add_option("--last-seed", toy_last)->capture_default_str();
-  tasks_cmd->add_option("--out", toy_out, "directory for the .py files")->required();
+  tasks_cmd->add_option("--first-seed", toy_first, "first task seed")->capture_default_str();
+  tasks_cmd->add_option("--last-seed", toy_last, "last task seed (inclusive)")->capture_default_str();
+  tasks_cmd->add_option("-o,--out", toy_out, "directory for the .py files")->required();
   ToyRolloutOptions tr;
   CLI::App* roll_cmd = toy_cmd->add_subcommand(
       "rollout", "sample answers with the local policy, score them, write trajectories; prints mean reward");
   roll_cmd->add_option("--model", tr.model, "policy checkpoint")->required();
-  roll_cmd->add_option("--out", tr.out, "trajectory JSONL (overwritten)")->required();
-  roll_cmd->add_option("--first-seed", tr.first_seed)->capture_default_str();
-  roll_cmd->add_option("--last-seed", tr.last_seed)->capture_default_str();
+  roll_cmd->add_option("-o,--out", tr.out, "trajectory JSONL (overwritten)")->required();
+  roll_cmd->add_option("--first-seed", tr.first_seed, "first task seed")->capture_default_str();
+  roll_cmd->add_option("--last-seed", tr.last_seed, "last task seed (inclusive)")->capture_default_str();
   roll_cmd->add_option("--samples", tr.samples, "answers per task")->capture_default_str();
   roll_cmd->add_option("--temperature", tr.temperature, "0: greedy")->capture_default_str();
-  roll_cmd->add_option("--max-new-tokens", tr.max_new_tokens)->capture_default_str();
-  roll_cmd->add_option("--device", tr.device)->capture_default_str();
-  roll_cmd->add_option("--dtype", tr.dtype)->capture_default_str();
-  roll_cmd->add_option("--sampling-seed", tr.sampling_seed)->capture_default_str();
+  roll_cmd->add_option("--max-new-tokens", tr.max_new_tokens, "tokens per answer at most")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  roll_cmd->add_option("--device", tr.device, "where the policy runs: cpu, cuda or cuda:N")
+      ->capture_default_str()
+      ->check(kb::tools::deviceValidator());
+  roll_cmd->add_option("--dtype", tr.dtype, "the policy's dtype: auto (the checkpoint's), float32, bfloat16, float16")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}));
+  roll_cmd->add_option("--sampling-seed", tr.sampling_seed, "seed of the sampler")->capture_default_str();
   roll_cmd->add_option("--mode", tr.mode, "recorded in each trajectory (train / eval)")->capture_default_str();
   roll_cmd->add_option("--env", tr.env,
                        "scoring: expr (the expression evaluator) or kbcheck (build + verify each answer against "
@@ -245,37 +324,45 @@ int main(int argc, char** argv) {
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbtrain")) return *rc;
   try {
     if (rft_cmd->parsed()) {
-      printJson(runRft(rft));
+      return runStage(rft.train, [&] { return runRft(rft); }, argc, argv);
     } else if (vp_cmd->parsed()) {
-      printJson(runValuePretrain(vp));
+      return runStage(vp.train, [&] { return runValuePretrain(vp); }, argc, argv);
     } else if (ppo_cmd->parsed()) {
-      printJson(runPolicyGradient(ppo));
+      return runStage(ppo.train, [&] { return runPolicyGradient(ppo); }, argc, argv);
     } else if (grpo_cmd->parsed()) {
-      printJson(runPolicyGradient(grpo));
+      return runStage(grpo.train, [&] { return runPolicyGradient(grpo); }, argc, argv);
     } else if (plot_cmd->parsed()) {
-      const std::string html = metricsHtml(plot_files, plot_title);
-      std::ofstream out(plot_out);
-      if (!out) throw UsageError("cannot write " + plot_out.string());
-      out << html;
+      kb::tools::checkWritableFile(plot_out.string(), "--out");
+      kb::tools::writeFileAtomic(plot_out, metricsHtml(plot_files, plot_title));
       std::fprintf(stderr, "kbtrain plot: wrote %s\n", plot_out.c_str());
     } else if (init_cmd->parsed()) {
+      kb::tools::checkWritableDir(init_out.string(), "--out");
       writeRandomModel(init_config, init_tokenizer, init_out, init_dtype, init_seed);
       std::fprintf(stderr, "kbtrain init-model: wrote %s\n", init_out.c_str());
     } else if (diff_cmd->parsed()) {
       printJson(checkpointDiff(diff_a, diff_b));
     } else if (demos_cmd->parsed()) {
+      kb::tools::checkWritableFile(toy_out.string(), "--out");
       printJson(writeToyDemonstrations(toy_first, toy_last, toy_out));
     } else if (tasks_cmd->parsed()) {
+      kb::tools::checkWritableDir(toy_out.string(), "--out");
       printJson(writeToyPrograms(toy_first, toy_last, toy_out));
     } else if (roll_cmd->parsed()) {
+      kb::tools::checkWritableFile(tr.out.string(), "--out");
       printJson(runToyRollout(tr));
     }
-    return 0;
+    return kb::tools::kExitOk;
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "kbtrain: %s\n", e.what());
-    return 2;
+    kb::tools::printError("kbtrain", e.what());
+    return kb::tools::kExitUsage;
+  } catch (const Json::exception& e) {
+    kb::tools::printError("kbtrain", std::string("bad JSON input: ") + e.what());
+    return kb::tools::kExitUsage;
+  } catch (const Error& e) {
+    kb::tools::printError("kbtrain", e.what());
+    return kb::tools::kExitFailed;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbtrain: %s\n", e.what());
-    return 1;
+    kb::tools::printError("kbtrain", std::string("internal error: ") + e.what());
+    return kb::tools::kExitInfra;
   }
 }
