@@ -441,7 +441,10 @@ inline CLI::Validator archValidator() {
 // same kind ends the process at once (exit 128 + signal).
 class StopSignals {
  public:
-  explicit StopSignals(bool forward_to_children = true) : forward_(forward_to_children) {
+  // forward_signal: what the children get; SIGTERM for a helper that has no
+  // quiet SIGINT handler (Python prints a traceback on SIGINT, none on SIGTERM).
+  explicit StopSignals(bool forward_to_children = true, int forward_signal = SIGINT)
+      : forward_(forward_to_children), forward_signal_(forward_signal) {
     if (::pipe2(pipe_, O_CLOEXEC) != 0) pipe_[0] = pipe_[1] = -1;
     self() = this;
     struct sigaction sa {};
@@ -490,7 +493,7 @@ class StopSignals {
       [[maybe_unused]] auto n = ::write(s->pipe_[1], &c, 1);
     }
   }
-  // Forwards SIGINT to every child of this process (found in /proc).
+  // Forwards the stop to every child of this process (found in /proc).
   void watch() {
     char c = 0;
     while (::read(pipe_[0], &c, 1) < 0 && errno == EINTR) {
@@ -509,7 +512,7 @@ class StopSignals {
         std::string state;
         long ppid = 0;
         rest >> state >> ppid;
-        if (ppid == me) ::kill(pid, SIGINT);
+        if (ppid == me) ::kill(pid, forward_signal_);
       }
       ::closedir(d);
     }
@@ -517,6 +520,7 @@ class StopSignals {
 
   static inline std::atomic<int> signal_{0};
   bool forward_ = true;
+  int forward_signal_ = SIGINT;
   int pipe_[2] = {-1, -1};
   struct sigaction old_int_ {}, old_term_ {};
   std::thread watcher_;

@@ -370,6 +370,10 @@ SIGINT_TARGET=pid SIGINT_DELAY=0 sigint "import, SIGINT to kbsynth alone" kbsynt
 if jq -e '.interrupted == true and .summary.interrupted >= 1' "$WORK/imp-sig2/import-report.json" >/dev/null 2>&1
 then ok "kbsynth: SIGINT to kbsynth alone: the report says what was done"
 else bad "kbsynth: SIGINT to kbsynth alone: the report says what was done"; fi
+# kbsynth check: expected.py is stopped with SIGTERM (no traceback), nothing
+# is judged.
+SIGINT_TARGET=pid sigint "check, SIGINT to kbsynth alone" kbsynth 'Python outputs' stderr 120 -- \
+  "${EXE[kbsynth]}" check "$TASK" "$T/tasks/scale_and_rowsum" --device cpu --no-compiled
 # kbsynth filter: stops between tasks, manifest kept, resumable.
 if [ "${EXE[kbsynth]}" != none ]; then
   "${EXE[kbsynth]}" compose -n 40 --seed 3 --profile tiny -o "$WORK/run-sig" >/dev/null 2>&1

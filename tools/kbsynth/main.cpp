@@ -388,11 +388,19 @@ int cmdBaseline(const std::vector<std::string>& bundles, const std::string& devi
                 const std::string& weights, const std::string& python) {
   std::vector<std::string> dirs;
   for (const auto& b : bundles) dirs.push_back(kb::openBundle(b).dir.string());  // validates first
+  kb::tools::StopSignals stop(true, SIGTERM);  // baseline.py has no quiet SIGINT handler
   auto built = runBaseline(dirs, device, force, weights, kb::pythonPath(python));
-  int failed = 0;
+  int failed = 0, done = 0;
   for (const auto& d : dirs) {
+    if (stopped() && built[d].value("reason", "") == "internal_error") continue;  // not reached
     printLine(built[d]);
+    ++done;
     if (built[d].value("status", "") == "failed") ++failed;
+  }
+  if (stopped()) {
+    std::fprintf(stderr, "kbsynth: baseline: interrupted after %d of %zu bundles (%d failed); run the same "
+                         "command again to build the rest (current packages are kept)\n", done, dirs.size(), failed);
+    return kb::tools::StopSignals::exitCode();
   }
   std::fprintf(stderr, "kbsynth: baseline for %s: %zu ok or cached, %d failed\n", device.c_str(),
                dirs.size() - failed, failed);
@@ -430,12 +438,22 @@ int cmdCheck(const std::vector<std::string>& bundles, const CheckOptions& o) {
                              "--repeats", std::to_string(o.repeats)});
   for (const auto& t : tasks) args.push_back(t.bundle().dir.string());
   std::fprintf(stderr, "kbsynth: Python outputs for %zu bundles on %s\n", tasks.size(), o.device.c_str());
+  kb::tools::StopSignals stop(true, SIGTERM);  // expected.py has no quiet SIGINT handler
   kb::ScriptResult py = kb::runScript(kb::pythonPath(o.python), "expected.py", args);
+  if (stopped()) {
+    std::fprintf(stderr, "kbsynth: check: interrupted before any comparison; run the same command again\n");
+    return kb::tools::StopSignals::exitCode();
+  }
   if (py.lines.size() != tasks.size())
     throw kb::Error("expected.py failed (exit " + std::to_string(py.exit_code) + ")");
 
   int bad = 0;
   for (size_t n = 0; n < tasks.size(); ++n) {
+    if (stopped()) {
+      std::fprintf(stderr, "kbsynth: check: interrupted after %zu of %zu bundles (%d differ); run the same command "
+                           "again\n", n, tasks.size(), bad);
+      return kb::tools::StopSignals::exitCode();
+    }
     const kb::Task& task = tasks[n];
     const kb::Json& pyline = py.lines[n];
     kb::Json line = {{"id", task.id()}, {"device", o.device}, {"seeds", o.seeds}};
