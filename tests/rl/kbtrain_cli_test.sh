@@ -157,5 +157,30 @@ check "ppo --resume matches the uninterrupted run (actor and critic)" bash -c "'
   && '$KBTRAIN' ppo '$TMP/roll2.jsonl' --model '$TMP/rft' --out '$TMP/ppo-ref' $PPOARGS --max-steps $END > /dev/null \
   && '$KBTRAIN' diff '$TMP/ppo-ref' '$TMP/ppo-int' | jq -e '[.. | numbers] | max < 1e-6' \
   && '$KBTRAIN' diff '$TMP/ppo-ref/critic' '$TMP/ppo-int/critic' | jq -e '[.. | numbers] | max < 1e-6'"
+
+# Data parallel (2 gloo processes): SIGINT to one rank stops both after the
+# same step; resuming in 2 processes gives the 2-process uninterrupted weights.
+DPARGS="--batch-size 2 --micro-batch 1 --lr 1e-3 --epochs 200 --shards 2 --no-progress"
+pair() {  # out, extra flags...: starts ranks 0 and 1 of grpo in the background (pids p0, p1)
+  local out="$1"; shift
+  local port; port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=0 LOCAL_RANK=0 "$KBTRAIN" grpo "$TMP/roll2.jsonl" --model "$M" --out "$out" $DPARGS "$@" > /dev/null 2> "$out.r0.err" &
+  p0=$!
+  WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=1 LOCAL_RANK=1 "$KBTRAIN" grpo "$TMP/roll2.jsonl" --model "$M" --out "$out" $DPARGS "$@" > /dev/null 2> "$out.r1.err" &
+  p1=$!
+}
+pair "$TMP/dp-int"
+wait_lines "$TMP/dp-int/metrics.jsonl" 3 120 && kill -INT "$p1"
+wait "$p0"; rc0=$?; wait "$p1"; rc1=$?
+D=$(jq .step "$TMP/dp-int/checkpoint/state.json" 2>/dev/null || echo 0)
+if [ "$rc0" -eq 130 ] && [ "$rc1" -eq 130 ] && [ -s "$TMP/dp-int/checkpoint/tables-rank1.safetensors" ] && [ "$D" -ge 3 ]; then
+  echo "ok   2 processes: SIGINT to rank 1 stops both after step $D"
+else echo "FAIL 2 processes: SIGINT: exits $rc0/$rc1, want 130/130"; cat "$TMP/dp-int.r0.err" "$TMP/dp-int.r1.err"; fail=1; fi
+END=$((D + 4))
+pair "$TMP/dp-int" --resume --max-steps "$END"; wait "$p0"; rc0=$?; wait "$p1"; rc1=$?
+pair "$TMP/dp-ref" --max-steps "$END"; wait "$p0"; wait "$p1"
+check "2 processes: --resume matches the uninterrupted 2-process run" bash -c "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] \
+  && jq -s -e '[.[].step] == [range(1; $END + 1)]' '$TMP/dp-int/metrics.jsonl' \
+  && '$KBTRAIN' diff '$TMP/dp-ref' '$TMP/dp-int' | jq -e '[.. | numbers] | max < 1e-6'"
 [ "$fail" -eq 0 ] && echo "kbtrain CLI: all checks passed"
 exit "$fail"
