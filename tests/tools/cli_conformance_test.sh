@@ -336,10 +336,10 @@ sigint() {
   ok "$tool: SIGINT: $name (exit 130; \"$last\")"
 }
 # kbcheck: the candidate loops forever; the verdict would be a timeout.
-sigint "verify a looping solution" kbcheck . stderr 0 -- \
+SIGINT_DELAY=1.5 sigint "verify a looping solution" kbcheck . stderr 0 -- \
   "${EXE[kbcheck]}" verify --device cpu "$TASK" "$T/solutions-cpu/infinite_loop" --timeout 60 --json "$WORK/sig-check.json"
 [ -e "$WORK/sig-check.json" ] && bad "kbcheck: SIGINT: a verdict was written" || ok "kbcheck: SIGINT: no verdict written"
-sigint "profile a looping solution" kbprof . stderr 0 -- \
+SIGINT_DELAY=1.5 sigint "profile a looping solution" kbprof . stderr 0 -- \
   "${EXE[kbprof]}" "$TASK" "$T/solutions-cpu/infinite_loop" --device cpu --timeout 60 --json "$WORK/sig-prof.json"
 [ -e "$WORK/sig-prof.json" ] && bad "kbprof: SIGINT: a report was written" || ok "kbprof: SIGINT: no report written"
 # kbsynth import: stopped after the first task; the report says what was done.
@@ -387,18 +387,18 @@ if [ "${EXE[kbsynth]}" != none ]; then
   then ok "kbsynth: the interrupted filter resumes"; else bad "kbsynth: the interrupted filter resumes (exit $rc)" "$(tail -3 "$WORK/filter-resume.err")"; fi
 fi
 # kbrollout with the local tiny policy on a CPU task.
-sigint "rollouts with the local tiny policy" kbrollout . stderr 0 -- \
+SIGINT_DELAY=1 sigint "rollouts with the local tiny policy" kbrollout '\[kbrollout\]' stderr 120 -- \
   "${EXE[kbrollout]}" run --tasks "$RT" --out "$WORK/sig-roll.jsonl" --local-model "$TINY" --policy-device cpu \
-  --samples 4 --max-turns 50 --no-progress
+  --samples 4 --max-turns 50
 if [ -e "$WORK/sig-roll.jsonl" ] && ! jq -e -s . "$WORK/sig-roll.jsonl" >/dev/null 2>&1; then
   bad "kbrollout: SIGINT: the trajectory file is not valid JSONL"
 else ok "kbrollout: SIGINT: the trajectory file is valid JSONL (or absent)"; fi
 # kbpolicy generate, a long completion.
 echo '[[1, 2, 3], [4, 5, 6]]' >"$WORK/p2.json"
-sigint "generate 100000 tokens" kbpolicy . stderr 0 -- \
+SIGINT_DELAY=3 sigint "generate 100000 tokens" kbpolicy . stderr 0 -- \
   "${EXE[kbpolicy]}" generate --model "$TINY" --prompts "$WORK/p2.json" --max-new-tokens 100000 --device cpu
 # kbtrain rft: many epochs; a checkpoint is kept on SIGINT.
-SIGINT_DELAY=3 sigint "rft of many epochs" kbtrain . stderr 0 -- \
+SIGINT_DELAY=0.5 sigint "rft of many epochs" kbtrain 'step 1/' stderr 240 -- \
   "${EXE[kbtrain]}" rft "$D" --model "$TINY" --out "$WORK/tr/sig-rft" --epochs 100000 --keep-no-reward --device cpu
 if [ -n "$(find "$WORK/tr/sig-rft" -name config.json 2>/dev/null)" ]
 then ok "kbtrain: SIGINT: a checkpoint was written"; else bad "kbtrain: SIGINT: a checkpoint was written" "$(ls -R "$WORK/tr/sig-rft" 2>&1 | head)"; fi
