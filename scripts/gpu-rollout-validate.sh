@@ -48,7 +48,7 @@ PORT=$(cat "$WORK/port")
 jq -c '{status, eager: .timings.eager.median_ms, compile: .timings.compile.median_ms, compile_error: .timings.compile.error}' "$WORK/baselines.json"
 
 start=$(date +%s.%N)
-"$BUILD/tools/kbrollout/kbrollout" eval --tasks "$TASK" --samples 8 -j 8 --task-device cuda --gpus 0 \
+"$BUILD/tools/kbrollout/kbrollout" eval --tasks "$TASK" --samples 8 -j 8 --device cuda --gpus 0 \
   --policy "http://127.0.0.1:$PORT/v1" --model scripted --max-turns 10 --out "$WORK/out" 2>&1 | tail -5
 rc=$?
 echo "kbrollout exit $rc, wall $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"

@@ -54,8 +54,11 @@ say() { echo "rl-loop: $*" >&2; }
 done_train() { [ -f "$1/train_summary.json" ]; }
 # shellcheck disable=SC2086
 train() {
-  local extra=()
+  local extra=() out="" prev=""
   [ -n "$UNTIMED_REWARD" ] && extra=(--unprofiled-correct-reward "$UNTIMED_REWARD")
+  # An interrupted kbtrain left a checkpoint in its --out: continue from it.
+  for a in "$@"; do [ "$prev" = "--out" ] && out="$a"; prev="$a"; done
+  [ -n "$out" ] && [ -f "$out/checkpoint/state.json" ] && extra+=(--resume)
   "$KBTRAIN" "$@" --device "$DEVICE" --dtype "$DTYPE" "${extra[@]}" $TRAIN_ARGS > /dev/null
 }
 
