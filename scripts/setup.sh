@@ -45,4 +45,25 @@ then
   echo "setup: installing meson, ninja, torch==$TORCH_VERSION from PyPI (large download)"
   "$KB_VENV/bin/pip" install -q --disable-pip-version-check meson ninja "torch==$TORCH_VERSION" numpy pyarrow
 fi
-echo "setup: ready (venv $KB_VENV)"
+# The CUDA compiler (kbcheck build compiles .cu with nvcc, also on a machine
+# without a GPU): the machine's toolkit at /usr/local/cuda when it has one,
+# else NVIDIA's own PyPI packages of the CUDA that torch 2.11 uses (13.0),
+# which unpack a toolkit tree (bin/nvcc, include, lib) into the venv. Debian
+# 12's nvidia-cuda-toolkit is 11.8, too old for torch's CUDA 13 headers.
+# Pinned together: nvcc, its NVVM and its crt headers must be one release.
+CUDA_PIN="13.0.88"
+if [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  cu13="$("$KB_VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')/nvidia/cu13"
+  if ! "$cu13/bin/nvcc" --version 2>/dev/null | grep -q "V$CUDA_PIN"; then
+    echo "setup: no /usr/local/cuda: installing nvcc $CUDA_PIN from PyPI into $KB_VENV"
+    "$KB_VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvcc==$CUDA_PIN" \
+      "nvidia-nvvm==$CUDA_PIN" "nvidia-cuda-crt==$CUDA_PIN" "nvidia-cuda-cccl==13.0.85"
+  fi
+fi
+# A missing compiler fails the set-up: tests must not skip what they exist to check.
+source "$(dirname "$0")/env.sh"
+if ! "$KB_CUDA_DIR/bin/nvcc" --version >/dev/null 2>&1; then
+  echo "setup: no usable nvcc at $KB_CUDA_DIR/bin/nvcc" >&2
+  exit 1
+fi
+echo "setup: ready (venv $KB_VENV, CUDA toolkit $KB_CUDA_DIR)"

@@ -161,9 +161,22 @@ std::vector<std::string> linkCommand(const Toolchain& t, const BuildOptions& o,
   cmd.insert(cmd.end(), objs.begin(), objs.end());
   cmd.insert(cmd.end(), {"-Wl,-z,defs", "-Wl,--as-needed"});
   if (o.target == BuildTarget::Cuda) {
-    fs::path lib = t.cuda_home / "lib64";
-    cmd.insert(cmd.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string(), "-lcudart",
-                           "-lcublas", "-lcublasLt"});
+    // A toolkit's lib64/ with its development links (libcudart.so), or the
+    // lib/ of NVIDIA's PyPI packages (scripts/setup.sh), which hold only the
+    // versioned names (libcudart.so.13): linked by file name then.
+    fs::path lib = fs::exists(t.cuda_home / "lib64") ? t.cuda_home / "lib64" : t.cuda_home / "lib";
+    cmd.insert(cmd.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string()});
+    auto library = [&](const std::string& name) {
+      if (fs::exists(lib / ("lib" + name + ".so"))) return "-l" + name;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(lib, ec)) {
+        std::string f = e.path().filename().string();
+        if (f.rfind("lib" + name + ".so.", 0) == 0 && f.find('.', name.size() + 7) == std::string::npos)
+          return "-l:" + f;
+      }
+      return "-l" + name;  // the linker's error names what is missing
+    };
+    for (const char* name : {"cudart", "cublas", "cublasLt"}) cmd.push_back(library(name));
     if (fs::exists(lib / "libcudnn.so")) cmd.push_back("-lcudnn");
   }
   return cmd;
