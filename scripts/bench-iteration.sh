@@ -62,5 +62,5 @@ for i in $(seq 1 "$N"); do
     + ", inputs " + (.input_method // "?") + ", checked " + (.checked_calls | tostring) + ", message: " + .message' "$WORK/prof-$i.json"
 done
 med=$(printf '%s\n' "${totals[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-echo "median iteration: $med s; the paper's workspace: ~45 s; ratio $(awk -v m="$med" 'BEGIN { printf "%.1f", 45 / m }')x"
+echo "median iteration: $med s on this machine ($(jq -r .gpu "$WORK/baseline.json"), $(nproc) cores); the paper's workspace: ~45 s (its figure, on an H200); ratio $(awk -v m="$med" 'BEGIN { printf "%.1f", 45 / m }')x"
 [ $have_static = 1 ] || echo "(no Clang checker on this machine: static check not included; scripts/bench-static.sh measures it on the development machine)"

@@ -6,7 +6,15 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 
 bash "$KB_ROOT/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
-if ! kb_build; then
+# On a machine with a GPU the CUDA side is built (libtorch_cuda, CUPTI) and
+# the gpu suite runs instead of skipping.
+gpu_args=()
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then
+  echo "test: GPU found: building with -Dtorch_cuda=true, the gpu suite runs"
+  gpu_args=(-Dtorch_cuda=true)
+  if [ -f "$KB_BUILD/build.ninja" ]; then meson configure "$KB_BUILD" -Dtorch_cuda=true >/dev/null; fi
+fi
+if ! kb_build "${gpu_args[@]}"; then
   echo "build failed"
   echo "0 passed, 1 failed"
   exit 1
