@@ -55,6 +55,39 @@ std::mutex& torchSeedMutex() {
   return m;
 }
 
+std::vector<c10::IValue> specInputs(const std::vector<InputSpec>& specs, at::Generator& gen, c10::Device device) {
+  std::vector<c10::IValue> values;
+  for (const InputSpec& s : specs) {
+    if (s.kind == "tensor") values.emplace_back(specTensor(s, gen, device));
+    else if (s.kind == "int") values.emplace_back(static_cast<int64_t>(s.value));
+    else if (s.kind == "float") values.emplace_back(s.value);
+    else values.emplace_back(s.value != 0.0);
+  }
+  return values;
+}
+
+std::vector<c10::IValue> runGetInputs(torch::jit::Module& get_inputs, uint64_t seed, const std::string& where) {
+  c10::IValue out;
+  {
+    std::lock_guard<std::mutex> lock(torchSeedMutex());
+    torch::NoGradGuard no_grad;
+    at::manual_seed(seed);
+    try {
+      out = get_inputs.forward({});
+    } catch (const c10::Error& e) {
+      throw Error(where + ": get_inputs failed: " + e.what_without_backtrace());
+    }
+  }
+  std::vector<c10::IValue> values;
+  if (out.isTuple())
+    for (const auto& e : out.toTupleRef().elements()) values.push_back(e);
+  else if (out.isList())
+    for (const auto& e : out.toListRef()) values.push_back(e);
+  else
+    throw Error(where + ": get_inputs did not return a list");
+  return values;
+}
+
 // One tensor input from its recorded spec; scripts/kbtask.py make_input()
 // is the same sequence of calls, so Python and C++ agree value for value
 // (on the CPU; on a GPU the same calls draw from the device's generator).
@@ -308,31 +341,11 @@ std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) con
       }
       gen = &cache_->generator;
     }
-    c10::IValue out;
-    {
-      // get_inputs() draws from torch's default CPU generator, as in Python.
-      std::lock_guard<std::mutex> lock(torchSeedMutex());
-      torch::NoGradGuard no_grad;
-      at::manual_seed(seed);
-      try {
-        out = gen->forward({});
-      } catch (const c10::Error& e) {
-        throw Error(bundle_.inputsPt().string() + ": get_inputs failed: " + e.what_without_backtrace());
-      }
-    }
-    if (!out.isList() && !out.isTuple()) throw Error(bundle_.inputsPt().string() + ": get_inputs did not return a list");
-    if (out.isTuple())
-      for (const auto& e : out.toTupleRef().elements()) cpu.push_back(e);
-    else
-      for (const auto& e : out.toListRef()) cpu.push_back(e);
+    // get_inputs() draws from torch's default CPU generator, as in Python.
+    cpu = runGetInputs(*gen, seed, bundle_.inputsPt().string());
   } else {
     at::Generator gen = at::detail::createCPUGenerator(seed);
-    for (const InputSpec& s : info().inputs) {
-      if (s.kind == "tensor") cpu.emplace_back(specTensor(s, gen, c10::Device(c10::kCPU)));
-      else if (s.kind == "int") cpu.emplace_back(static_cast<int64_t>(s.value));
-      else if (s.kind == "float") cpu.emplace_back(s.value);
-      else cpu.emplace_back(s.value != 0.0);
-    }
+    cpu = specInputs(info().inputs, gen, c10::Device(c10::kCPU));
   }
   if (device.is_cpu()) return cpu;
   std::vector<c10::IValue> out;

@@ -36,6 +36,10 @@
 
 #include "task/bundle.h"
 
+namespace torch::jit {
+struct Module;
+}
+
 namespace kb {
 
 // A parameter or buffer of the reference module.
@@ -130,6 +134,15 @@ class Task {
 // `device`), made on `device`. On the CPU the same calls as
 // scripts/kbtask.py make_input(), value for value.
 at::Tensor specTensor(const InputSpec& spec, at::Generator& gen, c10::Device device);
+
+// One input set drawn from recorded specs with `gen` (a generator of
+// `device`): tensors by specTensor, in order; scalars as recorded.
+std::vector<c10::IValue> specInputs(const std::vector<InputSpec>& specs, at::Generator& gen, c10::Device device);
+
+// A scripted get_inputs (inputs.pt) run once, with torch's default
+// generators seeded with `seed` under torchSeedMutex(); its list or tuple
+// as values. `where` names the program in errors.
+std::vector<c10::IValue> runGetInputs(torch::jit::Module& get_inputs, uint64_t seed, const std::string& where);
 
 // Held by whoever seeds torch's default generators and draws from them
 // (a scripted get_inputs does), so that two threads never interleave.

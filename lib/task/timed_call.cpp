@@ -2,7 +2,6 @@
 #include "task/timed_call.h"
 
 #include <cstdio>
-#include <mutex>
 #include <optional>
 
 #include <ATen/ATen.h>
@@ -39,17 +38,6 @@ void placeOn(torch::jit::Graph& graph, torch::jit::Block* block, c10::Device dev
     torch::jit::WithInsertPoint here(node);
     node->replaceInput(*at, graph.insertConstant(device));
   }
-}
-
-std::vector<c10::IValue> listOf(const c10::IValue& out, const std::string& where) {
-  std::vector<c10::IValue> values;
-  if (out.isTuple())
-    for (const auto& e : out.toTupleRef().elements()) values.push_back(e);
-  else if (out.isList())
-    for (const auto& e : out.toListRef()) values.push_back(e);
-  else
-    throw Error(where + ": get_inputs did not return a list");
-  return values;
 }
 
 // Logical right shift of int64 words (ATen's shift is arithmetic).
@@ -92,35 +80,16 @@ CallInputs::CallInputs(const Task& task, c10::Device device) : task_(&task), dev
 }
 
 std::vector<c10::IValue> CallInputs::runScripted(uint64_t seed) const {
-  auto* module = static_cast<torch::jit::Module*>(generator_.get());
-  const std::string where = task_->bundle().inputsPt().string();
-  c10::IValue out;
-  {
-    // get_inputs draws from torch's default generators (the device's now).
-    std::lock_guard<std::mutex> lock(torchSeedMutex());
-    torch::NoGradGuard no_grad;
-    at::manual_seed(seed);
-    try {
-      out = module->forward({});
-    } catch (const c10::Error& e) {
-      throw Error(where + ": get_inputs failed on " + device_.str() + ": " + e.what_without_backtrace());
-    }
-  }
-  return listOf(out, where);
+  // get_inputs draws from torch's default generators (the device's now).
+  return runGetInputs(*static_cast<torch::jit::Module*>(generator_.get()), seed,
+                      task_->bundle().inputsPt().string() + " on " + device_.str());
 }
 
 std::vector<c10::IValue> CallInputs::make(uint64_t seed) const {
   if (method_ == "scripted") return runScripted(seed);
   if (method_ == "scripted-cpu") return task_->makeInputs(seed, device_);
-  std::vector<c10::IValue> out;
   at::Generator gen = generatorFor(device_, seed);
-  for (const InputSpec& s : task_->info().inputs) {
-    if (s.kind == "tensor") out.emplace_back(specTensor(s, gen, device_));
-    else if (s.kind == "int") out.emplace_back(static_cast<int64_t>(s.value));
-    else if (s.kind == "float") out.emplace_back(s.value);
-    else out.emplace_back(s.value != 0.0);
-  }
-  return out;
+  return specInputs(task_->info().inputs, gen, device_);
 }
 
 uint64_t tensorDigest(const at::Tensor& t) {
