@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/paths.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
@@ -22,6 +23,7 @@ fs::path findJail() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && fs::exists(self.parent_path() / "kb-agent-jail")) return self.parent_path() / "kb-agent-jail";
+  if (fs::path installed = installedHelper("kb-agent-jail"); !installed.empty()) return installed;
   fs::path built = KB_AGENT_JAIL_BUILT;
   if (fs::exists(built)) return built;
   return {};

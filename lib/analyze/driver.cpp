@@ -30,6 +30,7 @@
 #include "analyze/rules/missing_entry.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/paths.h"
 #include "kb_config.h"
 
 namespace fs = std::filesystem;
@@ -374,7 +375,7 @@ CheckOptions defaultCheckOptions() {
   const char* cuda = std::getenv("KB_CUDA_PATH");
   o.cuda_path = cuda ? cuda : KB_CUDA_PATH;
   const char* iface = std::getenv("KB_INTERFACE_INCLUDE");
-  o.interface_include = iface ? iface : KB_INTERFACE_INCLUDE_DIR;
+  o.interface_include = iface ? fs::path(iface) : dataPath("include");
   o.resource_dir = KB_CLANG_RESOURCE_DIR;
   if (const char* c = std::getenv("KB_CACHE_DIR")) {
     o.cache_dir = fs::path(c) / "static";

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/json.h"
-#include "kb_config.h"
+#include "core/paths.h"
 
 namespace kb::analyze {
 namespace {
@@ -46,7 +46,7 @@ std::string Policy::severityOf(const std::string& rule) const {
 
 std::filesystem::path defaultPolicyPath() {
   if (const char* p = std::getenv("KB_POLICY")) return p;
-  return std::filesystem::path(KB_POLICY_DIR) / "default.json";
+  return dataPath("policy/default.json");
 }
 
 Policy loadPolicy(const std::filesystem::path& path) {

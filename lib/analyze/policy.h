@@ -67,8 +67,8 @@ const std::vector<RuleInfo>& allRules();
 // Loads a policy file; throws kb::UsageError naming the file and key on error.
 Policy loadPolicy(const std::filesystem::path& path);
 
-// The default policy file shipped with the toolchain (KB_POLICY, else the
-// source tree's policy/default.json).
+// The default policy file shipped with the toolchain ($KB_POLICY, else
+// dataPath("policy/default.json"): installed or the source tree's, core/paths.h).
 std::filesystem::path defaultPolicyPath();
 
 }  // namespace kb::analyze

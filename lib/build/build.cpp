@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/paths.h"
 #include "kb_config.h"
 #include "sandbox/process.h"
 
@@ -113,7 +114,7 @@ Toolchain findToolchain(const BuildOptions& o, const fs::path& cache_dir) {
     t.problem = "host compiler not found on PATH: " + cxx;
     return t;
   }
-  t.interface_include = KB_INTERFACE_INCLUDE_DIR;
+  t.interface_include = dataPath("include");
   t.shim_include = t.interface_include / "kb" / "nvrtc";
   std::string header = readFile(t.interface_include / "kb" / "solution.h");
   if (header.empty()) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "harness/worker.h"
 #include "sandbox/confine.h"
 
@@ -106,6 +107,10 @@ fs::path findWorkerBinary() {
   }
   fs::path next = selfExecutableDir() / "kbcheck-worker";
   if (::access(next.c_str(), X_OK) == 0) return next;
+  if (fs::path installed = installedHelper("kbcheck-worker"); !installed.empty()) {
+    if (::access(installed.c_str(), X_OK) == 0) return installed;
+    throw Error("kbcheck-worker not found at " + installed.string() + " (set KB_WORKER to its path)");
+  }
 #ifdef KB_WORKER_BUILD_PATH
   if (::access(KB_WORKER_BUILD_PATH, X_OK) == 0) return KB_WORKER_BUILD_PATH;
 #endif

@@ -136,8 +136,9 @@ class WorkerDirGuard {
   bool keep_;
 };
 
-// $KB_WORKER, else kbcheck-worker next to the running executable, else the
-// build tree's tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
+// $KB_WORKER, else kbcheck-worker next to the running executable, else (an
+// installed tool) <prefix>/libexec/kernelbench-rl/kbcheck-worker, else (in
+// the build tree) tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
 std::filesystem::path findWorkerBinary();
 
 // The candidate worker's main(): `kbcheck-worker candidate REQUEST.json`

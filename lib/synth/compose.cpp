@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
-#include "kb_config.h"
+#include "core/paths.h"
 #include "synth/ops.h"
 #include "synth/rng.h"
 
@@ -22,7 +22,7 @@ namespace kb::synth {
 
 fs::path defaultCatalogPath() {
   if (const char* env = std::getenv("KB_SYNTH_SEEDS"); env && *env) return env;
-  return fs::path(KB_SOURCE_ROOT) / "testdata" / "synth" / "seeds.json";
+  return dataPath("testdata/synth/seeds.json");
 }
 
 Catalog loadCatalog(const fs::path& path) {

@@ -39,7 +39,7 @@ struct Catalog {
   std::vector<Json> entries;       // every entry (also excluded / uncurated)
 };
 
-// $KB_SYNTH_SEEDS, else <source root>/testdata/synth/seeds.json.
+// $KB_SYNTH_SEEDS, else dataPath("testdata/synth/seeds.json") (core/paths.h).
 std::filesystem::path defaultCatalogPath();
 // Reads and checks a catalog; throws kb::UsageError when it is missing or malformed.
 Catalog loadCatalog(const std::filesystem::path& path);

@@ -17,8 +17,8 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/paths.h"
 #include "core/report.h"
-#include "kb_config.h"
 
 extern char** environ;
 
@@ -35,7 +35,7 @@ std::string pythonPath(const std::string& flag) {
 
 fs::path scriptsDir() {
   if (const char* env = std::getenv("KB_SCRIPTS_DIR"); env && *env) return env;
-  return fs::path(KB_SOURCE_ROOT) / "scripts";
+  return dataPath("scripts");
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #endif
 #include "core/error.h"
 #include "core/gpu_info.h"
+#include "core/paths.h"
 #include "kb_config.h"
 #include "reward/reward.h"
 
@@ -198,8 +199,8 @@ int run(Flags& f, bool eval) {
   }
   o.work_dir = f.work_dir.empty() ? fs::path(o.output.string() + ".work") : fs::path(f.work_dir);
   if (!f.work_dir.empty()) tools::checkWritableDir(f.work_dir, "--work-dir");
-  o.guide = f.guide.empty() ? fs::path(KB_SOURCE_ROOT) / "docs" / "agent-guide.md" : fs::path(f.guide);
-  o.interface_header = fs::path(KB_INTERFACE_INCLUDE_DIR) / "kb" / "solution.h";
+  o.guide = f.guide.empty() ? kb::dataPath("docs/agent-guide.md") : fs::path(f.guide);
+  o.interface_header = kb::dataPath("include/kb/solution.h");
   if (!fs::is_regular_file(o.guide)) throw UsageError("agent guide not found: " + o.guide.string());
   {
     std::ifstream in(o.guide);
