@@ -18,7 +18,9 @@ namespace kb {
 // /opt/kb-venv/bin/python3 when it exists, else "python3" on the PATH.
 std::string pythonPath(const std::string& flag = "");
 
-// The folder of the scripts: $KB_SCRIPTS_DIR, else <source root>/scripts.
+// The folder of the scripts: $KB_SCRIPTS_DIR, else kb::dataPath("scripts")
+// (lib/core/paths.h: the installed share/kernelbench-rl/scripts, or the
+// source tree's when run from a build tree).
 std::filesystem::path scriptsDir();
 
 struct ScriptResult {
