@@ -29,9 +29,7 @@ Json runRft(const RftOptions& opt) {
   Gradients grads(params, gradientDtype(o.grad_dtype, model.dtype()));
   if (resume.active) loadOptimizer(optim, resume.dir / "optimizer.safetensors");
   const auto steps = makeSchedule(data.episodes.size(), o);
-  if (resume.step > steps.size())
-    throw UsageError("--resume: the checkpoint is at step " + std::to_string(resume.step) + " of a run of " +
-                     std::to_string(steps.size()) + " steps");
+  checkResumeFits(resume, steps.size());
   MetricsWriter metrics(dist.rank() == 0 ? metricsPath(o) : std::filesystem::path(),
                         resume.active ? static_cast<int64_t>(resume.step) : -1);
   Json last = resume.active ? resume.state.value("last", Json()) : Json();

@@ -188,4 +188,10 @@ void addCheckpointFields(Json& summary, const TrainOptions& o, const ResumePoint
   if (resume.active) summary["resumed_from_step"] = resume.step;
 }
 
+void checkResumeFits(const ResumePoint& resume, size_t steps) {
+  if (resume.step > steps)
+    throw UsageError("--resume: the checkpoint is at step " + std::to_string(resume.step) + " of a run of " +
+                     std::to_string(steps) + " steps");
+}
+
 }  // namespace kb::rl

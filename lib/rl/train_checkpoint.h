@@ -49,6 +49,10 @@ struct ResumePoint {
 // checkpoint. Throws kb::UsageError.
 ResumePoint openResume(const TrainOptions& o, const std::string& stage, int world_size);
 
+// A resumed run's checkpoint must lie within this run's `steps` steps;
+// throws kb::UsageError naming both otherwise.
+void checkResumeFits(const ResumePoint& resume, size_t steps);
+
 using NamedTables = std::vector<std::pair<std::string, TokenTable*>>;
 
 // Saves the run's state after `completed` steps: every process writes its

@@ -33,9 +33,7 @@ Json runValuePretrain(const ValuePretrainOptions& opt) {
   Gradients grads(params, gradientDtype(o.grad_dtype, critic.backbone.dtype()));
   if (resume.active) loadOptimizer(optim, resume.dir / "optimizer.safetensors");
   const auto steps = makeSchedule(data.episodes.size(), o);
-  if (resume.step > steps.size())
-    throw UsageError("--resume: the checkpoint is at step " + std::to_string(resume.step) + " of a run of " +
-                     std::to_string(steps.size()) + " steps");
+  checkResumeFits(resume, steps.size());
   const size_t per_epoch = (data.episodes.size() + static_cast<size_t>(o.batch_size) - 1) / static_cast<size_t>(o.batch_size);
   std::vector<size_t> all(data.episodes.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
