@@ -9,7 +9,8 @@
 #   bash scripts/bench-iteration.sh TASK SOLUTION_DIR [ITERATIONS=3]
 #
 # Environment: KBPROF, KBCHECK (default: build/tools/...); KB_BENCH_ARGS: more
-# kbprof flags for every run (e.g. --no-compile for a task without a compiled baseline).
+# kbprof flags for every run (e.g. --no-compile for a task without a compiled baseline);
+# KB_BENCH_KEEP: a directory that gets every iteration's kbprof report (prof-N.json).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TASK="$1"; SOL="$2"; N="${3:-3}"
@@ -44,6 +45,7 @@ for i in $(seq 1 "$N"); do
   t1=$(now)
   "$KBPROF" "$TASK" "$cand" ${KB_BENCH_ARGS:-} -q --json "$WORK/prof-$i.json"
   prof_s=$(sub "$(now)" "$t1")
+  [ -n "${KB_BENCH_KEEP:-}" ] && mkdir -p "$KB_BENCH_KEEP" && cp "$WORK/prof-$i.json" "$KB_BENCH_KEEP/"
   total=$(add "$static_s" "$prof_s")
   totals+=("$total")
   printf '%-4s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f  %s (%.2fx vs compile)\n' "$i" "$static_s" \

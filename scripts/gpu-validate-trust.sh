@@ -12,7 +12,10 @@
 #                machine a carried copy) with its sm_90 compiled baseline
 #   kernelbench  bench-iteration.sh on that task with
 #                solutions-bench/gemm_mul_leakyrelu (the issue's 3.1 s reference)
-# Logs go to $OUT (default ./gpu-out), one file per step.
+# Logs go to $OUT (default ./gpu-out), one file per step; the imported task to
+# $KB_TASKS (default $OUT/kb-tasks) and baselines to $KB_BASELINE_CACHE (default
+# $OUT/.baselines): point both at a directory that outlives $OUT to bench again
+# without importing again. KB_BENCH_KEEP: keep each iteration's kbprof report.
 # Usage: bash scripts/gpu-validate-trust.sh STEP...
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -45,12 +48,12 @@ for step in "$@"; do
         "$ROOT/testdata/solutions-fast/cublas_gemm" 5 >"$OUT/bench-matmul2048.log" 2>&1 || rc=1
       cat "$OUT/bench-matmul2048.log" ;;
     import)
-      T="$OUT/kb-tasks"
+      T="${KB_TASKS:-$OUT/kb-tasks}"
       "$B/tools/kbsynth/kbsynth" import "$KB/level2/12_Gemm_Multiply_LeakyReLU.py" -o "$T" \
         --id kernelbench/level2/12_Gemm_Multiply_LeakyReLU --compiled cuda >"$OUT/kb-import.log" 2>&1 || rc=1
       tail -3 "$OUT/kb-import.log" ;;
     kernelbench)
-      T="$OUT/kb-tasks"
+      T="${KB_TASKS:-$OUT/kb-tasks}"
       TASK="$T/kernelbench/level2/12_Gemm_Multiply_LeakyReLU"
       KBPROF="$B/tools/kbprof/kbprof" KBCHECK="$B/tools/kbcheck/kbcheck" \
         bash "$ROOT/scripts/bench-iteration.sh" "$TASK" "$ROOT/testdata/solutions-bench/gemm_mul_leakyrelu" 5 \
