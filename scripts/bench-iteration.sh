@@ -61,7 +61,10 @@ for i in $(seq 1 "$N"); do
     + " s (" + (.rounds | tostring) + " rounds, " + .stop + "); reference: ready in "
     + (.reference_phases.prepare_seconds // 0 | tostring | .[0:5]) + " s beside it, check "
     + (.reference_phases.check_seconds // 0 | tostring | .[0:5]) + " s; timed calls " + (.timed_calls | tostring)
-    + ", inputs " + (.input_method // "?") + ", checked " + (.checked_calls | tostring) + ", message: " + .message' "$WORK/prof-$i.json"
+    + ", inputs " + (.input_method // "?") + ", checked " + (.checked_calls | tostring) + ", message: " + .message
+    + "\n     kbprof: before the workers " + (.prepare_seconds // 0 | tostring | .[0:5]) + " s, after the verdict "
+    + (.after_seconds // 0 | tostring | .[0:5]) + " s; start-up parts " + ((.worker.phases.startup // {}) | tostring)
+    + "\n     reference check parts " + ((.reference_phases // {}) | tostring)' "$WORK/prof-$i.json"
 done
 med=$(printf '%s\n' "${totals[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 echo "median iteration: $med s on this machine ($(jq -r .gpu "$WORK/baseline.json"), $(nproc) cores); the paper's workspace: ~45 s (its figure, on an H200); ratio $(awk -v m="$med" 'BEGIN { printf "%.1f", 45 / m }')x"

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
 #include <thread>
 
+#include "build/nvcc_plan.h"
 #include "build/nvrtc.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -216,13 +218,16 @@ void replaceAll(std::string& s, const std::string& from, const std::string& to) 
 }
 
 CompileStep runStep(const std::string& source, const std::string& tool,
-                    std::vector<std::string> argv, const fs::path& cwd, const BuildOptions& o) {
+                    std::vector<std::string> argv, const fs::path& cwd, const BuildOptions& o,
+                    const std::vector<std::string>& env = {}) {
   CompileStep step;
   step.source = source;
   step.tool = tool;
   ProcessSpec spec;
   spec.argv = argv;
-  spec.env = scrubbedEnvironment({"PATH", "HOME", "TMPDIR"}, {"LC_ALL=C"});
+  std::vector<std::string> set = {"LC_ALL=C"};
+  set.insert(set.end(), env.begin(), env.end());
+  spec.env = scrubbedEnvironment({"PATH", "HOME", "TMPDIR"}, set);
   spec.cwd = cwd;
   spec.limits.wall_seconds = o.timeout_seconds;
   spec.limits.file_size_bytes = 1ull << 30;
@@ -239,6 +244,53 @@ CompileStep runStep(const std::string& source, const std::string& tool,
   else if (r.end == ProcessEnd::SpawnFailed)
     step.diagnostics = tool + ": could not start: " + r.message;
   step.command = std::move(argv);
+  return step;
+}
+
+// One .cu compiled to `obj` as `nvcc -c` does, with nvcc's host and device
+// halves side by side (build/nvcc_plan.h), their temporaries in `keep_dir`
+// (relative to the source root). nvcc itself runs when its plan has another
+// shape, the two module ids differ, or any step fails: a compile error's
+// diagnostics are always nvcc's own, in its order.
+CompileStep compileCuda(const Toolchain& t, const BuildOptions& o, const std::string& src,
+                        const std::string& obj, const fs::path& cwd, const std::string& keep_dir) {
+  auto t0 = Clock::now();
+  std::vector<std::string> cmd = nvccCommand(t, o, src, obj);
+  std::error_code ec;
+  fs::create_directories(cwd / keep_dir, ec);
+  std::vector<std::string> dry = cmd;
+  dry.insert(dry.end(), {"-dryrun", "-keep", "-keep-dir", keep_dir});
+  CompileStep plan_step = ec ? CompileStep{} : runStep(src, "nvcc", dry, cwd, o);
+  std::optional<NvccPlan> plan = plan_step.ok ? parseNvccDryRun(plan_step.diagnostics, nullptr) : std::nullopt;
+  if (plan) {
+    auto runAll = [&](const std::vector<std::vector<std::string>>& commands, std::string& output) {
+      for (const auto& c : commands) {
+        CompileStep s = runStep(src, "nvcc", c, cwd, o, plan->env);
+        output += s.diagnostics;
+        if (!s.ok) return false;
+      }
+      return true;
+    };
+    std::string host_output, device_output, after_output;
+    bool device_ok = false;
+    std::thread device([&] { device_ok = runAll(plan->device, device_output); });
+    bool host_ok = runAll(plan->host, host_output);
+    device.join();
+    std::string module_id = readFile(cwd / plan->host_module_id);
+    if (host_ok && device_ok && !module_id.empty() && module_id == readFile(cwd / plan->device_module_id) &&
+        runAll(plan->after, after_output)) {
+      CompileStep step;
+      step.source = src;
+      step.tool = "nvcc";
+      step.ok = true;
+      step.diagnostics = host_output + device_output + after_output;
+      step.command = std::move(cmd);
+      step.seconds = since(t0);
+      return step;
+    }
+  }
+  CompileStep step = runStep(src, "nvcc", cmd, cwd, o);
+  step.seconds = since(t0);
   return step;
 }
 
@@ -486,8 +538,7 @@ BuildResult buildSolution(const Solution& solution, const BuildOptions& options)
       const SolutionFile* f = units[i];
       objects[i] = "../obj/" + std::to_string(i) + ".o";
       if (f->kind == SourceKind::CudaSource)
-        steps[i] = runStep(f->path, "nvcc", nvccCommand(tc, options, f->path, objects[i]), src,
-                           options);
+        steps[i] = compileCuda(tc, options, f->path, objects[i], src, "../obj/" + std::to_string(i) + ".nvcc");
       else
         steps[i] = runStep(f->path, "c++", cxxCommand(tc, options, f->path, objects[i]), src,
                            options);

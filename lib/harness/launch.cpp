@@ -80,6 +80,7 @@ Json WorkerRun::toJson() const {
       phases["startup_seconds"] = r.header.value("startup_seconds", 0.0);
       phases["prefetch_seconds"] = r.header.value("prefetch_seconds", 0.0);
       phases["waited_seconds"] = r.header.value("waited_seconds", 0.0);
+      if (r.header.contains("startup_phases")) phases["startup"] = r.header["startup_phases"];
     } else if (type == "init") {
       phases["init_seconds"] = r.header.value("seconds", 0.0);
     } else if (type == "seed" && !r.header.contains("timed_call")) {

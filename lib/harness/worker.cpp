@@ -467,11 +467,20 @@ WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& in
     h["index"] = i;
     outs.push_back(h);
   }
+  // Inputs by digest, not by value: the reference worker makes the same
+  // inputs and digests them there (a 1024 x 8192 input costs a copy to the
+  // host and 32 MB through the channel; its digest, one reduction on the
+  // device). A candidate that can forge this record could forge the bytes.
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].isTensor()) continue;
-    WireTensor w = toWire(inputs[i].toTensor(), payload);
-    Json h = tensorHeader(w);
+    const at::Tensor& t = inputs[i].toTensor();
+    Json h;
     h["index"] = i;
+    h["dtype"] = kbDtypeOf(t.scalar_type());
+    h["sizes"] = std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+    h["data_ptr"] = reinterpret_cast<uint64_t>(t.storage().data());
+    h["storage_bytes"] = t.storage().nbytes();
+    h["digest"] = digestHex(tensorDigest(t));
     ins.push_back(h);
   }
   for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
@@ -522,6 +531,7 @@ int workerMain(int argc, char** argv) {
   std::string confinement;
   std::size_t prefetched = 0;
   double prefetch_seconds = 0.0, waited_seconds = 0.0;
+  Json startup_phases = Json::object();  // where start-up went, for kbprof's report
   // Start-up: trusted code only. A failure here is never the candidate's.
   try {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
@@ -546,13 +556,32 @@ int workerMain(int argc, char** argv) {
       if (prefetch_failure) std::rethrow_exception(std::exchange(prefetch_failure, nullptr));
     };
     try {
+      auto tp = Clock::now();
       dev = setUpDevice(req.device);
+      startup_phases["device_seconds"] = since(tp);
+      tp = Clock::now();
       reference.emplace(task->reference(dev.device));
       params = reference->state();
+      startup_phases["load_seconds"] = since(tp);
+      tp = Clock::now();
       if (!req.profile.is_null()) timing = prepareTiming(req, *task, *reference, dev);
+      startup_phases["timing_setup_seconds"] = since(tp);
     } catch (...) {
       if (prefetcher.joinable()) prefetcher.join();
       throw;
+    }
+    // Baselines before any candidate code exists in this process, and
+    // before the library is ready: kbprof builds it meanwhile, so the
+    // eager re-check (or a first measurement) is off the iteration's path.
+    // The input sets are made first: no CPU thread of ours competes with
+    // GPU timing.
+    auto tj = Clock::now();
+    joinPrefetch();
+    startup_phases["prefetch_join_seconds"] = since(tj);
+    if (timing) {
+      auto tb = Clock::now();
+      timing->runBaselines();
+      startup_phases["baselines_seconds"] = since(tb);
     }
     if (req.library_on_stdin) {
       // Ready: now the library (CandidateWorker sends its path once built;
@@ -575,9 +604,7 @@ int workerMain(int argc, char** argv) {
       }
       req.library = path;
     }
-    joinPrefetch();
-    // Baselines before any candidate code exists in this process.
-    if (timing) timing->runBaselines();
+    auto tc = Clock::now();
     ConfinePolicy policy;
     policy.writable_dirs = {std::filesystem::current_path()};
     if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
@@ -586,6 +613,7 @@ int workerMain(int argc, char** argv) {
     policy.allow_open_rdwr = req.allow_open_rdwr;
     std::string limits = limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
     confinement = confineSelf(policy) + (limits.empty() ? "" : " " + limits);
+    startup_phases["confine_seconds"] = since(tc);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kbcheck-worker: start-up failed: %s\n", firstLine(e.what()).c_str());
     finish(70);
@@ -596,6 +624,7 @@ int workerMain(int argc, char** argv) {
   hello["waited_seconds"] = waited_seconds;
   hello["inputs_prefetched"] = prefetched;
   hello["prefetch_seconds"] = prefetch_seconds;
+  hello["startup_phases"] = startup_phases;
   hello["device"] = dev.device.str();
   hello["confinement"] = confinement;
   hello["notes"] = dev.notes;

@@ -174,6 +174,8 @@ Json ProfileResult::toJson() const {
   j["seconds"] = seconds;
   j["worker_seconds"] = worker_seconds;
   j["reference_seconds"] = reference_seconds;
+  j["prepare_seconds"] = prepare_seconds;
+  j["after_seconds"] = after_seconds;
   j["reference_phases"] = reference_phases;
   j["baseline_build_seconds"] = baseline_build_seconds;
   j["worker"] = worker.toJson();
@@ -182,6 +184,7 @@ Json ProfileResult::toJson() const {
 
 struct PreparedProfile::State {
   Clock::time_point t0 = Clock::now();
+  std::optional<Clock::time_point> verdict_at;  // when the reference's verdict came
   ProfileOptions o;
   ProfileResult r;
   bool ended = false;  // r is final (a failure while preparing)
@@ -206,6 +209,7 @@ struct PreparedProfile::State {
     r.status = s;
     r.message = message;
     r.seconds = since(t0);
+    if (verdict_at) r.after_seconds = since(*verdict_at);
     r.finished_at = nowIso8601();
     ended = true;
     return r;
@@ -293,6 +297,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // candidate code (CandidateWorker); the reference's does CPU work only
   // until it is handed its request, after the candidate's process group is
   // gone (ReferenceWorker).
+  r.prepare_seconds = since(st.t0);
   st.worker.emplace(req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
   st.reference.emplace(bundle.dir, r.device, req.seeds, st.scratch, st.binary,
                        o.limits.wall_seconds + o.reference_timeout_seconds + 600);
@@ -450,6 +455,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
                                       : compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
     r.reference_seconds = v.seconds;
+    st.verdict_at = Clock::now();
     r.reference_phases = v.phases;
     r.seeds = v.seeds;
     if (v.status != Status::Ok) {

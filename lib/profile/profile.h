@@ -120,6 +120,7 @@ struct ProfileResult {
   double bandwidth_gbps = 0;
   double head_start_us = 0;           // the spin before each timed call (0: none)
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
+  double prepare_seconds = 0, after_seconds = 0;  // before the workers started; after the verdict
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   WorkerRun worker;
   Json toJson() const;  // docs/kbprof.md

@@ -5,8 +5,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
+#include "build/nvcc_plan.h"
+#include "core/error.h"
 #include "kb_config.h"
+#include "sandbox/process.h"
 
 namespace fs = std::filesystem;
 
@@ -145,6 +149,97 @@ TEST_F(BuildTest, DeviceOnlyFastPathAndNvccVerdict) {
   EXPECT_EQ(bad.steps[0].tool, "nvcc-cubin");  // nvcc has the last word
   EXPECT_NE(bad.diagnostics.find("kernels/bias_relu.cu"), std::string::npos) << bad.diagnostics;
   EXPECT_NE(bad.diagnostics.find("no_such_function"), std::string::npos);
+}
+
+TEST_F(BuildTest, NvccCompileErrorIsNvccsOwnWord) {
+  if (!haveNvcc()) GTEST_SKIP() << "no nvcc";
+  fs::copy(fs::path(KB_SOURCE_ROOT) / "testdata/solutions-build/gemm_bias_relu", root_ / "sol",
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  write("kernels/bias_relu.cu", "__global__ void k(float* y) { y[threadIdx.x] = no_such_function(); }\n");
+  kb::BuildResult bad = build();
+  ASSERT_EQ(bad.status, kb::Status::CompileError);
+  const kb::CompileStep* nvcc = nullptr;
+  for (const auto& s : bad.steps)
+    if (s.tool == "nvcc") nvcc = &s;
+  ASSERT_NE(nvcc, nullptr);
+  EXPECT_FALSE(nvcc->ok);
+  // Once, as nvcc says it (the split halves' outputs are not shown: both
+  // front ends would report it).
+  const std::string& d = bad.diagnostics;
+  const std::string error = "identifier \"no_such_function\" is undefined";
+  std::size_t first = d.find(error);
+  ASSERT_NE(first, std::string::npos) << d;
+  EXPECT_EQ(d.find(error, first + 1), std::string::npos) << d;
+}
+
+TEST(DryRunPlan, SplitsShellWordsAsTheDryRunWritesThem) {
+  std::vector<std::string> vars = {"X=v", "CICC_PATH=/opt/nvvm/bin"};
+  EXPECT_EQ(kb::splitShellWords(R"("/usr/bin"/c++ -I"/a b"  '$X' $X ${X}y "$CICC_PATH/cicc" a\ b)", vars),
+            (std::vector<std::string>{"/usr/bin/c++", "-I/a b", "$X", "v", "vy", "/opt/nvvm/bin/cicc", "a b"}));
+  EXPECT_THROW(kb::splitShellWords(R"(c++ "-Iunclosed)", vars), kb::Error);
+}
+
+TEST(DryRunPlan, RefusesPlansOfAnotherShape) {
+  // Two architectures: two device chains, which this does not split.
+  std::string text =
+      "#$ PATH=/usr/bin:/bin\n"
+      "#$ \"/usr/bin\"/c++ -E -x c++ a.cu -o a.cpp4.ii\n"
+      "#$ /bin/true --gen_module_id_file --module_id_file_name m a.cpp4.ii\n"
+      "#$ \"/usr/bin\"/c++ -D__CUDA_ARCH__=800 -E -x c++ a.cu -o a.cpp1.ii\n"
+      "#$ \"/usr/bin\"/c++ -D__CUDA_ARCH__=900 -E -x c++ a.cu -o a.cpp1.ii\n";
+  std::string why;
+  EXPECT_FALSE(kb::parseNvccDryRun(text, &why));
+  EXPECT_NE(why.find("shape"), std::string::npos) << why;
+  EXPECT_FALSE(kb::parseNvccDryRun("#$ no_such_program_anywhere -c x\n", &why));
+  EXPECT_NE(why.find("not on its PATH"), std::string::npos) << why;
+}
+
+// The split plan's object is nvcc's object, byte for byte: the same
+// commands, only run side by side (build/nvcc_plan.h).
+TEST_F(BuildTest, NvccPlanSplitGivesNvccsOwnObject) {
+  if (!haveNvcc()) GTEST_SKIP() << "no nvcc";
+  fs::copy(fs::path(KB_SOURCE_ROOT) / "testdata/solutions-build/gemm_bias_relu", root_ / "sol",
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  const std::string nvcc = (fs::path(KB_CUDA_PATH) / "bin" / "nvcc").string();
+  auto run = [&](std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
+    kb::ProcessSpec spec;
+    spec.argv = std::move(argv);
+    std::vector<std::string> set = {"LC_ALL=C"};
+    set.insert(set.end(), env.begin(), env.end());
+    spec.env = kb::scrubbedEnvironment({"PATH", "HOME", "TMPDIR"}, set);
+    spec.cwd = root_ / "sol";
+    spec.limits.wall_seconds = 120;
+    return kb::runProcess(spec);
+  };
+  std::vector<std::string> base = {nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-fPIC",
+                                   "-I" + (fs::path(KB_SOURCE_ROOT) / "include").string(), "-I.",
+                                   "-c", "kernels/bias_relu.cu", "-keep", "-keep-dir", "keep"};
+  fs::create_directories(root_ / "sol" / "keep");
+  auto plain = base;
+  plain.insert(plain.end(), {"-o", "plain.o"});
+  kb::ProcessResult p = run(plain);
+  ASSERT_TRUE(p.ok()) << p.output;
+
+  auto dry = base;
+  dry.insert(dry.end(), {"-o", "split.o", "-dryrun"});
+  kb::ProcessResult d = run(dry);
+  ASSERT_TRUE(d.ok()) << d.output;
+  std::string why;
+  std::optional<kb::NvccPlan> plan = kb::parseNvccDryRun(d.output, &why);
+  ASSERT_TRUE(plan) << why << "\n" << d.output;
+  fs::remove(root_ / "sol" / plan->host_module_id);
+  for (const auto* half : {&plan->host, &plan->device, &plan->after})
+    for (const auto& c : *half) {
+      kb::ProcessResult r = run(c, plan->env);
+      ASSERT_TRUE(r.ok()) << c.front() << ": " << r.output;
+    }
+  auto bytes = [&](const fs::path& f) {
+    std::ifstream in(root_ / "sol" / f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_FALSE(bytes(plan->host_module_id).empty());
+  EXPECT_EQ(bytes(plan->host_module_id), bytes(plan->device_module_id));
+  EXPECT_EQ(bytes("plain.o"), bytes("split.o"));
 }
 
 TEST(TrimDiagnostics, KeepsFirstErrorsWithContext) {
