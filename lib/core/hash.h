@@ -26,4 +26,16 @@ class Sha256 {
 
 std::string sha256Hex(std::string_view bytes);
 
+// "sha256:<hex>" of a file's contents. A file of at least 16 MiB is answered
+// from a memo of an earlier hash when its device, inode, size, mtime and
+// ctime are all unchanged (the kernel sets ctime on every change, and no
+// user can set it back, so an edited or replaced file is always read again;
+// no memo is kept for a file changed in the last two seconds, whose ctime a
+// write in the same clock tick could share):
+// a task's weights (hundreds of MB) are verified on every open, and reading
+// them took 0.3 s of each profile. Memos live in cacheRoot()/file-sha256/;
+// one that cannot be written costs only the next read. Throws kb::Error when
+// the file cannot be read.
+std::string fileSha256(const std::string& path);
+
 }  // namespace kb

@@ -83,4 +83,11 @@ fs::path installedHelper(const std::string& name) {
   return installDir(KB_INSTALL_LIBEXECDIR) / kPackage / name;
 }
 
+fs::path cacheRoot() {
+  if (const char* d = std::getenv("KB_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "kernelbench-rl";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "kernelbench-rl";
+  return fs::temp_directory_path() / "kernelbench-rl";
+}
+
 }  // namespace kb

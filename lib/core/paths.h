@@ -25,6 +25,11 @@ std::filesystem::path dataRoot();
 // dataRoot() / relative, e.g. dataPath("policy/default.json").
 std::filesystem::path dataPath(const std::filesystem::path& relative);
 
+// The toolchain's cache folder: $KB_CACHE_DIR when set, else
+// $XDG_CACHE_HOME/kernelbench-rl, else ~/.cache/kernelbench-rl, else
+// <temp>/kernelbench-rl.
+std::filesystem::path cacheRoot();
+
 // <prefix>/libexec/kernelbench-rl/<name> when the running executable is an
 // installed one (not in the build tree), else empty: the caller then uses the
 // build tree's copy.

@@ -59,16 +59,12 @@ bool knownDtype(const std::string& d) {
   return false;
 }
 
-std::string fileSha256(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + p.string());
-  Sha256 h;
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h.update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
+std::string bundleFileSha256(const fs::path& p) {
+  try {
+    return fileSha256(p.string());
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
-  return "sha256:" + h.hexDigest();
 }
 
 }  // namespace
@@ -243,7 +239,7 @@ TaskBundle openBundle(const fs::path& dir) {
     if (!files.contains(name) || !files[name].is_string())
       throw UsageError(tj.string() + ": field \"files." + name + "\" is missing");
     std::string want = files[name].get<std::string>();
-    std::string got = fileSha256(p);
+    std::string got = bundleFileSha256(p);
     if (got != want)
       throw UsageError(p.string() + ": corrupt or modified (sha256 differs from task.json; re-export the bundle)");
   }
@@ -260,7 +256,7 @@ std::optional<std::string> checkCompiled(const TaskBundle& bundle, const std::st
   if (entry.value("arch", arch) != arch)
     return p.string() + " was built for " + entry.value("arch", std::string("?")) + ", not " + arch;
   if (entry.contains("sha256") && entry["sha256"].is_string() &&
-      fileSha256(p) != entry["sha256"].get<std::string>())
+      bundleFileSha256(p) != entry["sha256"].get<std::string>())
     return p.string() + ": corrupt or modified (sha256 differs from task.json)";
   return std::nullopt;
 }
