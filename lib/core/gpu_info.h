@@ -12,4 +12,14 @@ bool hasNvidiaGpu();
 // "580.159.04"); "" when there is no NVIDIA driver.
 std::string nvidiaDriverVersion();
 
+// Whether GPU `index` still answers its driver, asked of nvidia-smi in a
+// fresh process: "" when it does (or when nvidia-smi is absent: no evidence),
+// else why not, in one line (nvidia-smi cannot reach it: "GPU is lost",
+// fallen off the bus; or it has an uncorrectable memory error waiting for a
+// reset: row remapping or page retirement pending). Asked after a candidate
+// failed on the GPU, so that a device fault becomes infra_error, never the
+// candidate's reward. $KB_NVIDIA_SMI names another nvidia-smi (fault
+// injection in tests: a real GPU loss cannot be made on purpose).
+std::string gpuFault(int index);
+
 }  // namespace kb

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/gpu_info.h"
 #include "core/paths.h"
 #include "harness/worker.h"
 #include "sandbox/confine.h"
@@ -291,11 +292,22 @@ bool prepareWorker(const WorkerRequest& request, const WorkerLimits& limits, con
 }
 
 // What the ended worker sent, classified.
-void collectWorker(WorkerRun& run, const WorkerLimits& limits, bool keep_dir) {
+void collectWorker(WorkerRun& run, const WorkerLimits& limits, bool keep_dir, const std::string& device) {
   run.records = readRecords(run.dir / "result.bin", &run.protocol_problem, /*headers_only=*/true);
   if (run.process.result_truncated && run.protocol_problem.empty())
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
   classify(run, limits);
+  // A failure on a GPU that has since stopped answering its driver is the
+  // machine's, not the candidate's: infra_error, never a reward.
+  if ((run.status == Status::Crash || run.status == Status::RuntimeError || run.status == Status::Timeout) &&
+      device.rfind("cuda", 0) == 0) {
+    int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
+    if (std::string fault = gpuFault(index); !fault.empty()) {
+      run.message = "the GPU failed during the run (" + fault + "); the worker had ended with " +
+                    std::string(statusName(run.status)) + ": " + run.message;
+      run.status = Status::InfraError;
+    }
+  }
   std::error_code ec;
   if (!keep_dir) fs::remove_all(run.dir, ec);
 }
@@ -308,12 +320,13 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
   ProcessSpec spec;
   if (!prepareWorker(request, limits, binary, scratch, run, spec)) return run;
   run.process = runProcess(spec);
-  collectWorker(run, limits, keep_dir);
+  collectWorker(run, limits, keep_dir, request.device);
   return run;
 }
 
 struct CandidateWorker::State {
   WorkerLimits limits;
+  std::string device;
   bool keep_dir = false;
   WorkerRun run;
   std::shared_ptr<std::atomic<double>> wall = std::make_shared<std::atomic<double>>(0.0);
@@ -327,6 +340,7 @@ CandidateWorker::CandidateWorker(WorkerRequest request, const WorkerLimits& limi
   State& st = *state_;
   st.limits = limits;
   st.keep_dir = keep_dir;
+  st.device = request.device;
   request.library.clear();
   request.library_on_stdin = true;
   ProcessSpec spec;
@@ -357,7 +371,7 @@ WorkerRun CandidateWorker::finish(const fs::path& library,
   // Its own wall-clock limit counts from here.
   st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
   st.run.process = st.process->finish(fs::absolute(library).string() + "\n", respond);
-  collectWorker(st.run, st.limits, st.keep_dir);
+  collectWorker(st.run, st.limits, st.keep_dir, st.device);
   return st.run;
 }
 
