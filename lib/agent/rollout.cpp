@@ -114,9 +114,10 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   if (!status) {
     reward["value"] = nullptr;
     reward["excluded"] = "verify_not_available";
-  } else if (*status == Status::Ok && profile_missing) {
+  } else if (*status == Status::Ok && profile_missing && scheme.kind != reward::SchemeKind::Correctness) {
     // Correct, but the milestone reward needs GPU timings against eager and
-    // torch.compile, which a CPU task does not have: no reward is made up.
+    // torch.compile, which a CPU task does not have: no reward is made up
+    // (the correctness scheme, which needs none, scores it below).
     reward["value"] = nullptr;
     reward["excluded"] = "profile_not_available";
     reward["correct"] = true;

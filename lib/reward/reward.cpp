@@ -9,12 +9,14 @@ std::string_view schemeName(SchemeKind k) {
     case SchemeKind::Milestone: return "milestone";
     case SchemeKind::Speedup: return "speedup";
     case SchemeKind::LogSpeedup: return "log-speedup";
+    case SchemeKind::Correctness: return "correctness";
   }
   return "milestone";
 }
 
 namespace {
-constexpr SchemeKind kSchemes[] = {SchemeKind::Milestone, SchemeKind::Speedup, SchemeKind::LogSpeedup};
+constexpr SchemeKind kSchemes[] = {SchemeKind::Milestone, SchemeKind::Speedup, SchemeKind::LogSpeedup,
+                                   SchemeKind::Correctness};
 }  // namespace
 
 std::optional<SchemeKind> parseSchemeName(std::string_view s) {
@@ -112,6 +114,17 @@ Score score(const Candidate& c, const Scheme& s) {
     return out;
   }
 
+  if (s.kind == SchemeKind::Correctness) {
+    // Verification alone decides; whatever timings exist are reported.
+    out.correct = true;
+    out.reward = s.slower_value;
+    const auto& t = c.timings;
+    if (t.eager && t.candidate) out.speedup_eager = ratio(statOf(*t.eager, s.stat), statOf(*t.candidate, s.stat));
+    if (t.compile && t.candidate)
+      out.speedup_compile = ratio(statOf(*t.compile, s.stat), statOf(*t.candidate, s.stat));
+    return out;
+  }
+
   // A correct candidate is scored only when every value its reward and the
   // run table read is there; a guess would be a silent default.
   std::string sname(statName(s.stat));
@@ -156,6 +169,8 @@ Score score(const Candidate& c, const Scheme& s) {
         out.reward = s.eager_value;
       else
         out.reward = s.slower_value;
+      break;
+    case SchemeKind::Correctness:  // decided above
       break;
     case SchemeKind::Speedup:
     case SchemeKind::LogSpeedup: {

@@ -12,14 +12,18 @@
 
 namespace kb::reward {
 
-enum class SchemeKind { Milestone, Speedup, LogSpeedup };
+// Correctness: verification only, for tasks nothing times (a CPU task, a
+// machine without a GPU): a correct candidate gets the milestone scheme's
+// "correct" value (`slower_value`, 1) and needs no timings; speed-ups are
+// reported where timings happen to exist but never decide the reward.
+enum class SchemeKind { Milestone, Speedup, LogSpeedup, Correctness };
 enum class Stat { Median, Mean, Min };
 enum class Baseline { Eager, Compile };
 
 std::string_view schemeName(SchemeKind k);
 std::optional<SchemeKind> parseSchemeName(std::string_view s);
 // Every scheme's name, in the one spelling the tools accept and print
-// ("milestone", "speedup", "log-speedup"): the list that kbreward's and
+// ("milestone", "speedup", "log-speedup", "correctness"): the list that kbreward's and
 // kbrollout's --scheme validate against (CLI11 IsMember).
 std::vector<std::string> schemeNames();
 std::string_view statName(Stat s);

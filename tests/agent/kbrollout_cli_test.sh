@@ -65,6 +65,19 @@ grep -q "2/2 done" "$T/run.err" || fail "progress line: $(cat "$T/run.err")"
 grep -q "2/2 done (2 resumed)" "$T/resume.err" || fail "resume progress: $(cat "$T/resume.err")"
 [ "$(wc -l < "$T/traj.jsonl")" -eq 2 ] || fail "resume added lines"
 
+# --scheme correctness: the same correct CPU solution is rewarded without
+# timings (1), the skeleton's failure gets -1: a GRPO group that differs.
+start_server "$T/script.json"
+"$KBROLLOUT" run --tasks "$SRC/testdata/tasks/linear_relu" --out "$T/corr.jsonl" --samples 2 -j 1 --scheme correctness \
+  --policy "http://127.0.0.1:$PORT/v1" --model scripted --max-turns 10 --backoff-s 0.01 2> "$T/corr.err"
+rc=$?
+stop_server
+[ $rc -eq 0 ] || fail "correctness run exited $rc: $(cat "$T/corr.err")"
+jq -e -s 'sort_by(.rollout_id) | .[0].status == "ok" and .[0].reward.value == 1 and .[0].reward.correct == true
+  and .[0].reward.excluded == null and .[0].reward.scheme.name == "correctness"
+  and .[1].status != "ok" and .[1].reward.value == -1' "$T/corr.jsonl" > /dev/null \
+  || fail "correctness rewards: $(jq -c '{id: .rollout_id, status, reward}' "$T/corr.jsonl")"
+
 # eval: 200 turns by default; results.jsonl for kbreward.
 cat > "$T/eval.json" <<'JSON'
 [{"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": "int x = ;\n"}}]},
@@ -145,7 +158,7 @@ for bad in log_speedup bogus; do
     --model m --scheme "$bad" 2> "$T/err"
   rc=$?
   [ $rc -eq 2 ] || fail "--scheme $bad: exit $rc, want 2"
-  grep -q "^kbrollout: --scheme: $bad not in {milestone,speedup,log-speedup}" "$T/err" || fail "--scheme $bad message: $(cat "$T/err")"
+  grep -q "^kbrollout: --scheme: $bad not in {milestone,speedup,log-speedup,correctness}" "$T/err" || fail "--scheme $bad message: $(cat "$T/err")"
   [ "$(wc -l < "$T/err")" -eq 1 ] || fail "--scheme $bad: not one line"
 done
 [ ! -e "$T/s.jsonl" ] || fail "a refused run wrote its output"

@@ -149,7 +149,7 @@ contains "$TMP/err" "-:3"
 for bad in log_speedup bogus; do
   expect_rc "scheme $bad" 2 "$KB" score --scheme "$bad" "$D/candidates.jsonl"
   expect_eq "scheme $bad one line" 1 "$(wc -l <"$TMP/err")"
-  contains "$TMP/err" "kbreward: --scheme: $bad not in {milestone,speedup,log-speedup}"
+  contains "$TMP/err" "kbreward: --scheme: $bad not in {milestone,speedup,log-speedup,correctness}"
 done
 expect_rc "report scheme bogus" 2 "$KB" report --scheme bogus "$D/candidates.jsonl"
 

@@ -88,6 +88,32 @@ TEST(Milestone, InfraErrorHasNoRewardAndIsExcluded) {
   EXPECT_EQ(sc.excluded, "infra_error");
 }
 
+// Correctness only: verification decides, no timings needed; a fast
+// candidate earns no more than a slow one; failures and infra as ever.
+TEST(Correctness, CorrectIsOneWithoutTimingsAndTimingsNeverDecide) {
+  Scheme cs;
+  cs.kind = SchemeKind::Correctness;
+  Candidate untimed;
+  untimed.task_id = "cpu_task";
+  untimed.status = Status::Ok;
+  untimed.input_status = "ok";
+  Score a = score(untimed, cs);
+  ASSERT_TRUE(a.reward.has_value());
+  EXPECT_EQ(*a.reward, 1);
+  EXPECT_TRUE(a.correct);
+  EXPECT_EQ(a.excluded, "");
+  EXPECT_TRUE(std::isnan(a.speedup_eager));
+  Score fast = score(ok(100, 100, 10), cs);  // 10x faster than both
+  EXPECT_EQ(*fast.reward, 1);
+  EXPECT_DOUBLE_EQ(fast.speedup_eager, 10.0);  // reported, not rewarded
+  EXPECT_FALSE(fast.faster_than_eager);
+  untimed.status = Status::Incorrect;
+  EXPECT_EQ(*score(untimed, cs).reward, -1);
+  untimed.status = Status::InfraError;
+  EXPECT_FALSE(score(untimed, cs).reward.has_value());
+  EXPECT_EQ(parseSchemeName("correctness"), SchemeKind::Correctness);
+}
+
 TEST(Milestone, FasterThanBothIsThree) {
   // eager 100, compile 100, candidate 90: 10% faster than each.
   EXPECT_EQ(reward(ok(100, 100, 90)), 3);
