@@ -37,8 +37,10 @@ from kbtask import TaskError, torch  # noqa: E402
 TIMEOUT_S = int(os.environ.get("KB_CAPTURE_TIMEOUT", "300"))
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """The capture's time limit: not an Exception, so that no `except
+    Exception` around a task's forward turns it into a forward_error (a
+    timed-out capture is reported with reason "timeout")."""
 
 
 def _alarm(signum, frame):

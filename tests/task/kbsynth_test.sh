@@ -113,6 +113,24 @@ expect "unknown flag: exit 2" test "$(exit_code "$KBSYNTH" import --frobnicate)"
 expect "bad seeds: exit 2" test "$(exit_code "$KBSYNTH" check "$B" --seeds 1,x)" = 2
 expect "bad device: exit 2" test "$(exit_code "$KBSYNTH" baseline "$B" --device tpu)" = 2
 expect "import of nothing usable: exit 2" test "$(exit_code "$KBSYNTH" import "$WORK/import.err" -o "$WORK/x")" = 2
+# A capture over its time limit is reported as reason "timeout" (not as the
+# forward_error its forward's own exception handling used to make of it).
+mkdir -p "$WORK/slow"
+cat >"$WORK/slow/1_Slow.py" <<'PY'
+import time
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        time.sleep(30)
+        return x * 2
+def get_inputs():
+    return [torch.randn(4)]
+def get_init_inputs():
+    return []
+PY
+KB_CAPTURE_TIMEOUT=2 "$KBSYNTH" import "$WORK/slow/1_Slow.py" -o "$WORK/slow-out" >/dev/null 2>&1
+expect "capture over its limit: reason timeout" \
+  test "$(jq -r '.tasks[0].reason' "$WORK/slow-out/import-report.json" 2>/dev/null)" = timeout
 expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
 expect "import --help" sh -c "'$KBSYNTH' import --help | grep -q 'CUDA-Agent-Ops-6K'"
 
