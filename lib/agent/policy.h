@@ -33,6 +33,10 @@ struct SamplingParams {
   int max_tokens = 8192;          // per response
   std::optional<int64_t> seed;    // sent when set
   bool logprobs = true;           // ask for log-probabilities of sampled tokens
+  // The rollout's sample index k within its task (runRollout sets it from
+  // RolloutSpec::sample). Not sent to servers; the replay policy picks its
+  // variant with it (replay_policy.h).
+  int sample = 0;
 };
 
 struct ToolCall {

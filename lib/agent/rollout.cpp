@@ -185,6 +185,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
   RolloutOptions options = options_in;
   if (options.sampling.seed && !options.same_seed)
     options.sampling.seed = sampleSeed(*options_in.sampling.seed, spec.task_id, spec.sample);
+  options.sampling.sample = spec.sample;
   const auto start = Clock::now();
   const std::string started_at = nowIso8601();
   WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};

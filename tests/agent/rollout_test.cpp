@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 
 #include "agent/client.h"
+#include "agent/replay_policy.h"
 #include "agent/rollout.h"
 #include "agent/runner.h"
 #include "agent/trajectory.h"
@@ -603,4 +605,51 @@ TEST(Runner, UnknownSchemeIsRefusedBeforeAnyWork) {
   EXPECT_THROW(runRollouts(o, client), UsageError);
   EXPECT_TRUE(server.requests().empty());
   EXPECT_FALSE(fs::exists(o.output));
+}
+
+// The replay policy's variants (replay_policy.h): sample k replays v(k mod
+// n), two rollouts at once sharing one policy. v0 is the correct solution in
+// two files (forward.cpp includes kernels/relu.h), v1 the wrong one.
+TEST(Runner, ReplayVariantsBySample) {
+  fs::path dir = tempDir("replay-variants");
+  RunOptions o = runnerOptions(dir, 3);
+  o.parallel = 2;
+  o.cpu_pool = std::make_shared<ResourcePool>("cpu", std::vector<std::string>{"0", "1"});
+  std::string good = kGood;
+  good.replace(good.find("#include <kb/solution.h>\n"), 25, "#include <kb/solution.h>\n#include \"kernels/relu.h\"\n");
+  good.replace(good.find("acc > 0.0f ? acc : 0.0f"), 23, "replay_relu(acc)");
+  const std::string header = "#pragma once\nstatic inline float replay_relu(float v) { return v > 0.0f ? v : 0.0f; }\n";
+  fs::create_directories(dir / "solutions/t1/v0/kernels");
+  fs::create_directories(dir / "solutions/t1/v1");
+  std::ofstream(dir / "solutions/t1/v0/forward.cpp") << good;
+  std::ofstream(dir / "solutions/t1/v0/kernels/relu.h") << header;
+  std::ofstream(dir / "solutions/t1/v1/forward.cpp") << kWrong;
+  ReplayPolicy policy(dir / "solutions");
+  RunSummary s = runRollouts(o, policy);
+  EXPECT_EQ(s.done, 3);
+  EXPECT_EQ(s.infra, 0);
+  std::map<int, Json> by_sample;
+  for (const Json& t : readTrajectories(o.output)) by_sample[t["sample"].get<int>()] = t;
+  ASSERT_EQ(by_sample.size(), 3u);
+  auto called = [](const Json& t) {
+    std::vector<std::string> out;
+    for (const Json& turn : t["turns"]) out.push_back(turn["response"]["tool_calls"][0]["name"]);
+    return out;
+  };
+  for (int k : {0, 2}) {
+    const Json& t = by_sample[k];
+    EXPECT_EQ(called(t), (std::vector<std::string>{"write_file", "write_file", "compile", "verify", "finish"}))
+        << "sample " << k;
+    EXPECT_EQ(obs(t, 1)["detail"]["path"], "solution/kernels/relu.h");
+    EXPECT_EQ(obs(t, 2)["detail"]["status"], "ok") << obs(t, 2)["text"];
+    EXPECT_EQ(t["status"], "ok") << "sample " << k;
+    EXPECT_EQ(t["reward"]["correct"], true);
+    EXPECT_EQ(obs(t, 4)["detail"]["summary"], "replayed t1/v0");
+    EXPECT_EQ(slurp(fs::path(t["workspace"].get<std::string>()) / "solution/kernels/relu.h"), header);
+  }
+  const Json& t1 = by_sample[1];
+  EXPECT_EQ(called(t1), (std::vector<std::string>{"write_file", "compile", "verify", "finish"}));
+  EXPECT_EQ(t1["status"], "incorrect");
+  EXPECT_EQ(t1["reward"]["value"], -1);
+  EXPECT_EQ(obs(t1, 3)["detail"]["summary"], "replayed t1/v1");
 }

@@ -14,6 +14,7 @@
 
 #include "../cli_parse.h"
 #include "agent/client.h"
+#include "agent/replay_policy.h"
 #include "agent/runner.h"
 #include "agent/trajectory.h"
 #ifdef KB_HAVE_LOCAL_POLICY
@@ -38,6 +39,7 @@ struct Flags {
   std::string guide, gpus, reward_scheme = "milestone";
   std::string device = "auto";
   std::string local_model, local_device = "cpu", local_dtype = "auto";
+  std::string replay;  // --replay DIR: the replay policy (replay_policy.h)
   int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
   int64_t context_tokens = 131072, seed = -1;
   double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
@@ -59,12 +61,21 @@ const CLI::Validator kTorchDevice(
 void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_option("--tasks", f.tasks, "a task directory (holding model.py) or a directory of them")
       ->required();
-  app->add_option("--policy", f.policy_url,
-                  "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)");
-  app->add_option("--model", f.model, "model name the server serves (default $KB_MODEL)");
-  app->add_option("--local-model", f.local_model,
-                  "a checkpoint directory (config.json, safetensors, tokenizer.json) to run in this process "
-                  "with lib/policy instead of an HTTP server; token ids and log-probs are recorded");
+  CLI::Option* policy = app->add_option(
+      "--policy", f.policy_url, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)");
+  CLI::Option* model = app->add_option("--model", f.model, "model name the server serves (default $KB_MODEL)");
+  CLI::Option* local = app->add_option(
+      "--local-model", f.local_model,
+      "a checkpoint directory (config.json, safetensors, tokenizer.json) to run in this process "
+      "with lib/policy instead of an HTTP server; token ids and log-probs are recorded");
+  app->add_option("--replay", f.replay,
+                  "a folder of known solutions, DIR/<task name>/ (forward.cpp, kernels/; or variants v0/ v1/ ...), "
+                  "submitted through the agent loop's tools instead of asking a model; a task without one "
+                  "finishes at once")
+      ->check(tools::readablePath())
+      ->excludes(policy)
+      ->excludes(model)
+      ->excludes(local);
   app->add_option("--policy-device", f.local_device, "--local-model's device: cpu, cuda, cuda:N")
       ->check(kTorchDevice)
       ->capture_default_str();
@@ -245,7 +256,16 @@ int run(Flags& f, bool eval) {
 #ifndef KB_HAVE_LOCAL_POLICY
   if (!f.local_model.empty()) throw UsageError("--local-model: this kbrollout was built without LibTorch");
 #endif
-  if (f.local_model.empty()) cc = configFromEnvironment(cc);  // no endpoint or model: exit 2 now
+  std::unique_ptr<ReplayPolicy> replay;
+  if (!f.replay.empty()) {
+    replay = std::make_unique<ReplayPolicy>(f.replay);  // not a folder, a bad solution: exit 2 now
+    size_t have = 0;
+    for (const TaskRef& t : o.tasks) have += replay->find(t.id) ? 1 : 0;
+    std::fprintf(stderr, "kbrollout: --replay %s: a solution for %zu of %zu task(s)%s\n", f.replay.c_str(), have,
+                 o.tasks.size(), have < o.tasks.size() ? "; the others finish at once (giving up)" : "");
+  } else if (f.local_model.empty()) {
+    cc = configFromEnvironment(cc);  // no endpoint or model: exit 2 now
+  }
 
   // The output, locked and checked before any work: a second kbrollout on
   // the same file, or a corrupt file, is refused here (exit 2).
@@ -255,7 +275,9 @@ int run(Flags& f, bool eval) {
                  o.output.c_str());
 
   std::unique_ptr<Policy> policy;
-  if (!f.local_model.empty()) {
+  if (replay) {
+    policy = std::move(replay);
+  } else if (!f.local_model.empty()) {
 #ifdef KB_HAVE_LOCAL_POLICY
     policy = makeLocalAgentPolicy({.model_dir = f.local_model, .device = f.local_device, .dtype = f.local_dtype});
 #endif
@@ -311,7 +333,8 @@ int main(int argc, char** argv) {
       "kbrollout: run an LLM agent in a CUDA workspace (compile, verify, profile tools) and write "
       "its trajectories as JSONL.\n\n"
       "  kbrollout run  --tasks DIR --out traj.jsonl --policy URL --model NAME [-j N] [--samples K]\n"
-      "  kbrollout eval --tasks DIR --policy URL --model NAME [--out DIR]\n\n"
+      "  kbrollout eval --tasks DIR --policy URL --model NAME [--out DIR]\n"
+      "  kbrollout eval --tasks DIR --replay SOLUTIONS [--out DIR]\n\n"
       "Each rollout gets its own workspace (model.py, AGENT.md, solution/ skeleton); the model works "
       "with the tools until it calls finish or a budget runs out; then its solution is checked and "
       "the reward attached. Re-running the same command resumes: finished rollouts are not redone. "
