@@ -5,6 +5,12 @@ reference.pt, inputs.pt (when get_inputs scripts) and task.json.
 Run by `kbsynth export` / `kbsynth import` (tools/kbsynth), not by hand:
 
     capture.py JOBS.jsonl
+    capture.py -              jobs from stdin, one per line as they arrive:
+                              a long-lived worker of kbsynth's capture pool
+                              (lib/synth/capture_pool.h), which first prints
+                              {"hello": {"pid": N}}
+    ... [--timeout S] [--threads N]   the per-task limit (default
+                              $KB_CAPTURE_TIMEOUT or 300 s) and torch threads
 
 Each line of JOBS.jsonl is one job:
     {"dir": "...", "id": "...", "provenance": {...},
@@ -275,12 +281,35 @@ def capture(job, tmpdir):
 
 
 def main():
-    if len(sys.argv) != 2:
+    global TIMEOUT_S
+    argv = sys.argv[1:]
+    threads = 0
+    try:
+        while len(argv) >= 3 and argv[-2] in ("--timeout", "--threads"):
+            if argv[-2] == "--timeout":
+                TIMEOUT_S = int(argv[-1])
+            else:
+                threads = int(argv[-1])
+            argv = argv[:-2]
+    except ValueError:
+        argv = []
+    if len(argv) != 1:
         sys.stderr.write(__doc__)
         return 2
-    src = sys.stdin if sys.argv[1] == "-" else open(sys.argv[1])
-    jobs = [json.loads(line) for line in src if line.strip()]
-    torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
+    serve = argv[0] == "-"
+
+    def jobs():
+        # From a file, or from stdin line by line as they arrive (the pool
+        # sends the next job only after this one's result line).
+        src = sys.stdin if serve else open(argv[0])
+        while True:
+            line = src.readline()
+            if not line:
+                return
+            if line.strip():
+                yield json.loads(line)
+
+    torch.set_num_threads(threads or int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
     tmpdir = kbtask.new_tmpdir()
     signal.signal(signal.SIGALRM, _alarm)
     # A stop ends the batch between or inside captures: the task in progress
@@ -289,8 +318,10 @@ def main():
     # without a traceback.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _on_stop)
+    if serve:
+        kbtask.emit({"hello": {"pid": os.getpid()}})
     try:
-        for job in jobs:
+        for job in jobs():
             if _stop_signal:
                 break
             start = time.time()

@@ -131,6 +131,40 @@ PY
 KB_CAPTURE_TIMEOUT=2 "$KBSYNTH" import "$WORK/slow/1_Slow.py" -o "$WORK/slow-out" >/dev/null 2>&1
 expect "capture over its limit: reason timeout" \
   test "$(jq -r '.tasks[0].reason' "$WORK/slow-out/import-report.json" 2>/dev/null)" = timeout
+# The capture pool: a task that crashes its worker, one over the memory
+# budget and one stuck in a C call that ignores the alarm each fail alone,
+# with their own reason; their worker is replaced and the last task is
+# captured. One worker, so that each failure is followed by a replacement.
+mkdir -p "$WORK/pool"
+prog() {  # prog NAME FORWARD_BODY
+  cat >"$WORK/pool/$1.py" <<PY
+import ctypes, os, signal, torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+$2
+        return x * 2
+def get_inputs():
+    return [torch.randn(4)]
+def get_init_inputs():
+    return []
+PY
+}
+prog 1_Crash "        os.kill(os.getpid(), signal.SIGSEGV)"
+prog 2_Hog "        self.keep = torch.ones(512, 1024, 1024)  # 2 GiB, touched"
+prog 3_Stuck "        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM]); ctypes.CDLL(None).sleep(60)"
+prog 4_Fine "        pass"
+"$KBSYNTH" import "$WORK/pool" -o "$WORK/pool-out" -j 1 --memory-budget 1.5 --timeout 3 >/dev/null 2>"$WORK/pool.err"
+PR="$WORK/pool-out/import-report.json"
+reasons=$(jq -r '[.tasks | sort_by(.id)[] | (.status + ":" + (.reason // ""))] | join(",")' "$PR" 2>/dev/null)
+expect "pool: crash, out_of_memory, timeout fail alone; the next task is ok ($reasons)" \
+  test "$reasons" = "failed:crash,failed:out_of_memory,failed:timeout,ok:"
+expect "pool: progress lines carry a rate and the time left" grep -q "tasks/s, about .* left" "$WORK/pool.err"
+expect "pool: the stuck task's worker was killed by the pool" \
+  sh -c "jq -r '.tasks[] | select(.id == \"pool/3_Stuck\") | .message' '$PR' | grep -q 'ignored the capture.s alarm'"
+expect "pool: funnel by level absent without levels, by reason present" \
+  test "$(jq -c '.summary.by_reason' "$PR")" = '{"crash":1,"out_of_memory":1,"timeout":1}'
+expect "import report: by_level funnel" \
+  test "$(jq -c '.summary.by_level | [.level1.ok, .level1.failed, .level2.ok, .level2.failed]' "$R")" = "[6,0,2,0]"
 expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
 expect "import --help" sh -c "'$KBSYNTH' import --help | grep -q 'CUDA-Agent-Ops-6K'"
 

@@ -1,6 +1,7 @@
 // kbsynth: task bundles. A thin CLI11 driver over lib/task; docs/kbsynth.md
 // is its manual. PyTorch's Python side is reached only through the scripts in
 // scripts/ (capture.py, baseline.py, expected.py, read_rows.py).
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <cstdio>
@@ -9,6 +10,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <chrono>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +26,7 @@
 #include "task/import.h"
 #include "task/scripts.h"
 #include "task/task.h"
+#include "synth/capture_pool.h"
 #include "synth_commands.h"
 
 namespace fs = std::filesystem;
@@ -61,17 +66,44 @@ input, found before any work (one line on stderr), 3 infrastructure failure,
 130 / 143 stopped cleanly by SIGINT / SIGTERM (what was done is kept and
 reported). See docs/cli.md, docs/kbsynth.md and docs/task-format.md.)";
 
+// KernelBench's level of a task ("level2" from ".../level2/..."), "" when none.
+std::string levelOf(const kb::Json& r) {
+  for (const char* key : {"id", "dir"}) {
+    std::string v = r.value(key, "");
+    for (size_t p = v.find("level"); p != std::string::npos; p = v.find("level", p + 1)) {
+      size_t e = p + 5;
+      while (e < v.size() && std::isdigit(static_cast<unsigned char>(v[e]))) ++e;
+      if (e > p + 5 && (e == v.size() || v[e] == '/' || v[e] == '_')) return v.substr(p, e - p);
+    }
+  }
+  return "";
+}
+
 struct Counts {
   std::map<std::string, int> by_reason;
   int ok = 0, failed = 0, interrupted = 0;
+  // The funnel per KernelBench level: ok, failed, and the failures by reason.
+  std::map<std::string, kb::Json> by_level;
   void add(const kb::Json& r) {
+    std::string level = levelOf(r);
+    kb::Json* lv = nullptr;
+    if (!level.empty()) {
+      auto [it, fresh] = by_level.try_emplace(level, kb::Json{{"ok", 0}, {"failed", 0}, {"by_reason", kb::Json::object()}});
+      lv = &it->second;
+    }
     if (r.value("status", "") == "ok") {
       ++ok;
+      if (lv) (*lv)["ok"] = (*lv)["ok"].get<int>() + 1;
     } else if (r.value("status", "") == "interrupted") {
       ++interrupted;
     } else {
       ++failed;
-      ++by_reason[r.value("reason", "unknown")];
+      std::string reason = r.value("reason", "unknown");
+      ++by_reason[reason];
+      if (lv) {
+        (*lv)["failed"] = (*lv)["failed"].get<int>() + 1;
+        (*lv)["by_reason"][reason] = (*lv)["by_reason"].value(reason, 0) + 1;
+      }
     }
   }
   std::string summary(const std::string& verb) const {
@@ -88,6 +120,10 @@ struct Counts {
     kb::Json j = {{"total", ok + failed + interrupted}, {"ok", ok}, {"failed", failed},
                   {"interrupted", interrupted}, {"by_reason", kb::Json::object()}};
     for (const auto& [reason, n] : by_reason) j["by_reason"][reason] = n;
+    if (!by_level.empty()) {
+      j["by_level"] = kb::Json::object();
+      for (const auto& [level, c] : by_level) j["by_level"][level] = c;
+    }
     return j;
   }
 };
@@ -138,36 +174,6 @@ kb::Json keepFrom(const fs::path& dir, kb::Json& job) {
   return keep;
 }
 
-// Runs capture.py over the jobs; returns one result per job, by dir.
-std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, const std::string& python) {
-  std::map<std::string, kb::Json> results;
-  if (jobs.empty()) return results;
-  fs::path jobs_file = tempPath("capture-jobs.jsonl");
-  {
-    std::ofstream out(jobs_file);
-    for (const auto& j : jobs) out << j.dump() << '\n';
-  }
-  size_t done = 0;
-  kb::ScriptResult r = kb::runScript(python, "capture.py", {jobs_file.string()}, [&](const kb::Json& line) {
-    ++done;
-    std::fprintf(stderr, "kbsynth: [%zu/%zu] %s: %s\n", done, jobs.size(), line.value("id", "?").c_str(),
-                 line.value("status", "") == "ok" ? "ok"
-                                                  : (line.value("reason", "") + ": " + line.value("message", "")).c_str());
-  });
-  for (const auto& line : r.lines) results[line.value("dir", "")] = line;
-  for (const auto& j : jobs) {
-    std::string dir = j["dir"].get<std::string>();
-    if (results.count(dir)) continue;
-    if (stopped())  // SIGINT / SIGTERM: not done, not the task's fault
-      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "interrupted"}, {"reason", "interrupted"},
-                      {"message", "stopped before this task was captured"}};
-    else
-      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "failed"}, {"reason", "internal_error"},
-                      {"message", "capture.py stopped before this task (exit " + std::to_string(r.exit_code) + ")"}};
-  }
-  return results;
-}
-
 std::map<std::string, kb::Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
                                             bool force, const std::string& weights, const std::string& python) {
   std::map<std::string, kb::Json> results;
@@ -212,7 +218,51 @@ struct CaptureOptions {
   bool strict = false;
   bool skip_existing = false;  // import: keep bundles already captured from the same program
   int init_seed = -1;
+  int jobs = 0;                    // capture workers (0: planCapture's choice)
+  double memory_budget_gib = 0;    // for all workers together (0: 80% of MemAvailable)
+  double timeout_s = 0;            // per task (0: $KB_CAPTURE_TIMEOUT, else 300)
 };
+
+// Captures the jobs in kbsynth's capture pool (synth/capture_pool.h), with a
+// progress line per task: its outcome, the rate and the time left.
+std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, const CaptureOptions& o) {
+  if (jobs.empty()) return {};
+  kb::CapturePlan plan = kb::planCapture(jobs.size(), o.jobs, static_cast<uint64_t>(o.memory_budget_gib * (1ull << 30)));
+  kb::CapturePoolOptions po;
+  po.python = kb::pythonPath(o.python);
+  po.workers = plan.workers;
+  po.worker_memory_bytes = plan.worker_memory_bytes;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  po.threads = std::max(1, cores / plan.workers);
+  const char* env = std::getenv("KB_CAPTURE_TIMEOUT");
+  po.task_timeout_s = o.timeout_s > 0 ? o.timeout_s : env && *env ? std::atof(env) : 300.0;
+  if (po.task_timeout_s <= 0) po.task_timeout_s = 300.0;
+  po.stop = stopped;
+  auto t0 = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s), %.1f GiB of host memory each\n", jobs.size(),
+               plan.workers, static_cast<double>(plan.worker_memory_bytes) / (1ull << 30));
+  po.on_result = [&](const kb::Json& line, size_t done, size_t total) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    int eta = rate > 0 ? static_cast<int>(static_cast<double>(total - done) / rate) : 0;
+    std::string what = line.value("status", "") == "ok" ? "ok"
+                                                          : line.value("reason", "") + ": " + line.value("message", "");
+    std::fprintf(stderr, "kbsynth: [%zu/%zu] %s: %s (%.2f tasks/s, about %dm%02ds left)\n", done, total,
+                 line.value("id", "?").c_str(), what.c_str(), rate, eta / 60, eta % 60);
+  };
+  std::map<std::string, kb::Json> results = kb::runCapturePool(jobs, po);
+  for (const auto& j : jobs) {
+    std::string dir = j["dir"].get<std::string>();
+    if (results.count(dir)) continue;
+    if (stopped())  // SIGINT / SIGTERM: not done, not the task's fault
+      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "interrupted"}, {"reason", "interrupted"},
+                      {"message", "stopped before this task was captured"}};
+    else
+      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "failed"}, {"reason", "internal_error"},
+                      {"message", "the capture pool ended before this task"}};
+  }
+  return results;
+}
 
 int finishCapture(const std::string& stage, const std::string& started, std::vector<kb::Json> entries,
                   const std::map<std::string, kb::Json>& captured, const std::set<std::string>& created,
@@ -272,6 +322,12 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     return kb::tools::StopSignals::exitCode();
   }
   std::fprintf(stderr, "kbsynth: %s%s\n", done.c_str(), where.c_str());
+  for (const auto& [level, c] : counts.by_level) {
+    std::string reasons;
+    for (const auto& [reason, n] : c["by_reason"].items()) reasons += " " + reason + "=" + std::to_string(n.get<int>());
+    std::fprintf(stderr, "kbsynth:   %s: %d ok, %d failed%s\n", level.c_str(), c["ok"].get<int>(),
+                 c["failed"].get<int>(), reasons.c_str());
+  }
   if (o.compiled != "none")
     std::fprintf(stderr, "kbsynth: compiled baselines (%s): %d built or cached, %d failed\n", o.compiled.c_str(),
                  report["summary"]["compiled"]["ok"].get<int>(), report["summary"]["compiled"]["failed"].get<int>());
@@ -350,7 +406,7 @@ int cmdImport(const std::vector<std::string>& sources, const std::string& out_di
     entries.push_back(e);
   }
   std::fprintf(stderr, "kbsynth: importing %zu problems into %s\n", jobs.size(), out.string().c_str());
-  auto captured = runCapture(jobs, kb::pythonPath(o.python));
+  auto captured = runCapture(jobs, o);
   for (auto& e : entries)  // --skip-existing: the kept bundles count as done
     if (e.contains("skipped")) captured[e["dir"].get<std::string>()] = e;
   return finishCapture("import", started, entries, captured, created, o, out / "import-report.json");
@@ -378,7 +434,7 @@ int cmdExport(const std::vector<std::string>& bundles, const std::string& id, co
     entries.push_back({{"id", job["id"]}, {"dir", dir.string()}});
   }
   kb::tools::StopSignals stop;
-  auto captured = runCapture(jobs, kb::pythonPath(o.python));
+  auto captured = runCapture(jobs, o);
   return finishCapture("export", started, entries, captured, {}, o, "");
 }
 
@@ -571,6 +627,17 @@ int main(int argc, char** argv) {
   imp->add_option("--init-seed", co.init_seed, "torch.manual_seed before Model(*get_init_inputs()) (default 42)");
   imp->add_option("--report", co.report, "Where to write the JSON report (default OUT/import-report.json)");
   imp->add_flag("--strict", co.strict, "Exit 1 when any task failed (without it: only when none was imported)");
+  auto captureFlags = [&co](CLI::App* sub) {
+    sub->add_option("-j,--jobs", co.jobs, "Capture workers at once, one Python each (default: one per two cores, at most 8)")
+        ->check(CLI::Range(1, 256));
+    sub->add_option("--memory-budget", co.memory_budget_gib,
+                    "Host memory in GiB for all capture workers together (default: 80% of what is available); a "
+                    "worker over its share is stopped and its task fails out_of_memory")
+        ->check(CLI::Range(0.1, 1e6));
+    sub->add_option("--timeout", co.timeout_s, "Seconds per task's capture (default $KB_CAPTURE_TIMEOUT, else 300)")
+        ->check(CLI::Range(1.0, 1e6));
+  };
+  captureFlags(imp);
   imp->add_flag("--skip-existing", co.skip_existing,
                 "Keep bundles in OUT already captured from the same model.py instead of capturing them again "
                 "(resumes an interrupted import)");
@@ -590,6 +657,7 @@ int main(int argc, char** argv) {
   exp->add_option("--init-seed", co.init_seed, "Init seed (default: task.json's, else 42)");
   exp->add_option("--report", co.report, "Also write a JSON report here");
   exp->add_flag("--strict", co.strict, "Exit 1 when any task failed");
+  captureFlags(exp);
 
   std::string device = "cpu";
   bool force = false;

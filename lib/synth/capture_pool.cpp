@@ -1,0 +1,188 @@
+#include "synth/capture_pool.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "task/scripts.h"
+
+namespace kb {
+namespace {
+
+// /proc/meminfo's MemAvailable in bytes (0: unknown).
+uint64_t memAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+std::string gib(uint64_t bytes) {
+  std::ostringstream s;
+  s.precision(2);
+  s << std::fixed << static_cast<double>(bytes) / (1ull << 30) << " GiB";
+  return s.str();
+}
+
+std::string signalText(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(sig);
+}
+
+Json failed(const Json& job, const std::string& reason, const std::string& message, double seconds) {
+  return {{"dir", job.value("dir", "")}, {"id", job.value("id", "")}, {"status", "failed"},
+          {"reason", reason},            {"message", message},       {"seconds", std::round(seconds * 1000) / 1000}};
+}
+
+}  // namespace
+
+uint64_t residentBytes(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  return 0;
+}
+
+CapturePlan planCapture(size_t jobs, int requested, uint64_t memory_budget) {
+  CapturePlan p;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int want = requested > 0 ? requested : std::min(8, std::max(1, cores / 2));
+  p.workers = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(want), jobs)));
+  uint64_t budget = memory_budget > 0 ? memory_budget : memAvailable() / 10 * 8;
+  p.worker_memory_bytes = budget / static_cast<uint64_t>(p.workers);
+  return p;
+}
+
+std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const CapturePoolOptions& o) {
+  std::map<std::string, Json> results;
+  if (jobs.empty()) return results;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::string start_error;  // under mu: set when workers cannot start at all
+  std::vector<std::string> args = {"-", "--timeout", std::to_string(static_cast<int>(std::ceil(o.task_timeout_s)))};
+  if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
+  auto stopping = [&] {
+    if (o.stop && o.stop()) return true;
+    std::lock_guard<std::mutex> lock(mu);
+    return !start_error.empty();
+  };
+  auto record = [&](const Json& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results[r.value("dir", "")] = r;
+    ++done;
+    if (o.on_result) o.on_result(r, done, jobs.size());
+  };
+
+  auto slot = [&] {
+    std::unique_ptr<ScriptWorker> w;
+    int failed_starts = 0;
+    // A fresh worker that has said hello; false when none could be started.
+    auto start = [&]() -> bool {
+      while (!stopping()) {
+        w = std::make_unique<ScriptWorker>(o.python, "capture.py", args);
+        std::string line;
+        for (;;) {  // importing torch takes seconds
+          if (w->readLine(line, 300) != ScriptWorker::Read::line) break;
+          Json j = Json::parse(line, nullptr, false);
+          if (j.is_object() && j.contains("hello")) return true;
+        }
+        w->kill();
+        int code = w->wait();
+        w.reset();
+        if (++failed_starts >= 2) {
+          std::lock_guard<std::mutex> lock(mu);
+          start_error = "capture.py exited (status " + std::to_string(code) + ") before it was ready, twice";
+          return false;
+        }
+      }
+      return false;
+    };
+    for (size_t k; !stopping() && (k = next++) < jobs.size();) {
+      const Json& job = jobs[k];
+      if (!w && !start()) return;
+      auto t0 = Clock::now();
+      enum { answered, died, timed_out, over_memory, interrupted } outcome = died;
+      uint64_t peak = 0;
+      std::string line;
+      bool sent = w->send(job.dump());
+      while (sent) {
+        auto r = w->readLine(line, 0.2);
+        if (r == ScriptWorker::Read::eof) break;
+        if (r == ScriptWorker::Read::line) {
+          Json j = Json::parse(line, nullptr, false);
+          if (!j.is_object() || j.value("dir", "") != job.value("dir", "")) continue;
+          record(j);
+          outcome = answered;
+          break;
+        }
+        // Every 0.2 s: the limits, then a stop.
+        peak = std::max(peak, residentBytes(w->pid()));
+        if (o.worker_memory_bytes > 0 && peak > o.worker_memory_bytes) {
+          outcome = over_memory;
+          break;
+        }
+        if (since(t0) > o.task_timeout_s + std::min(30.0, o.task_timeout_s)) {
+          outcome = timed_out;
+          break;
+        }
+        if (o.stop && o.stop()) {
+          outcome = interrupted;
+          break;
+        }
+      }
+      if (outcome == answered) continue;
+      bool ours = outcome != died;
+      if (ours) w->kill();
+      int code = w->wait();
+      w.reset();
+      const double s = since(t0);
+      switch (outcome) {
+        case answered:
+        case interrupted:  // not recorded: the caller reports it as not done
+          break;
+        case over_memory:
+          record(failed(job, "out_of_memory",
+                        "the capture used " + gib(peak) + " of host memory, over this worker's share of the budget (" +
+                            gib(o.worker_memory_bytes) + "); its worker was replaced",
+                        s));
+          break;
+        case timed_out:
+          record(failed(job, "timeout",
+                        "no result within " + std::to_string(static_cast<int>(o.task_timeout_s)) +
+                            " s (a call that ignored the capture's alarm); its worker was killed and replaced",
+                        s));
+          break;
+        case died: {
+          std::string how = code > 128 ? "killed by " + signalText(code - 128) : "exit " + std::to_string(code);
+          if (code == 128 + SIGKILL) how += ", not by kbsynth: the kernel's out-of-memory killer, most likely";
+          record(failed(job, "crash",
+                        "the capture process died on this task (" + how + "); its worker was replaced", s));
+          break;
+        }
+      }
+    }
+    if (w) w->wait();  // end of input: the worker exits
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, o.workers); ++t) threads.emplace_back(slot);
+  for (auto& t : threads) t.join();
+  if (!start_error.empty() && results.empty()) throw Error(start_error);
+  return results;
+}
+
+}  // namespace kb

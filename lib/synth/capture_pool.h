@@ -1,0 +1,57 @@
+// kbsynth's capture pool: scripts/capture.py as long-lived workers
+// (`capture.py - --timeout S --threads N`), several at once, one task at a
+// time each, so that an import of hundreds of tasks pays one Python start-up
+// per worker and uses the machine's cores.
+//
+// A task fails alone, with its true reason, and its worker is replaced so the
+// rest go on:
+//   timeout        no result within the limit (capture.py's own alarm, or,
+//                  when a C call ignores it, the pool kills the worker once
+//                  the limit has passed again, by at most 30 s)
+//   out_of_memory  the worker's resident memory passed its share of the
+//                  memory budget (the pool measures it every 0.2 s and kills it)
+//   crash          the worker died on the task (a signal or an exit); a
+//                  SIGKILL the pool did not send is named in the message as
+//                  the kernel's out-of-memory killer's, most likely
+// Tasks not started when a stop is asked are left out of the results (the
+// caller reports them as not done).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace kb {
+
+struct CapturePoolOptions {
+  std::string python;               // the interpreter (task/scripts.h pythonPath)
+  int workers = 1;                  // processes at once
+  int threads = 0;                  // torch threads per worker (0: capture.py's default)
+  double task_timeout_s = 300;      // per task
+  uint64_t worker_memory_bytes = 0; // each worker's share of the budget (0: none)
+  std::function<bool()> stop;       // asked between tasks and while waiting
+  // Called (under a lock, in completion order) for each result.
+  std::function<void(const Json& result, size_t done, size_t total)> on_result;
+};
+
+// The workers the machine affords: at most `requested` (0: one per two
+// cores, at most 8), at most one per job, at least one; `memory_budget` is
+// split among them (0: 80% of MemAvailable).
+struct CapturePlan {
+  int workers = 1;
+  uint64_t worker_memory_bytes = 0;
+};
+CapturePlan planCapture(size_t jobs, int requested, uint64_t memory_budget);
+
+// Captures `jobs` (capture.py's job lines); one result per job started, by
+// its "dir". Throws kb::Error when no worker could be started at all.
+std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const CapturePoolOptions& o);
+
+// Resident memory of a process in bytes (/proc/PID/status VmRSS); 0 when gone.
+uint64_t residentBytes(int pid);
+
+}  // namespace kb
