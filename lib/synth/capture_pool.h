@@ -8,8 +8,11 @@
 //   timeout        no result within the limit (capture.py's own alarm, or,
 //                  when a C call ignores it, the pool kills the worker once
 //                  the limit has passed again, by at most 30 s)
-//   out_of_memory  the worker's resident memory passed its share of the
-//                  memory budget (the pool measures it every 0.2 s and kills it)
+//   out_of_memory  the task's worker alone passed the whole memory budget
+//                  (the pool measures every worker's resident memory every
+//                  0.2 s). When the workers together pass it, the largest is
+//                  stopped and its task runs again later with the machine to
+//                  itself (the others wait): only a task too big on its own fails.
 //   crash          the worker died on the task (a signal or an exit); a
 //                  SIGKILL the pool did not send is named in the message as
 //                  the kernel's out-of-memory killer's, most likely
@@ -32,18 +35,18 @@ struct CapturePoolOptions {
   int workers = 1;                  // processes at once
   int threads = 0;                  // torch threads per worker (0: capture.py's default)
   double task_timeout_s = 300;      // per task
-  uint64_t worker_memory_bytes = 0; // each worker's share of the budget (0: none)
+  uint64_t memory_budget_bytes = 0; // all workers together (0: no limit)
   std::function<bool()> stop;       // asked between tasks and while waiting
   // Called (under a lock, in completion order) for each result.
   std::function<void(const Json& result, size_t done, size_t total)> on_result;
 };
 
 // The workers the machine affords: at most `requested` (0: one per two
-// cores, at most 8), at most one per job, at least one; `memory_budget` is
-// split among them (0: 80% of MemAvailable).
+// cores, at most 8), at most one per job, at least one; the memory budget
+// is `memory_budget` (0: 80% of MemAvailable).
 struct CapturePlan {
   int workers = 1;
-  uint64_t worker_memory_bytes = 0;
+  uint64_t memory_budget_bytes = 0;
 };
 CapturePlan planCapture(size_t jobs, int requested, uint64_t memory_budget);
 

@@ -165,6 +165,27 @@ expect "pool: funnel by level absent without levels, by reason present" \
   test "$(jq -c '.summary.by_reason' "$PR")" = '{"crash":1,"out_of_memory":1,"timeout":1}'
 expect "import report: by_level funnel" \
   test "$(jq -c '.summary.by_level | [.level1.ok, .level1.failed, .level2.ok, .level2.failed]' "$R")" = "[6,0,2,0]"
+# Two tasks that fit the budget alone but not together: the larger is handed
+# back and runs again alone; both are captured.
+mkdir -p "$WORK/pair"
+for n in 1_MediumA 2_MediumB; do
+  cat >"$WORK/pair/$n.py" <<'PY'
+import time, torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        keep = torch.ones(200, 1024, 1024)  # 0.78 GiB, touched
+        time.sleep(1)
+        return x * 2 + keep[0, 0, 0]
+def get_inputs():
+    return [torch.randn(4)]
+def get_init_inputs():
+    return []
+PY
+done
+"$KBSYNTH" import "$WORK/pair" -o "$WORK/pair-out" -j 2 --memory-budget 2.4 --timeout 120 >/dev/null 2>&1
+PP="$WORK/pair-out/import-report.json"
+expect "pool: two tasks over the budget together are both captured, one of them alone" \
+  test "$(jq -c '[([.tasks[].status] | unique), ([.tasks[] | select(.ran_alone == true)] | length)]' "$PP")" = '[["ok"],1]'
 expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
 expect "import --help" sh -c "'$KBSYNTH' import --help | grep -q 'CUDA-Agent-Ops-6K'"
 

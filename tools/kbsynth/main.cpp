@@ -231,7 +231,7 @@ std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, co
   kb::CapturePoolOptions po;
   po.python = kb::pythonPath(o.python);
   po.workers = plan.workers;
-  po.worker_memory_bytes = plan.worker_memory_bytes;
+  po.memory_budget_bytes = plan.memory_budget_bytes;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   po.threads = std::max(1, cores / plan.workers);
   const char* env = std::getenv("KB_CAPTURE_TIMEOUT");
@@ -239,8 +239,8 @@ std::map<std::string, kb::Json> runCapture(const std::vector<kb::Json>& jobs, co
   if (po.task_timeout_s <= 0) po.task_timeout_s = 300.0;
   po.stop = stopped;
   auto t0 = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s), %.1f GiB of host memory each\n", jobs.size(),
-               plan.workers, static_cast<double>(plan.worker_memory_bytes) / (1ull << 30));
+  std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s) within %.1f GiB of host memory\n", jobs.size(),
+               plan.workers, static_cast<double>(plan.memory_budget_bytes) / (1ull << 30));
   po.on_result = [&](const kb::Json& line, size_t done, size_t total) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double rate = s > 0 ? static_cast<double>(done) / s : 0;
@@ -274,7 +274,8 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     auto it = captured.find(e.value("dir", ""));
     if (it == captured.end()) continue;
     kb::Json r = it->second;
-    for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "seconds"})
+    for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "seconds",
+                          "ran_alone"})
       if (r.contains(k)) e[k] = r[k];
     if (e["status"] == "ok") {
       ok_dirs.push_back(e["dir"]);
@@ -631,8 +632,8 @@ int main(int argc, char** argv) {
     sub->add_option("-j,--jobs", co.jobs, "Capture workers at once, one Python each (default: one per two cores, at most 8)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--memory-budget", co.memory_budget_gib,
-                    "Host memory in GiB for all capture workers together (default: 80% of what is available); a "
-                    "worker over its share is stopped and its task fails out_of_memory")
+                    "Host memory in GiB for all capture workers together (default: 80% of what is available); "
+                    "over it the largest worker's task runs again alone, and a task over it alone fails out_of_memory")
         ->check(CLI::Range(0.1, 1e6));
     sub->add_option("--timeout", co.timeout_s, "Seconds per task's capture (default $KB_CAPTURE_TIMEOUT, else 300)")
         ->check(CLI::Range(1.0, 1e6));
