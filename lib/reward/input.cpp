@@ -383,6 +383,13 @@ Input assemble(RawInput raw) {
         if (c.precision_class.empty()) c.precision_class = str(p, "candidate_class");
       }
     }
+    // No level field: a KernelBench id names it ("kernelbench/level2/12_...").
+    if (!c.level) {
+      std::stringstream parts(c.task_id);
+      for (std::string part; std::getline(parts, part, '/');)
+        if (part.rfind("level", 0) == 0 && part.size() > 5)
+          if (auto n = parseLevel(Json(part))) c.level = n;
+    }
     gpus.add(c.gpu);
     torches.add(c.torch_version);
     methods.add(c.timing_method);

@@ -421,7 +421,8 @@ std::string schemeText(const RunReport& r) {
   const Scheme& s = r.options.scheme;
   return "reward " + std::string(schemeName(s.kind)) + " (margin " + fmtThreshold(100 * s.margin) +
          "%, " + std::string(statName(s.stat)) + (s.noise_aware ? ", noise-aware" : "") +
-         "); faster-than rates at margin " + fmtThreshold(100 * r.options.rate_margin) + "%";
+         "); faster-than rates at margin " + fmtThreshold(100 * r.options.rate_margin) + "%" +
+         (s.kind == SchemeKind::Correctness ? "; correctness only (untimed)" : "");
 }
 
 std::vector<Curve> curvesFor(const RunReport& r, Baseline b) {

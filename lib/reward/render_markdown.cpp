@@ -47,6 +47,7 @@ std::string renderMarkdown(const RunReport& r) {
          fmtThreshold(100 * s.margin) + "%, " + std::string(statName(s.stat)) +
          (s.noise_aware ? ", noise-aware" : "") + "; faster-than rates at margin " +
          fmtThreshold(100 * r.options.rate_margin) + "%";
+  if (s.kind == SchemeKind::Correctness) out += "; correctness only (untimed)";
   if (!r.gpu.empty()) out += "; GPU " + cell(r.gpu);
   if (!r.timing_method.empty()) out += "; timing `" + r.timing_method + "`";
   if (!r.precision_contract.empty()) out += "; precision contract `" + r.precision_contract + "`";

@@ -213,6 +213,7 @@ std::string schemeLine(const RunReport& r) {
   if (!r.gpu.empty()) line += "; GPU " + r.gpu;
   if (!r.timing_method.empty()) line += "; timing " + r.timing_method;
   if (!r.precision_contract.empty()) line += "; precision contract " + r.precision_contract;
+  if (s.kind == SchemeKind::Correctness) line += "\ncorrectness only (untimed): the reward is verification's; speed-up columns need timings";
   return line;
 }
 

@@ -52,6 +52,19 @@ TEST(Input, CombinedRecordsAsJsonl) {
   EXPECT_EQ(in.candidates[1].status, Status::Incorrect);
 }
 
+// No level field: a KernelBench task id's "levelN" part is the group; an
+// explicit level wins; an id without one is not guessed.
+TEST(Input, LevelFromKernelBenchTaskId) {
+  Input in = fromText(
+      "{\"task_id\":\"kernelbench/level2/12_Gemm\",\"status\":\"ok\"}\n"
+      "{\"task_id\":\"kernelbench/level2/13_X\",\"level\":3,\"status\":\"ok\"}\n"
+      "{\"task_id\":\"mine/levelheaded\",\"status\":\"ok\"}\n");
+  ASSERT_EQ(in.candidates.size(), 3u);
+  EXPECT_EQ(groupOf(in.candidates[0]), "level 2");
+  EXPECT_EQ(groupOf(in.candidates[1]), "level 3");
+  EXPECT_EQ(groupOf(in.candidates[2]), "other");
+}
+
 TEST(Input, PrecisionContractAndClassFromKbprof) {
   Input in = fromText("{\"task_id\":\"a\",\"status\":\"ok\"," + kTimings +
                       ",\"precision\":{\"contract\":{\"name\":\"strict\",\"atol\":1e-4},"
