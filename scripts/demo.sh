@@ -4,12 +4,13 @@
 #      testdata/solutions and testdata/solutions-fast, the adversarial cases in
 #      tests/analyze/cases and the hack-class solutions in
 #      testdata/solutions-adversarial) and print a report;
-#   2. the RL pipeline's stages on bundled data: synthesis (compose 6 fused
-#      tasks, filter them), build + verify of a solution, and the loop of
-#      scripts/rl-loop.sh (kbrollout with the local tiny policy, then a kbtrain
-#      GRPO step, then the metrics page). Without a GPU these run on the CPU
-#      (a CPU task, CPU filters, no timing); with one, the loop runs on CUDA
-#      tasks and kbprof times the solution (DEMO_GPU=0 keeps it on the CPU).
+#   2. scripts/main-job.sh, one connected run: import the bundled
+#      KernelBench-format problems -> the replay policy through kbrollout eval
+#      -> kbreward's table and HTML page -> one GRPO step on replayed samples
+#      whose rewards differ (CPU tasks: correctness only, labelled so);
+#   3. with a GPU (DEMO_GPU=0 skips it): kbprof times a solution against eager
+#      and torch.compile.
+# The RL loop from synthesis to training is experiments/rl-loop (make).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 
@@ -46,16 +47,8 @@ if [ "${DEMO_GPU:-1}" = 1 ] && nvidia-smi -L >/dev/null 2>&1; then GPU=1; fi
 B="$KB_BUILD/tools"
 step() { printf '\n=== %s\n' "$*"; }
 
-step "synthesis: compose 6 tasks (rule composer, seed 1), filter them (on the CPU: tiny shapes, no timing or compile stage)"
-rm -rf "$OUT/synth"
-if [ $GPU = 1 ]; then
-  "$B/kbsynth/kbsynth" compose -n 6 --seed 1 -o "$OUT/synth" >/dev/null
-  "$B/kbsynth/kbsynth" filter "$OUT/synth" --device cuda --reference "$KB_ROOT/testdata/tasks-src" >/dev/null
-else  # CPU-sized shapes
-  "$B/kbsynth/kbsynth" compose -n 6 --seed 1 --profile tiny -o "$OUT/synth" >/dev/null
-  "$B/kbsynth/kbsynth" filter "$OUT/synth" --device cpu --reference "$KB_ROOT/testdata/tasks-src" --stages parse,eager,deterministic,nondegenerate,decontam >/dev/null
-fi
-"$B/kbsynth/kbsynth" stats "$OUT/synth" | sed -n '1,20p'
+step "the main job (scripts/main-job.sh): import -> replay policy through kbrollout eval -> kbreward -> one GRPO step"
+bash "$KB_ROOT/scripts/main-job.sh" "$OUT/main-job" || exit 1
 
 step "build + verify: testdata/solutions-cpu/ok_linear_relu on testdata/tasks/linear_relu (CPU)"
 "$B/kbcheck/kbcheck" "$KB_ROOT/testdata/tasks/linear_relu" "$KB_ROOT/testdata/solutions-cpu/ok_linear_relu" --device cpu
@@ -63,16 +56,3 @@ if [ $GPU = 1 ]; then
   step "profile: testdata/solutions-fast/cublas_gemm on testdata/tasks/matmul_2048"
   "$B/kbprof/kbprof" "$KB_ROOT/testdata/tasks/matmul_2048" "$KB_ROOT/testdata/solutions-fast/cublas_gemm"
 fi
-
-step "the RL loop, one iteration: kbrollout (local tiny policy) -> kbtrain grpo -> curves"
-rm -rf "$OUT/rl"
-if [ $GPU = 1 ]; then
-  tasks="$KB_ROOT/testdata/tasks/matmul_2048"; device=cuda
-else
-  tasks="$KB_ROOT/testdata/tasks/linear_relu"; device=cpu
-fi
-KB_BUILD="$KB_BUILD" bash "$KB_ROOT/scripts/rl-loop.sh" --tasks "$tasks" --model "$KB_ROOT/testdata/policy/qwen2-tiny" \
-  --run "$OUT/rl" --iterations 1 --samples 4 --algo grpo --device "$device" --max-turns 3 \
-  --rollout-args "--max-tokens 64 --seed 1 --device $device" 2>&1 | tail -8
-echo
-echo "trajectories: $OUT/rl/iter-1/trajectories.jsonl; metrics: $OUT/rl/iter-1/policy/metrics.jsonl; curves: $OUT/rl/curves.html"
