@@ -3,11 +3,9 @@
 // and, where it knows them, the sampled token ids and their log-probabilities
 // (RL needs both). Two kinds: an OpenAI-compatible HTTP endpoint (client.h)
 // and in-process policies (the local LibTorch model of lib/policy).
-//
-// NOTE (to reconcile): lib/policy/policy.h is to define the in-process
-// interface of the local LibTorch policy; it did not exist when this was
-// written. This is the interface the rollout needs; lib/policy can implement
-// it directly or through a thin adapter.
+// The local LibTorch policy (lib/policy) reaches this interface through
+// lib/localagent's adapter; the replay policy (replay_policy.h) implements it
+// directly. One message model for all of them is issue 19's open refactor.
 #pragma once
 
 #include <cstdint>

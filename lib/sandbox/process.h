@@ -2,7 +2,7 @@
 // with a given environment and working directory, rlimits, a wall-clock
 // deadline after which the whole group is killed, and bounded capture of what
 // it prints. Used for compilers (lib/build) and for the candidate worker
-// (lib/sandbox/worker.h); the caller never dies with its child.
+// (lib/harness/worker.h); the caller never dies with its child.
 #pragma once
 
 #include <atomic>

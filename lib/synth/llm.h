@@ -1,5 +1,5 @@
 // The LLM composer's client: one OpenAI-compatible chat-completions POST
-// (a vLLM server, or any /v1/chat/completions endpoint) over libcurl, with
+// (a vLLM server, or any /v1/chat/completions endpoint) through lib/chat, with
 // bounded retries and a cap on spend. Small on purpose; a general agent
 // client lives elsewhere (lib/agent).
 #pragma once
