@@ -260,6 +260,8 @@ CompileStep compileCuda(const Toolchain& t, const BuildOptions& o, const std::st
   fs::create_directories(cwd / keep_dir, ec);
   std::vector<std::string> dry = cmd;
   dry.insert(dry.end(), {"-dryrun", "-keep", "-keep-dir", keep_dir});
+  // `src` is a plain name (loadSolution refuses others), so the dry run's
+  // quoting of it is undone exactly.
   CompileStep plan_step = ec ? CompileStep{} : runStep(src, "nvcc", dry, cwd, o);
   std::optional<NvccPlan> plan = plan_step.ok ? parseNvccDryRun(plan_step.diagnostics, nullptr) : std::nullopt;
   if (plan) {

@@ -570,19 +570,6 @@ int workerMain(int argc, char** argv) {
       if (prefetcher.joinable()) prefetcher.join();
       throw;
     }
-    // Baselines before any candidate code exists in this process, and
-    // before the library is ready: kbprof builds it meanwhile, so the
-    // eager re-check (or a first measurement) is off the iteration's path.
-    // The input sets are made first: no CPU thread of ours competes with
-    // GPU timing.
-    auto tj = Clock::now();
-    joinPrefetch();
-    startup_phases["prefetch_join_seconds"] = since(tj);
-    if (timing) {
-      auto tb = Clock::now();
-      timing->runBaselines();
-      startup_phases["baselines_seconds"] = since(tb);
-    }
     if (req.library_on_stdin) {
       // Ready: now the library (CandidateWorker sends its path once built;
       // nothing means it was not, and this worker is not needed).
@@ -603,6 +590,21 @@ int workerMain(int argc, char** argv) {
         finish(0);
       }
       req.library = path;
+    }
+    // Baselines before any candidate code exists in this process, and only
+    // once the library is built: the build compiles the candidate's sources
+    // with a compiler per unit, so during it the candidate decides how busy
+    // the CPUs are, and a launch-bound eager baseline measured then (or a
+    // re-check that then disagrees and replaces the cache) would be slowed
+    // by the candidate: baseline poisoning. The input sets are made first:
+    // no CPU thread of ours competes with GPU timing.
+    auto tj = Clock::now();
+    joinPrefetch();
+    startup_phases["prefetch_join_seconds"] = since(tj);
+    if (timing) {
+      auto tb = Clock::now();
+      timing->runBaselines();
+      startup_phases["baselines_seconds"] = since(tb);
     }
     auto tc = Clock::now();
     ConfinePolicy policy;

@@ -1,5 +1,7 @@
 #include "solution/solution.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -29,6 +31,22 @@ std::string readAll(const fs::path& p) {
 }
 
 }  // namespace
+
+// Letters, digits and . _ + - in every part of a relative path, no part
+// starting with '-'.
+bool plainCodePath(const std::string& rel) {
+  bool part_start = true;
+  for (unsigned char c : rel) {
+    if (c == '/') {
+      part_start = true;
+      continue;
+    }
+    if (part_start && c == '-') return false;
+    part_start = false;
+    if (!std::isalnum(c) && c != '.' && c != '_' && c != '+' && c != '-') return false;
+  }
+  return !rel.empty();
+}
 
 SourceKind classifyPath(const fs::path& path) {
   std::string ext = path.extension().string();
@@ -80,6 +98,12 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
     f.size = fs::file_size(p, ec);
     if (ec) throw UsageError("cannot read " + p.string() + ": " + ec.message());
     if (f.kind != SourceKind::Other) {
+      // A code file's name reaches compiler command lines, and nvcc runs its
+      // steps through a shell: `a$(cmd).cu` would run cmd on the host, and
+      // a name starting with '-' is a compiler flag (`-wrapper=...`).
+      if (!plainCodePath(rel))
+        throw UsageError(rel + ": a code file's name may use only letters, digits and . _ + - (and / between "
+                               "folders), and no part may start with '-'");
       if (f.size > limits.max_file_bytes)
         throw UsageError(rel + ": " + std::to_string(f.size) + " bytes is over the limit of " +
                          std::to_string(limits.max_file_bytes) + " for one source file");

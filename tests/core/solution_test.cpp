@@ -61,6 +61,24 @@ TEST_F(SolutionDirTest, BinaryAndOversizedSourcesAreRejected) {
   EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
 }
 
+// Code file names reach compiler command lines (nvcc runs its steps through
+// a shell): names that could run a command or be a flag are refused; other
+// files may be named freely.
+TEST_F(SolutionDirTest, CodeFileNamesThatReachCommandLinesArePlain) {
+  std::filesystem::create_directories(root_ / "sol" / "kernels");
+  write("forward.cpp", "int x;\n");
+  write("notes (draft).txt", "anything\n");
+  EXPECT_NO_THROW(kb::loadSolution(root_ / "sol"));
+  for (const char* bad : {"kernels/a$(touch pwned).cu", "kernels/b\" -DX=\"c.cu", "-wrapper=sh,-c,id.cpp",
+                          "kernels/-x.cuh", "my kernel.cu"}) {
+    write(bad, "int y;\n");
+    EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError) << bad;
+    std::filesystem::remove(root_ / "sol" / bad);
+  }
+  write("kernels/ok_name-2+x.cu", "int z;\n");
+  EXPECT_NO_THROW(kb::loadSolution(root_ / "sol"));
+}
+
 TEST_F(SolutionDirTest, SymlinkOutsideIsReportedNotFollowed) {
   write("forward.cpp", "int x;\n");
   std::ofstream(root_ / "outside.h") << "secret\n";
