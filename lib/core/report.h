@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/json.h"
 
@@ -44,6 +45,22 @@ struct ReportHeader {
   std::string finished_at;
   Status status = Status::Ok;
 };
+
+// The header of one report, from what every tool knows; gpu, driver and
+// torch_version are set afterwards where a worker told them.
+inline ReportHeader makeHeader(std::string tool, std::string stage, std::string task_id,
+                               std::string solution_hash, Status status, std::string started_at,
+                               std::string finished_at) {
+  ReportHeader h;
+  h.tool = std::move(tool);
+  h.stage = std::move(stage);
+  h.task_id = std::move(task_id);
+  h.solution_hash = std::move(solution_hash);
+  h.status = status;
+  h.started_at = std::move(started_at);
+  h.finished_at = std::move(finished_at);
+  return h;
+}
 
 // The header fields as the first keys of a report object; empty strings
 // become null.

@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
+#include "core/speedup.h"
 #include "measure/baseline_cache.h"
 #include "measure/elf_symbols.h"
 #include "measure/gpu_peak.h"
@@ -127,17 +128,10 @@ void allowLibrariesForOps(const std::vector<std::string>& ops, ProvenancePolicy&
 }
 
 Json ProfileResult::toJson() const {
-  ReportHeader h;
-  h.tool = "kbprof";
-  h.stage = "profile";
-  h.task_id = task_id;
-  h.solution_hash = solution_hash;
+  ReportHeader h = makeHeader("kbprof", "profile", task_id, solution_hash, status, started_at, finished_at);
   h.gpu = gpu;
   h.driver = driver;
   h.torch_version = torch_version;
-  h.started_at = started_at;
-  h.finished_at = finished_at;
-  h.status = status;
   Json j = headerToJson(h);
   j["message"] = message;
   j["evidence"] = evidence;
@@ -551,9 +545,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
       r.candidate.device = dev_stats;
     }
   }
-  if (r.candidate.present() && r.eager.present()) r.speedup_vs_eager = r.eager.event.median / r.candidate.event.median;
+  if (r.candidate.present() && r.eager.present()) r.speedup_vs_eager = speedup(r.eager.event.median, r.candidate.event.median);
   if (r.candidate.present() && r.compile.present())
-    r.speedup_vs_compile = r.compile.event.median / r.candidate.event.median;
+    r.speedup_vs_compile = speedup(r.compile.event.median, r.candidate.event.median);
 
   // The baselines this run measured (in the worker before any candidate
   // code was loaded) go to the cache, unless another process had the GPU

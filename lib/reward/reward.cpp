@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/speedup.h"
+
 namespace kb::reward {
 
 std::string_view schemeName(SchemeKind k) {
@@ -88,7 +90,7 @@ const std::optional<Timing>& baseOf(const Timings& t, Baseline b) {
   return b == Baseline::Eager ? t.eager : t.compile;
 }
 
-double ratio(double t0, double t) { return (t0 > 0 && t > 0) ? t0 / t : kNaN; }
+double ratio(double t0, double t) { return speedup(t0, t).value_or(kNaN); }
 
 }  // namespace
 

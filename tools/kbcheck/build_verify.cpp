@@ -1,29 +1,16 @@
 #include "build_verify.h"
 
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "../cli_parse.h"
 #include "core/error.h"
 #include "core/report.h"
-#ifdef KB_HAVE_CLANG
-#include "analyze/analyze.h"
-#include "analyze/render.h"
-#endif
 
 namespace fs = std::filesystem;
 
 namespace kb::tools {
 namespace {
-
-std::string fmt(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", seconds);
-  return buf;
-}
 
 BuildOptions buildOptions(const CheckFlags& c) {
   BuildOptions o;
@@ -74,54 +61,28 @@ int interrupted() {
 }
 
 // Prints the report (JSON or text) and writes --json; returns the exit code.
-int emit(const CheckFlags& c, const CheckReport& report, const std::string& stage) {
+int emit(const CheckFlags& c, const eval::Result& result, const std::string& stage) {
   if (StopSignals::stopRequested()) return interrupted();
-  Json j = report.toJson();
-  j["stage"] = stage.empty() ? Json(nullptr) : Json(stage);
+  Json j = eval::checkReportJson(result, stage);
   if (c.json == "-") {
     printJsonLine(j);
-    return exitCodeFor(report.status);
+    return exitCodeFor(result.status());
   }
   if (!c.json.empty()) writeJsonOutput(c.json, j);
-  if (c.quiet) return exitCodeFor(report.status);
-  for (const auto& s : report.stages) {
-    if (s.skipped) continue;
-    std::cout << s.name << ": " << statusName(s.status) << " (" << fmt(s.seconds) << ")";
-    if (s.name == "build" && s.detail.is_object()) {
-      if (s.detail.value("cached", false)) std::cout << " from the cache";
-      if (s.detail["library"].is_string()) std::cout << " -> " << s.detail["library"].get<std::string>();
-      std::cout << "\n";
-      if (s.status != Status::Ok) {
-        std::cout << "  " << s.detail.value("message", "") << "\n";
-        std::cout << s.detail.value("diagnostics", "");
-      }
-    } else if (s.name == "verify" && s.detail.is_object()) {
-      const Json& w = s.detail["worker"];
-      std::cout << " on " << s.detail.value("device", "") << ", " << s.detail["seeds"].size()
-                << " seed(s); worker " << w.value("end", "") << " after " << fmt(w.value("wall_seconds", 0.0))
-                << "\n";
-      if (s.status != Status::Ok) std::cout << "  " << s.detail.value("message", "") << "\n";
-      for (const auto& sd : s.detail["seeds"]) {
-        double worst = 0;
-        for (const auto& o : sd["outputs"]) worst = std::max(worst, o.value("max_abs_error", 0.0));
-        std::cout << "  seed " << sd["seed"] << ": " << sd["status"].get<std::string>()
-                  << ", max abs error " << worst << ", forward " << fmt(sd.value("forward_seconds", 0.0)) << "\n";
-      }
-      std::string out = w.value("output", "");
-      if (s.status != Status::Ok && !out.empty()) {
-        std::cout << "  worker output" << (w.value("output_truncated", false) ? " (cut)" : "") << ":\n";
-        std::istringstream in(out);
-        std::string line;
-        for (int n = 0; n < 20 && std::getline(in, line); ++n) std::cout << "    " << line << "\n";
-      }
-    } else {
-      std::cout << "\n";
-      if (s.status != Status::Ok && s.detail.is_object())
-        std::cout << "  " << s.detail.value("message", "") << "\n";
-    }
-  }
-  if (report.status != Status::Ok && report.stages.empty()) std::cout << report.message << "\n";
-  return exitCodeFor(report.status);
+  if (!c.quiet) std::cout << eval::renderCheckText(result);
+  return exitCodeFor(result.status());
+}
+
+// The request every kbcheck command makes: the flags' options, these stages.
+eval::Request request(const CheckFlags& c, const eval::Stages& stages) {
+  eval::Request q;
+  q.task_dir = c.task;
+  q.solution_dir = c.solution;
+  q.stages = stages;
+  q.build = buildOptions(c);
+  q.verify = verifyOptions(c);
+  q.static_options.gpu_arch = c.arch;
+  return q;
 }
 
 void positionalTask(CLI::App& cmd, CheckFlags& c) {
@@ -213,23 +174,8 @@ void addBuildCommand(CLI::App& app, std::function<int()>* command) {
   cmd->callback([c, command] { *command = [c] {
     checkBeforeWork(*c);
     StopSignals stop;
-    CheckReport report;
-    report.started_at = nowIso8601();
-    Solution solution = loadSolution(c->solution);
-    report.solution_hash = solution.hash;
-    BuildResult built;
-    StageReport s = buildStage(solution, buildOptions(*c), &built);
-    StageReport st, sv;
-    st.name = "static";
-    st.skipped = true;
-    sv.name = "verify";
-    sv.skipped = true;
-    report.stages = {st, s, sv};
-    report.status = s.status;
-    report.message = s.status == Status::Ok ? "" : "build: " + built.message;
-    report.seconds = s.seconds;
-    report.finished_at = nowIso8601();
-    return emit(*c, report, "build");
+    eval::Result result = eval::evaluate(request(*c, {.static_check = false, .build = true, .verify = false}));
+    return emit(*c, result, "build");
   }; });
 }
 
@@ -252,12 +198,8 @@ void addVerifyCommand(CLI::App& app, std::function<int()>* command) {
   addOutputFlags(*cmd, *c);
   cmd->callback([c, command] { *command = [c] {
     checkBeforeWork(*c);
-    CheckOptions o;
-    o.build = buildOptions(*c);
-    o.verify = verifyOptions(*c);
     StopSignals stop;
-    CheckReport report = runCheck(c->task, c->solution, o);
-    return emit(*c, report, "verify");
+    return emit(*c, eval::evaluate(request(*c, {.static_check = false, .build = true, .verify = true})), "verify");
   }; });
 }
 
@@ -274,61 +216,15 @@ void addCheckOptions(CLI::App& app, CheckFlags& c) {
   addOutputFlags(app, c);
 }
 
-int runCheckCommand(const CheckFlags& c, const StaticStage& static_stage) {
+int runCheckCommand(const CheckFlags& c) {
   if (c.task.empty() || c.solution.empty())
     throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see kbcheck --help)");
   checkBeforeWork(c);
-  CheckOptions o;
-  o.static_stage = static_stage;
-  o.build = buildOptions(c);
-  o.verify = verifyOptions(c);
+  eval::StaticChecker checker;  // the default policy, read when the static stage runs
+  eval::Request q = request(c, {.static_check = true, .build = true, .verify = true});
+  q.static_checker = &checker;
   StopSignals stop;
-  CheckReport report = runCheck(c.task, c.solution, o);
-  return emit(c, report, "");
-}
-
-StaticStage clangStaticStage(const CheckFlags& c) {
-#ifdef KB_HAVE_CLANG
-  std::string arch = c.arch;
-  return [arch](const Solution& solution) {
-    StageReport s;
-    s.name = "static";
-    ReportHeader header;
-    header.tool = "kbcheck";
-    header.stage = "static";
-    header.solution_hash = solution.hash;
-    header.started_at = nowIso8601();
-    analyze::Policy policy = analyze::loadPolicy(analyze::defaultPolicyPath());
-    analyze::CheckOptions options = analyze::defaultCheckOptions();
-    options.gpu_arch = arch;
-    analyze::StaticResult result = analyze::checkSolution(solution, policy, options);
-    header.finished_at = nowIso8601();
-    header.status = analyze::staticStatus(result);
-    s.status = header.status;
-    s.seconds = result.seconds;
-    s.detail = analyze::staticReportJson(header, solution, policy, result);
-    if (s.status != Status::Ok && !s.detail.contains("message")) {
-      std::string first = result.infra_failed ? result.infra_message : "";
-      for (const auto& f : result.findings)
-        if (first.empty() && f.severity == analyze::Severity::Error)
-          first = f.file + ":" + std::to_string(f.line) + ": [" + f.rule + "] " + f.message;
-      for (const auto& text : result.parse_errors) {  // Clang's own: the first error line
-        std::istringstream in(text);
-        std::string line;
-        while (first.empty() && std::getline(in, line))
-          if (line.find("error:") != std::string::npos) first = line;
-      }
-      std::string root = solution.root.string() + "/";
-      for (auto pos = first.find(root); pos != std::string::npos; pos = first.find(root))
-        first.erase(pos, root.size());
-      s.detail["message"] = first;
-    }
-    return s;
-  };
-#else
-  (void)c;
-  return {};
-#endif
+  return emit(c, eval::evaluate(q), "");
 }
 
 }  // namespace kb::tools

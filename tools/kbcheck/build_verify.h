@@ -6,7 +6,9 @@
 //   kb::tools::addBuildCommand(app, &command);       // kbcheck build ...
 //   kb::tools::addVerifyCommand(app, &command);      // kbcheck verify ...
 //   parseOrExit(app, ...);
-//   exit_code = command ? command() : kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
+//   exit_code = command ? command() : kb::tools::runCheckCommand(check);
+//
+// Each command is one lib/eval request (eval::evaluate) and its rendering.
 //
 // Exit codes: 0 ok; 1 the solution failed a stage (static_violation,
 // compile_error, runtime_error, timeout, crash, incorrect, hack_detected);
@@ -20,7 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "verify/check.h"
+#include "eval/eval.h"
 
 namespace kb::tools {
 
@@ -65,12 +67,9 @@ void addVerifyCommand(CLI::App& app, std::function<int()>* command);
 // TASK SOLUTION_DIR and every flag, on `app` itself, for the combined run.
 void addCheckOptions(CLI::App& app, CheckFlags& c);
 
-// Runs static (if given) -> build -> verify, prints, returns the exit code.
-int runCheckCommand(const CheckFlags& c, const StaticStage& static_stage);
-
-// The Clang checker (lib/analyze) as the combined run's static stage, with
-// the default policy; empty where kbcheck was built without Clang.
-StaticStage clangStaticStage(const CheckFlags& c);
+// Runs static (the Clang checker with the default policy, where kbcheck has
+// it) -> build -> verify, prints, returns the exit code.
+int runCheckCommand(const CheckFlags& c);
 
 // The exit code for a final status (see above).
 int exitCodeFor(Status status);

@@ -35,6 +35,6 @@ int main(int argc, char** argv) {
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbcheck")) return *rc;
   return kb::tools::runGuarded("kbcheck", [&] {
     if (command) return command();
-    return kb::tools::runCheckCommand(check, kb::tools::clangStaticStage(check));
+    return kb::tools::runCheckCommand(check);
   });
 }

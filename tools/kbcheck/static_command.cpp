@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/report.h"
+#include "eval/eval.h"
 #include "solution/solution.h"
 #include "../cli_parse.h"
 
@@ -46,29 +47,21 @@ int runStatic(const StaticFlags& flags) {
   checkOneStdout({{"--json", flags.json_out}, {"--sarif", flags.sarif_out}});
   checkWritableFile(flags.json_out, "--json");
   checkWritableFile(flags.sarif_out, "--sarif");
-  ReportHeader header;
-  header.tool = "kbcheck";
-  header.stage = "static";
-  header.started_at = nowIso8601();
   fs::path solution_dir = flags.paths.back();
-  if (flags.paths.size() == 2) header.task_id = taskIdOf(flags.paths.front());
-
-  analyze::Policy policy =
-      analyze::loadPolicy(flags.policy.empty() ? analyze::defaultPolicyPath() : fs::path(flags.policy));
+  eval::StaticOptions options;
+  if (flags.paths.size() == 2) options.task_id = taskIdOf(flags.paths.front());
+  eval::StaticChecker checker(flags.policy);  // empty: the default policy
+  checker.policy();                           // read (and judged) before the solution
   Solution solution = loadSolution(solution_dir);
-  header.solution_hash = solution.hash;
-
-  analyze::CheckOptions options = analyze::defaultCheckOptions();
   options.gpu_arch = flags.arch;
   options.jobs = flags.jobs;
-  if (!flags.cuda_path.empty()) options.cuda_path = flags.cuda_path;
+  options.cuda_path = flags.cuda_path.empty() ? analyze::defaultCheckOptions().cuda_path : fs::path(flags.cuda_path);
   if (!flags.cache_dir.empty()) options.cache_dir = flags.cache_dir;
   if (!fs::exists(options.cuda_path / "include" / "cuda_runtime.h"))
     throw UsageError("no CUDA toolkit at " + options.cuda_path.string() + " (use --cuda-path)");
 
-  analyze::StaticResult result = analyze::checkSolution(solution, policy, options);
-  header.finished_at = nowIso8601();
-  header.status = analyze::staticStatus(result);
+  eval::StaticOutcome out = checker.check(solution, options);
+  const analyze::StaticResult& result = out.result;
 
   if (!flags.quiet) {
     std::string shown = solution_dir.string();
@@ -78,13 +71,13 @@ int runStatic(const StaticFlags& flags) {
     std::cerr << "kbcheck static: " << result.errorCount() << " error(s), " << result.warningCount()
               << " warning(s) in " << solution.sources().size() << " source(s), "
               << result.translation_units << " parse(s), " << result.seconds << " s: "
-              << statusName(header.status) << '\n';
+              << statusName(out.status) << '\n';
   }
   if (!flags.json_out.empty())
-    writeJsonOutput(flags.json_out, analyze::staticReportJson(header, solution, policy, result));
+    writeJsonOutput(flags.json_out, out.report);
   if (!flags.sarif_out.empty()) writeJsonOutput(flags.sarif_out, analyze::sarifJson(solution, result));
 
-  switch (header.status) {
+  switch (out.status) {
     case Status::Ok: return 0;
     case Status::InfraError: return 3;
     default: return 1;

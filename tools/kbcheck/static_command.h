@@ -1,4 +1,4 @@
-// `kbcheck static`: flags, then lib/analyze.
+// `kbcheck static`: flags, then lib/eval's static stage (lib/analyze).
 #pragma once
 
 #include <functional>

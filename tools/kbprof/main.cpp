@@ -1,17 +1,14 @@
 // kbprof: times a solution against the eager reference and torch.compile on
 // one GPU, checks what it launched, and says by how much it is faster. A
-// thin driver: it parses flags, builds the solution (lib/build) and calls
-// lib/profile.
+// thin driver: it parses flags and calls lib/eval (build, then lib/profile).
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "../cli_parse.h"
-#include "build/build.h"
 #include "core/error.h"
+#include "eval/eval.h"
 #include "kb_config.h"
-#include "profile/profile.h"
-#include "solution/solution.h"
 
 namespace {
 
@@ -37,49 +34,39 @@ int interrupted() {
 }
 
 kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch);
-int report(const Flags& f, const kb::ProfileResult& r, const kb::BuildResult* built);
 
-// The report for a solution that never reached the GPU.
-kb::Json failedBuildReport(const Flags& f, const kb::BuildResult& b) {
-  kb::ReportHeader h;
-  h.tool = "kbprof";
-  h.stage = "build";
-  h.solution_hash = b.solution_hash;
-  h.started_at = h.finished_at = kb::nowIso8601();
-  h.status = b.status;
-  kb::Json j = kb::headerToJson(h);
-  j["message"] = b.message;
-  j["evidence"] = kb::Json::array();
-  j["timing_method"] = f.device == "cpu" ? "host_clock" : "cuda_events";
-  j["timings"] = kb::Json::object();
-  j["build"] = b.toJson();
-  return j;
-}
-
+// Build and profile through lib/eval (the workers start before the build and
+// leave before any candidate code when it fails), then print.
 int run(const Flags& f) {
-  std::string device = f.device;
-  const bool cpu = device == "cpu";
-  std::string arch = cpu ? "cpu" : f.arch.empty() ? kb::detectGpuArch(device == "cuda" ? "cuda:0" : device) : f.arch;
-  kb::ProfileOptions o = options(f, device, arch);
-  if (f.solution.empty()) return report(f, kb::profileSolution(f.task, {}, "", o), nullptr);
-  kb::Solution sol = kb::loadSolution(f.solution);
-  // The workers start first and get ready while the solution builds.
-  std::unique_ptr<kb::PreparedProfile> prepared = kb::prepareProfile(f.task, o);
-  kb::BuildOptions bo;
-  bo.target = cpu ? kb::BuildTarget::Cpu : kb::BuildTarget::Cuda;
-  bo.arch = cpu || arch.empty() ? "sm_90" : arch;
-  if (!f.cache_dir.empty()) bo.cache_dir = f.cache_dir;
-  kb::BuildResult built = kb::buildSolution(sol, bo);
-  if (built.status != kb::Status::Ok) {
-    prepared.reset();  // the workers leave before any candidate code
-    if (kb::tools::StopSignals::stopRequested()) return interrupted();
-    kb::Json j = failedBuildReport(f, built);
+  const bool cpu = f.device == "cpu";
+  std::string arch = cpu ? "cpu" : f.arch.empty() ? kb::detectGpuArch(f.device == "cuda" ? "cuda:0" : f.device) : f.arch;
+  kb::eval::Request q;
+  q.tool = "kbprof";
+  q.task_dir = f.task;
+  q.solution_dir = f.solution;  // empty: the baselines only
+  q.stages.build = !f.solution.empty();
+  q.stages.profile = true;
+  q.profile = options(f, f.device, arch);
+  q.build.target = cpu ? kb::BuildTarget::Cpu : kb::BuildTarget::Cuda;
+  q.build.arch = cpu || arch.empty() ? "sm_90" : arch;
+  if (!f.cache_dir.empty()) q.build.cache_dir = f.cache_dir;
+  kb::eval::Result r = kb::eval::evaluate(q);
+  if (kb::tools::StopSignals::stopRequested()) return interrupted();
+  kb::Json j = kb::eval::profileReportJson(r);
+  if (!r.profile) {  // the build failed: nothing reached the GPU
     kb::tools::writeJsonOutput(f.json, j);
     if (!f.quiet && f.json != "-")
-      std::cout << "kbprof: " << kb::statusName(built.status) << ": " << built.message << "\n" << built.diagnostics;
-    return exitCode(built.status);
+      std::cout << "kbprof: " << kb::statusName(r.build->status) << ": " << r.build->message << "\n"
+                << r.build->diagnostics;
+    return exitCode(r.status());
   }
-  return report(f, prepared->run(built.library, sol.hash), &built);
+  if (f.json == "-") {
+    kb::tools::printJsonLine(j);
+  } else {
+    kb::tools::writeJsonOutput(f.json, j);
+    if (!f.quiet) std::cout << kb::renderProfileText(*r.profile, static_cast<std::size_t>(f.kernels));
+  }
+  return exitCode(r.status());
 }
 
 kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch) {
@@ -106,19 +93,6 @@ kb::ProfileOptions options(const Flags& f, const std::string& device, const std:
   o.arch = arch;
   o.start_workers_early = !f.late_start;
   return o;
-}
-
-int report(const Flags& f, const kb::ProfileResult& r, const kb::BuildResult* built) {
-  if (kb::tools::StopSignals::stopRequested()) return interrupted();
-  kb::Json j = r.toJson();
-  j["build"] = built ? built->toJson() : kb::Json(nullptr);
-  if (f.json == "-") {
-    kb::tools::printJsonLine(j);
-  } else {
-    kb::tools::writeJsonOutput(f.json, j);
-    if (!f.quiet) std::cout << kb::renderProfileText(r, static_cast<std::size_t>(f.kernels));
-  }
-  return exitCode(r.status);
 }
 
 }  // namespace

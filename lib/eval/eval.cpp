@@ -1,0 +1,383 @@
+#include "eval/eval.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "task/bundle.h"
+#ifdef KB_HAVE_CLANG
+#include "analyze/render.h"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace kb::eval {
+
+// ---- the static stage ------------------------------------------------------
+
+StaticChecker::StaticChecker(fs::path policy) : path_(std::move(policy)) {}
+
+bool StaticChecker::available() {
+#ifdef KB_HAVE_CLANG
+  return true;
+#else
+  return false;
+#endif
+}
+
+const analyze::Policy& StaticChecker::policy() const {
+#ifdef KB_HAVE_CLANG
+  std::call_once(once_, [&] { policy_ = analyze::loadPolicy(path_.empty() ? analyze::defaultPolicyPath() : path_); });
+  return policy_;
+#else
+  throw Error("this build has no Clang checker");
+#endif
+}
+
+StaticOutcome StaticChecker::check(const Solution& solution, const StaticOptions& so) const {
+  StaticOutcome out;
+#ifdef KB_HAVE_CLANG
+  out.available = true;
+  ReportHeader header = makeHeader("kbcheck", "static", so.task_id, solution.hash, Status::Ok, nowIso8601(), "");
+  const analyze::Policy& pol = policy();
+  analyze::CheckOptions options = analyze::defaultCheckOptions();
+  if (!so.gpu_arch.empty()) options.gpu_arch = so.gpu_arch;
+  if (!so.cuda_path.empty()) options.cuda_path = so.cuda_path;
+  if (!so.cache_dir.empty()) options.cache_dir = so.cache_dir;
+  options.jobs = so.jobs;
+  out.result = analyze::checkSolution(solution, pol, options);
+  header.finished_at = nowIso8601();
+  header.status = out.status = analyze::staticStatus(out.result);
+  out.seconds = out.result.seconds;
+  out.report = analyze::staticReportJson(header, solution, pol, out.result);
+  if (out.status != Status::Ok) {
+    const analyze::StaticResult& result = out.result;
+    std::string first = result.infra_failed ? result.infra_message : "";
+    for (const auto& f : result.findings)
+      if (first.empty() && f.severity == analyze::Severity::Error)
+        first = f.file + ":" + std::to_string(f.line) + ": [" + f.rule + "] " + f.message;
+    for (const auto& text : result.parse_errors) {  // Clang's own: the first error line
+      std::istringstream in(text);
+      std::string line;
+      while (first.empty() && std::getline(in, line))
+        if (line.find("error:") != std::string::npos) first = line;
+    }
+    std::string root = solution.root.string() + "/";
+    for (auto pos = first.find(root); pos != std::string::npos; pos = first.find(root)) first.erase(pos, root.size());
+    out.message = first;
+  }
+#else
+  (void)solution;
+  (void)so;
+  out.report = nullptr;
+#endif
+  return out;
+}
+
+// ---- one request -----------------------------------------------------------
+
+namespace {
+
+StageResult skipped(const std::string& name) {
+  StageResult s;
+  s.name = name;
+  s.detail = nullptr;
+  return s;
+}
+
+// The first line of `why`, without a trailing ':' or ' '.
+std::string firstLine(const std::string& why) {
+  std::string line = why.substr(0, why.find('\n'));
+  while (!line.empty() && (line.back() == ':' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// Runs one stage's work; with `as_infra`, an exception becomes an
+// infra_error of that stage instead of leaving evaluate().
+template <typename T, typename Work, typename OnError>
+T guarded(bool as_infra, Work&& work, OnError&& on_error) {
+  if (!as_infra) return work();
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    return on_error(e.what());
+  }
+}
+
+}  // namespace
+
+const StageResult& Result::stage(std::string_view name) const {
+  for (const auto& s : stages)
+    if (s.name == name) return s;
+  throw Error("no stage " + std::string(name));
+}
+
+Result evaluate(const Request& q) {
+  auto t0 = Clock::now();
+  Result r;
+  r.header.tool = q.tool;
+  r.header.started_at = nowIso8601();
+  r.stages = {skipped("static"), skipped("build"), skipped("verify"), skipped("profile")};
+  StageResult& st_static = r.stages[0];
+  StageResult& st_build = r.stages[1];
+  StageResult& st_verify = r.stages[2];
+  StageResult& st_profile = r.stages[3];
+  const bool as_infra = q.stage_errors_as_infra;
+
+  // A bad task is a usage error before any work; kbprof's order (solution,
+  // then the task, opened by prepareProfile) where profile is asked.
+  std::optional<TaskBundle> bundle;
+  if (!q.task_dir.empty() && !q.stages.profile) {
+    bundle = openBundle(q.task_dir);
+    r.header.task_id = bundle->info.id;
+  }
+  std::optional<Solution> loaded;
+  const Solution* sol = q.solution;
+  if (!sol && !q.solution_dir.empty()) sol = &loaded.emplace(loadSolution(q.solution_dir));
+  if (sol) r.header.solution_hash = sol->hash;
+
+  auto finish = [&]() -> Result {
+    r.header.finished_at = nowIso8601();
+    r.seconds = since(t0);
+    return std::move(r);
+  };
+  auto failed = [&](const StageResult& s, const std::string& why) {
+    r.header.status = s.status;
+    r.message = s.name + ": " + firstLine(why);
+  };
+
+  // static
+  if (q.stages.static_check && q.static_checker && !StaticChecker::available())
+    r.static_check = StaticOutcome{};  // asked, but this build has no Clang: not available, skipped
+  if (q.stages.static_check && q.static_checker && StaticChecker::available() && sol) {
+    r.static_check = guarded<StaticOutcome>(
+        as_infra, [&] { return q.static_checker->check(*sol, q.static_options); },
+        [&](const std::string& why) {
+          StaticOutcome o;
+          o.available = true;
+          o.status = Status::InfraError;
+          o.result.infra_failed = true;
+          o.result.infra_message = why;
+          o.message = why;
+          o.report = {{"status", "infra_error"}, {"message", why}};
+          return o;
+        });
+    st_static.skipped = false;
+    st_static.status = r.static_check->status;
+    st_static.seconds = r.static_check->seconds;
+    st_static.detail = r.static_check->report;
+    if (st_static.status != Status::Ok) {
+      if (st_static.detail.is_object()) st_static.detail["message"] = r.static_check->message;
+      failed(st_static, r.static_check->message.empty() ? std::string("failed") : r.static_check->message);
+      return finish();
+    }
+  }
+
+  // profile, set up first: its workers get ready while the solution builds
+  // (not when verify runs in between: they would wait through it).
+  std::unique_ptr<PreparedProfile> prepared;
+  const bool early_profile = q.stages.profile && !q.stages.verify && q.stages.build && sol;
+  std::string prepare_error;  // stage_errors_as_infra: reported by the profile stage, after the build
+  if (early_profile) {
+    try {
+      prepared = prepareProfile(q.task_dir, q.profile);
+    } catch (const std::exception& e) {
+      if (!as_infra) throw;
+      prepare_error = e.what();
+    }
+  }
+
+  // build
+  fs::path library = q.library;
+  if (q.stages.build && sol) {
+    r.build = guarded<BuildResult>(
+        as_infra, [&] { return buildSolution(*sol, q.build); },
+        [&](const std::string& why) {
+          BuildResult b;
+          b.status = Status::InfraError;
+          b.message = why;
+          return b;
+        });
+    st_build.skipped = false;
+    st_build.status = r.build->status;
+    st_build.seconds = r.build->seconds;
+    st_build.detail = r.build->toJson();
+    if (st_build.status != Status::Ok) {
+      prepared.reset();  // the profile's workers leave before any candidate code
+      failed(st_build, r.build->message.empty() ? std::string("failed") : r.build->message);
+      return finish();
+    }
+    library = r.build->library;
+    if (q.build.device_only) return finish();  // nothing to load
+  }
+
+  // verify
+  if (q.stages.verify) {
+    auto tv = Clock::now();
+    r.verify = guarded<VerifyResult>(
+        as_infra, [&] { return verifySolution(bundle ? bundle->dir : q.task_dir, library, q.verify); },
+        [&](const std::string& why) {
+          VerifyResult v;
+          v.status = Status::InfraError;
+          v.message = why;
+          v.device = q.verify.device;
+          return v;
+        });
+    st_verify.skipped = false;
+    st_verify.status = r.verify->status;
+    st_verify.seconds = since(tv);
+    st_verify.detail = r.verify->toJson();
+    r.header.gpu = r.verify->gpu;
+    r.header.driver = r.verify->driver;
+    r.header.torch_version = r.verify->torch_version;
+    if (st_verify.status != Status::Ok) {
+      failed(st_verify, r.verify->message);
+      return finish();
+    }
+  }
+
+  // profile
+  if (q.stages.profile) {
+    auto tp = Clock::now();
+    r.profile = guarded<ProfileResult>(
+        as_infra,
+        [&] {
+          if (!prepare_error.empty()) throw Error(prepare_error);
+          if (!prepared) prepared = prepareProfile(q.task_dir, q.profile, !library.empty());
+          return prepared->run(library, sol ? sol->hash : std::string());
+        },
+        [&](const std::string& why) {
+          ProfileResult p;
+          p.status = Status::InfraError;
+          p.message = why;
+          return p;
+        });
+    prepared.reset();
+    st_profile.skipped = false;
+    st_profile.status = r.profile->status;
+    st_profile.seconds = since(tp);
+    st_profile.detail = r.profile->toJson();
+    if (r.header.task_id.empty()) r.header.task_id = r.profile->task_id;
+    if (r.header.gpu.empty()) r.header.gpu = r.profile->gpu;
+    if (r.header.driver.empty()) r.header.driver = r.profile->driver;
+    if (r.header.torch_version.empty()) r.header.torch_version = r.profile->torch_version;
+    if (st_profile.status != Status::Ok) failed(st_profile, r.profile->message);
+  }
+  return finish();
+}
+
+// ---- what callers render ---------------------------------------------------
+
+Json checkReportJson(const Result& result, const std::string& stage) {
+  ReportHeader h = result.header;
+  h.tool = "kbcheck";
+  h.stage = stage;
+  Json j = headerToJson(h);
+  j["message"] = result.message;
+  j["seconds"] = result.seconds;
+  Json st = Json::object();
+  for (const auto& s : result.stages) {
+    if (s.name == "profile") continue;  // kbprof's
+    Json sj;
+    sj["status"] = s.skipped ? Json(nullptr) : Json(std::string(statusName(s.status)));
+    sj["skipped"] = s.skipped;
+    sj["seconds"] = s.seconds;
+    sj["report"] = s.detail;
+    st[s.name] = sj;
+  }
+  j["stages"] = st;
+  return j;
+}
+
+namespace {
+
+std::string fmt(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  return buf;
+}
+
+}  // namespace
+
+std::string renderCheckText(const Result& result) {
+  std::ostringstream out;
+  bool any = false;
+  for (const auto& s : result.stages) {
+    if (s.skipped || s.name == "profile") continue;
+    any = true;
+    out << s.name << ": " << statusName(s.status) << " (" << fmt(s.seconds) << ")";
+    if (s.name == "build" && s.detail.is_object()) {
+      if (s.detail.value("cached", false)) out << " from the cache";
+      if (s.detail["library"].is_string()) out << " -> " << s.detail["library"].get<std::string>();
+      out << "\n";
+      if (s.status != Status::Ok) {
+        out << "  " << s.detail.value("message", "") << "\n";
+        out << s.detail.value("diagnostics", "");
+      }
+    } else if (s.name == "verify" && s.detail.is_object()) {
+      const Json& w = s.detail["worker"];
+      out << " on " << s.detail.value("device", "") << ", " << s.detail["seeds"].size() << " seed(s); worker "
+          << w.value("end", "") << " after " << fmt(w.value("wall_seconds", 0.0)) << "\n";
+      if (s.status != Status::Ok) out << "  " << s.detail.value("message", "") << "\n";
+      for (const auto& sd : s.detail["seeds"]) {
+        double worst = 0;
+        for (const auto& o : sd["outputs"]) worst = std::max(worst, o.value("max_abs_error", 0.0));
+        out << "  seed " << sd["seed"] << ": " << sd["status"].get<std::string>() << ", max abs error " << worst
+            << ", forward " << fmt(sd.value("forward_seconds", 0.0)) << "\n";
+      }
+      std::string output = w.value("output", "");
+      if (s.status != Status::Ok && !output.empty()) {
+        out << "  worker output" << (w.value("output_truncated", false) ? " (cut)" : "") << ":\n";
+        std::istringstream in(output);
+        std::string line;
+        for (int n = 0; n < 20 && std::getline(in, line); ++n) out << "    " << line << "\n";
+      }
+    } else {
+      out << "\n";
+      if (s.status != Status::Ok && s.detail.is_object()) out << "  " << s.detail.value("message", "") << "\n";
+    }
+  }
+  if (result.status() != Status::Ok && !any) out << result.message << "\n";
+  return out.str();
+}
+
+Json profileReportJson(const Result& result) {
+  if (result.profile) {
+    Json j = result.profile->toJson();
+    j["build"] = result.build ? result.build->toJson() : Json(nullptr);
+    return j;
+  }
+  // A solution that never reached the GPU: the build failed.
+  const BuildResult b = result.build.value_or(BuildResult{});
+  std::string now = nowIso8601();
+  Json j = headerToJson(makeHeader("kbprof", "build", "", b.solution_hash, b.status, now, now));
+  j["message"] = b.message;
+  j["evidence"] = Json::array();
+  j["timing_method"] = result.build && result.build->target == "cpu" ? "host_clock" : "cuda_events";
+  j["timings"] = Json::object();
+  j["build"] = b.toJson();
+  return j;
+}
+
+reward::Timings rewardTimings(const ProfileResult& p) {
+  auto one = [](const TimingStats& t) {
+    reward::Timing x;  // all NaN when not timed
+    if (!t.present()) return x;
+    x.median_ms = t.event.median;
+    x.mean_ms = t.event.mean;
+    x.min_ms = t.event.min;
+    x.ci95_low_ms = t.event.ci_low;
+    x.ci95_high_ms = t.event.ci_high;
+    return x;
+  };
+  reward::Timings out;
+  out.eager = one(p.eager);
+  out.compile = one(p.compile);
+  out.candidate = one(p.candidate);
+  return out;
+}
+
+}  // namespace kb::eval

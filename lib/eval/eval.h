@@ -1,0 +1,139 @@
+// One evaluation of a solution for a task: the stages a caller asks for,
+// static -> build -> verify -> profile, in that order, stopping at the first
+// that fails, with a typed result per stage and one report header. kbcheck,
+// kbprof and the rollout environment (lib/agent) all call evaluate().
+//
+// Stateless per request and safe to call from many threads at once: nothing
+// global is kept here. The one thing worth keeping between requests, the
+// Clang static policy, lives in a StaticChecker the caller owns and passes in.
+//
+// With profile asked (and verify not), the profile's workers start before
+// the build (prepareProfile) and get ready beside it; a failed build ends
+// them before any candidate code runs (docs/threat-model.md).
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyze/analyze.h"  // plain structs; the checker itself links only with Clang
+#include "build/build.h"
+#include "core/json.h"
+#include "core/report.h"
+#include "profile/profile.h"
+#include "reward/input.h"
+#include "solution/solution.h"
+#include "verify/verify.h"
+
+namespace kb::eval {
+
+// ---- the static stage ------------------------------------------------------
+
+struct StaticOptions {
+  std::string gpu_arch;                // "": the checker's default (sm_90)
+  std::filesystem::path cuda_path;     // "": the checker's default
+  std::filesystem::path cache_dir;     // precompiled headers; "": the default
+  unsigned jobs = 0;                   // parallel parses; 0: all cores
+  std::string task_id;                 // names the report ("" when none)
+};
+
+struct StaticOutcome {
+  bool available = false;      // false: this build has no Clang checker
+  Status status = Status::Ok;  // analyze::staticStatus
+  double seconds = 0;
+  std::string message;         // when failing: the first error, solution root stripped
+  analyze::StaticResult result;
+  Json report;                 // `kbcheck static --json`'s report (docs/kbcheck.md); null when not available
+};
+
+// The Clang checker with its policy, read the first time it is needed and
+// then shared by every request of the object's owner (check() is const and
+// may run on many threads). Built without Clang, available() is false and
+// check() says "not available".
+class StaticChecker {
+ public:
+  explicit StaticChecker(std::filesystem::path policy = {});  // empty: analyze::defaultPolicyPath()
+  static bool available();
+  // Throws what analyze::loadPolicy throws (kb::Error without Clang).
+  const analyze::Policy& policy() const;
+  StaticOutcome check(const Solution& solution, const StaticOptions& options) const;
+
+ private:
+  std::filesystem::path path_;
+  mutable std::once_flag once_;
+  mutable analyze::Policy policy_;
+};
+
+// ---- one request -----------------------------------------------------------
+
+struct Stages {
+  bool static_check = false;
+  bool build = true;
+  bool verify = false;
+  bool profile = false;
+};
+
+struct Request {
+  std::filesystem::path task_dir;      // empty: no task (build only)
+  std::filesystem::path solution_dir;  // empty with profile: the baselines only (kbprof TASK)
+  const Solution* solution = nullptr;  // already read by the caller: used instead of solution_dir
+  std::filesystem::path library;       // build not asked: the solution.so built earlier
+  Stages stages;
+  const StaticChecker* static_checker = nullptr;  // none: the static stage is skipped
+  StaticOptions static_options;
+  BuildOptions build;
+  VerifyOptions verify;
+  ProfileOptions profile;
+  std::string tool = "kbcheck";        // the header's tool
+  // false: an exception from a stage propagates (the command lines report it
+  // through runGuarded); true: that stage ends infra_error with its message.
+  bool stage_errors_as_infra = false;
+};
+
+struct StageResult {
+  std::string name;            // "static", "build", "verify", "profile"
+  Status status = Status::Ok;
+  bool skipped = true;         // not run: not asked for, or an earlier stage failed
+  double seconds = 0;
+  Json detail;                 // the stage's own report (null when skipped)
+};
+
+struct Result {
+  ReportHeader header;     // tool, task, solution hash, GPU/driver/torch (verify's), times, final status
+  std::string message;     // "<stage>: <first line of why>" for the failing stage, "" when ok
+  double seconds = 0;      // the whole request
+  std::vector<StageResult> stages;  // always static, build, verify, profile, in that order
+  // Typed, for what ran:
+  std::optional<StaticOutcome> static_check;
+  std::optional<BuildResult> build;
+  std::optional<VerifyResult> verify;
+  std::optional<ProfileResult> profile;
+
+  const StageResult& stage(std::string_view name) const;
+  Status status() const { return header.status; }
+};
+
+// Runs the stages `request` asks for. Throws kb::UsageError for a missing
+// or malformed task or solution (before any stage runs).
+Result evaluate(const Request& request);
+
+// ---- what callers render ---------------------------------------------------
+
+// kbcheck's report (docs/kbcheck-build-verify.md): the header with `stage`,
+// then message, seconds and the static, build and verify stages.
+Json checkReportJson(const Result& result, const std::string& stage);
+// kbcheck's text: one line per stage that ran, with its details.
+std::string renderCheckText(const Result& result);
+
+// kbprof's report (docs/kbprof.md): the profile with its build, or, when
+// the build failed, the build-failure report.
+Json profileReportJson(const Result& result);
+
+// The profile's timings as lib/reward scores them (median, mean, min and the
+// 95% interval of each participant; all NaN for one that was not timed).
+reward::Timings rewardTimings(const ProfileResult& profile);
+
+}  // namespace kb::eval
