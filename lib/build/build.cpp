@@ -21,7 +21,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "kb_config.h"
-#include "sandbox/process.h"
+#include "core/process.h"
 
 namespace fs = std::filesystem;
 
@@ -42,18 +42,6 @@ bool writeFile(const fs::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << content;
   return static_cast<bool>(out);
-}
-
-fs::path findOnPath(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
 }
 
 std::string randomSuffix() {
@@ -111,7 +99,8 @@ Toolchain findToolchain(const BuildOptions& o, const fs::path& cache_dir) {
     const char* env = std::getenv("CXX");
     cxx = env && *env ? env : "g++";
   }
-  t.cxx = findOnPath(cxx);
+  const char* path = std::getenv("PATH");
+  t.cxx = findOnPath(cxx, path ? path : "/usr/bin:/bin");
   if (t.cxx.empty()) {
     t.problem = "host compiler not found on PATH: " + cxx;
     return t;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/process.h"
 
 namespace fs = std::filesystem;
 
@@ -37,14 +38,7 @@ bool isAssignment(const std::string& line, std::string* name) {
 
 // A bare program name, found on nvcc's PATH as nvcc would.
 std::string resolve(const std::string& program, const std::vector<std::string>& vars) {
-  if (program.find('/') != std::string::npos) return program;
-  std::stringstream ss(lookup(vars, "PATH"));
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    fs::path p = fs::path(dir.empty() ? "." : dir) / program;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
+  return findOnPath(program, lookup(vars, "PATH")).string();
 }
 
 bool has(const std::vector<std::string>& argv, const std::string& arg) {

@@ -1,11 +1,12 @@
 #include "core/gpu_info.h"
 
-#include <sys/wait.h>
-
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+
+#include "core/process.h"
 
 namespace kb {
 
@@ -39,22 +40,51 @@ std::string nvidiaDriverVersion() {
   return v;
 }
 
-std::string gpuFault(int index) {
+namespace {
+
+// nvidia-smi `args` -i `index`, read to its end (stderr merged when asked).
+ProcessResult nvidiaSmi(std::vector<std::string> args, int index, bool with_stderr) {
   const char* smi = std::getenv("KB_NVIDIA_SMI");
-  std::string cmd = std::string(smi && *smi ? smi : "nvidia-smi") +
-                    " --query-gpu=pci.bus_id,remapped_rows.pending,retired_pages.pending --format=csv,noheader -i " +
-                    std::to_string(index) + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "";
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  int status = ::pclose(p);
+  args.insert(args.begin(), smi && *smi ? smi : "nvidia-smi");
+  args.push_back("-i");
+  args.push_back(std::to_string(index));
+  return runHelper(args, 30.0, /*discard_stderr=*/!with_stderr, 64 * 1024);
+}
+
+}  // namespace
+
+std::string gpuComputeCapability(int index) {
+  ProcessResult r = nvidiaSmi({"--query-gpu=compute_cap", "--format=csv,noheader"}, index, false);
+  if (!r.ok()) return "";
+  std::string digits;
+  for (char c : r.output)
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  return digits.empty() ? "" : "sm_" + digits;
+}
+
+std::optional<std::vector<long>> gpuComputePids(int index) {
+  ProcessResult r = nvidiaSmi({"--query-compute-apps=pid", "--format=csv,noheader"}, index, false);
+  if (!r.ok()) return std::nullopt;
+  std::vector<long> pids;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    char* end = nullptr;
+    long pid = std::strtol(line.c_str(), &end, 10);
+    if (end != line.c_str() && pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+std::string gpuFault(int index) {
+  ProcessResult r = nvidiaSmi({"--query-gpu=pci.bus_id,remapped_rows.pending,retired_pages.pending",
+                               "--format=csv,noheader"},
+                              index, true);
+  if (r.end != ProcessEnd::Exited) return "";  // no nvidia-smi (or it hung): nothing to go on
+  std::string out = r.output;
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   std::string last = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
-  if (status == -1 || !WIFEXITED(status)) return "";
-  int code = WEXITSTATUS(status);
-  if (code == 127) return "";  // no nvidia-smi: nothing to go on
+  int code = r.exit_code;
+  if (code == 127) return "";
   if (code != 0)
     return "nvidia-smi cannot reach GPU " + std::to_string(index) + " (exit " + std::to_string(code) + ")" +
            (last.empty() ? "" : ": " + last);

@@ -1,7 +1,9 @@
 // What the machine says about its NVIDIA driver, without touching CUDA.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kb {
 
@@ -21,5 +23,16 @@ std::string nvidiaDriverVersion();
 // candidate's reward. $KB_NVIDIA_SMI names another nvidia-smi (fault
 // injection in tests: a real GPU loss cannot be made on purpose).
 std::string gpuFault(int index);
+
+// GPU `index`'s compute capability as nvcc names it ("sm_90"); "" when
+// nvidia-smi cannot say.
+std::string gpuComputeCapability(int index);
+
+// The processes with a compute context on GPU `index`; nullopt when
+// nvidia-smi cannot say.
+std::optional<std::vector<long>> gpuComputePids(int index);
+
+// nvidia-smi and the other queries above share one runner: $KB_NVIDIA_SMI or
+// nvidia-smi on PATH, no shell, killed after 30 s (a lost GPU can hang it).
 
 }  // namespace kb

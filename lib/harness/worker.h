@@ -31,7 +31,7 @@
 #include "core/json.h"
 #include "core/report.h"
 #include "harness/wire.h"
-#include "sandbox/process.h"
+#include "core/process.h"
 
 namespace kb {
 

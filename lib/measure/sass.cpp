@@ -1,6 +1,5 @@
 #include "measure/sass.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/process.h"
 #include "kb_config.h"
 
 namespace fs = std::filesystem;
@@ -35,12 +35,6 @@ std::string tensorClass(const std::string& op) {
   if (base == "DMMA") return "fp64";
   if (base == "UTCHMMA" || base == "UTCMMA") return "tensor";
   return "";
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 fs::path findCuobjdump() {
@@ -101,24 +95,23 @@ SassScan readLibrarySass(const fs::path& library, int timeout_seconds) {
     scan.status = "cuobjdump not found (set KB_CUOBJDUMP)";
     return scan;
   }
-  std::string cmd = "timeout -k 5 " + std::to_string(timeout_seconds) + " " + quoted(tool.string()) + " -sass " +
-                    quoted(library.string()) + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
+  // Read whole: SASS of a template-heavy library runs to megabytes.
+  ProcessResult r = runHelper({tool.string(), "-sass", library.string()}, timeout_seconds,
+                              /*discard_stderr=*/true, std::size_t(1) << 30);
+  if (r.end == ProcessEnd::SpawnFailed) {
     scan.status = "cannot start cuobjdump";
     return scan;
   }
-  // Streamed through a string buffer in chunks: SASS of a template-heavy
-  // library runs to megabytes.
-  std::string text;
-  char buf[1 << 16];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
-  int rc = ::pclose(p);
-  if (rc != 0) {
-    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    scan.status = code == 124 || code == 137 ? "cuobjdump timed out" : "cuobjdump failed (exit " + std::to_string(code) + ")";
+  if (r.end == ProcessEnd::TimedOut) {
+    scan.status = "cuobjdump timed out";
     return scan;
   }
+  if (!r.ok()) {
+    int code = r.end == ProcessEnd::Exited ? r.exit_code : -1;
+    scan.status = "cuobjdump failed (exit " + std::to_string(code) + ")";
+    return scan;
+  }
+  const std::string& text = r.output;
   std::istringstream in(text);
   scan.kernels = parseSass(in);
   scan.status = "read";

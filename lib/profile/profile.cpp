@@ -33,42 +33,16 @@ namespace fs = std::filesystem;
 namespace kb {
 namespace {
 
+// "cuda:N" -> N ("cuda" is GPU 0).
+int gpuIndex(const std::string& device) {
+  return device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
+}
+
 }  // namespace
 
-std::string detectGpuArch(const std::string& device) {
-  std::string index = device.size() > 5 ? device.substr(5) : "0";
-  std::string cmd = "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + index + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "";
-  std::array<char, 64> buf{};
-  std::string out;
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  ::pclose(p);
-  std::string digits;
-  for (char c : out)
-    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
-  return digits.empty() ? "" : "sm_" + digits;
-}
+std::string detectGpuArch(const std::string& device) { return gpuComputeCapability(gpuIndex(device)); }
 
 namespace {
-
-// The processes with a compute context on the GPU of `device` ("cuda:N"),
-// from nvidia-smi; nullopt when it cannot say.
-std::optional<std::vector<long>> gpuComputePids(const std::string& device) {
-  std::string index = device.size() > 5 ? device.substr(5) : "0";
-  std::string cmd = "nvidia-smi --query-compute-apps=pid --format=csv,noheader -i " + index + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return std::nullopt;
-  std::vector<long> pids;
-  std::array<char, 128> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) {
-    char* end = nullptr;
-    long pid = std::strtol(buf.data(), &end, 10);
-    if (end != buf.data() && pid > 0) pids.push_back(pid);
-  }
-  if (::pclose(p) != 0) return std::nullopt;
-  return pids;
-}
 
 std::vector<double> numbers(const Json& j) {
   std::vector<double> v;
@@ -236,7 +210,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   }
   const bool cpu = r.device == "cpu";
   r.driver = cpu ? "" : nvidiaDriverVersion();
-  if (!cpu) st.foreign_before = gpuComputePids(r.device);
+  if (!cpu) st.foreign_before = gpuComputePids(gpuIndex(r.device));
 
   // 2. The compiled baseline, once per task and architecture.
   r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
@@ -554,7 +528,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // when the run began or ended: then they may be slowed by a neighbour.
   bool measured_here = !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty();
   if (measured_here && r.device != "cpu" && o.use_baseline_cache) {
-    std::optional<std::vector<long>> after = gpuComputePids(r.device);
+    std::optional<std::vector<long>> after = gpuComputePids(gpuIndex(r.device));
     if (!st.foreign_before || !after)
       r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
     else if (!st.foreign_before->empty() || !after->empty())

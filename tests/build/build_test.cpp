@@ -10,7 +10,7 @@
 #include "build/nvcc_plan.h"
 #include "core/error.h"
 #include "kb_config.h"
-#include "sandbox/process.h"
+#include "core/process.h"
 
 namespace fs = std::filesystem;
 

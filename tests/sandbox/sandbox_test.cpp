@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "sandbox/confine.h"
-#include "sandbox/process.h"
+#include "core/process.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "sandbox/process.h"
+#include "core/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -130,7 +130,7 @@ void setLimit(int resource, uint64_t soft, uint64_t hard) {
     ::_exit(127);
   };
   if (ew < 0) fail(1);
-  if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(out_w, 2) < 0) fail(1);
+  if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(spec.discard_stderr ? devnull : out_w, 2) < 0) fail(1);
   int first_free = 3;
   if (res_w >= 0) {
     if (::dup2(res_w, 3) < 0) fail(1);
@@ -193,6 +193,45 @@ std::vector<std::string> scrubbedEnvironment(const std::vector<std::string>& kee
   return env;
 }
 
+fs::path findOnPath(const std::string& name, const std::string& path_value) {
+  if (name.find('/') != std::string::npos) return name;
+  if (name.empty() || path_value.empty()) return {};
+  std::size_t start = 0;
+  while (start <= path_value.size()) {
+    std::size_t end = path_value.find(':', start);
+    if (end == std::string::npos) end = path_value.size();
+    std::string dir = path_value.substr(start, end - start);
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+ProcessResult runHelper(const std::vector<std::string>& argv, double wall_seconds, bool discard_stderr,
+                        std::size_t output_limit) {
+  ProcessSpec spec;
+  spec.argv = argv;
+  if (spec.argv.empty()) {
+    ProcessResult r;
+    r.message = "no program given";
+    return r;
+  }
+  const char* path = std::getenv("PATH");
+  fs::path program = findOnPath(spec.argv.front(), path ? path : "/usr/bin:/bin");
+  if (program.empty()) {
+    ProcessResult r;
+    r.message = spec.argv.front() + " not found on PATH";
+    return r;
+  }
+  spec.argv.front() = program.string();
+  for (char** e = environ; e && *e; ++e) spec.env.emplace_back(*e);
+  spec.limits.wall_seconds = wall_seconds;
+  spec.output_limit = output_limit;
+  spec.discard_stderr = discard_stderr;
+  return runProcess(spec);
+}
+
 fs::path selfExecutableDir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -215,7 +254,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   std::string cwd = spec.cwd.string();
 
   int out[2] = {-1, -1}, res[2] = {-1, -1}, err[2] = {-1, -1};
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   int result_file = -1;
   auto cleanup = [&] {
     closeFd(out[0]); closeFd(out[1]); closeFd(res[0]); closeFd(res[1]);

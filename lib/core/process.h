@@ -1,8 +1,10 @@
 // Child processes with limits: spawn a program in its own process group,
 // with a given environment and working directory, rlimits, a wall-clock
 // deadline after which the whole group is killed, and bounded capture of what
-// it prints. Used for compilers (lib/build) and for the candidate worker
-// (lib/harness/worker.h); the caller never dies with its child.
+// it prints. Every child of the tools is spawned here: compilers (lib/build),
+// the candidate worker (lib/harness/worker.h), and the trusted helper
+// programs (nvidia-smi, cuobjdump, the jail's probe) through runHelper; the
+// caller never dies with its child. Confinement is lib/sandbox's.
 #pragma once
 
 #include <atomic>
@@ -37,6 +39,9 @@ struct ProcessSpec {
   // stdout and stderr go, merged, to one pipe; the first output_limit bytes
   // are kept, the rest is read and counted but dropped.
   std::size_t output_limit = 64 * 1024;
+  // stderr goes to /dev/null instead of the output pipe (a helper whose
+  // stdout is parsed and whose warnings are not wanted).
+  bool discard_stderr = false;
   // If set, the child's fd 3 is the write end of a second pipe (the result
   // channel), drained into this file; at most result_limit bytes are
   // written, the rest is counted and dropped.
@@ -125,6 +130,20 @@ std::string describeEnd(const ProcessResult& result);
 // `set` ("NAME=value"). LD_PRELOAD and LD_AUDIT are never passed.
 std::vector<std::string> scrubbedEnvironment(const std::vector<std::string>& keep,
                                              const std::vector<std::string>& set);
+
+// `name` looked up in `path_value` (a PATH: directories separated by ':',
+// an empty entry meaning "."), as execvp would; a name with a '/' is
+// returned as it is. Empty when no directory holds an executable `name` (or
+// `path_value` is empty).
+std::filesystem::path findOnPath(const std::string& name, const std::string& path_value);
+
+// A trusted helper program run to its end and read: argv[0] looked up on our
+// PATH, our own environment, stdin /dev/null, stdout kept (up to
+// `output_limit` bytes; stderr too unless `discard_stderr`), the group killed
+// after `wall_seconds`. No shell: arguments are passed as they are. A program
+// not found is SpawnFailed.
+ProcessResult runHelper(const std::vector<std::string>& argv, double wall_seconds,
+                        bool discard_stderr = true, std::size_t output_limit = 1 << 20);
 
 // The directory of the running executable (/proc/self/exe).
 std::filesystem::path selfExecutableDir();
