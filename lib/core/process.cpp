@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "core/clock.h"
+#include "core/error.h"
 
 extern char** environ;
 
@@ -47,7 +48,10 @@ struct Sink {
   bool truncated = false;
   bool splice_ok = true;
 
+  const std::function<void(const char*, std::size_t)>* on_data = nullptr;
+
   void take(const char* data, std::size_t n) {
+    if (on_data && *on_data) (*on_data)(data, n);
     uint64_t room = seen < limit ? limit - seen : 0;
     std::size_t keep = n < room ? n : static_cast<std::size_t>(room);
     if (keep > 0) {
@@ -112,8 +116,10 @@ void setLimit(int resource, uint64_t soft, uint64_t hard) {
                             const char* cwd, int devnull, int out_w, int res_w, int err_w,
                             pid_t parent) {
   ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);
+  if (spec.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+  }
   int ew = ::fcntl(err_w, F_DUPFD_CLOEXEC, 64);
   sigset_t all;
   sigemptyset(&all);
@@ -130,7 +136,7 @@ void setLimit(int resource, uint64_t soft, uint64_t hard) {
     ::_exit(127);
   };
   if (ew < 0) fail(1);
-  if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || ::dup2(spec.discard_stderr ? devnull : out_w, 2) < 0) fail(1);
+  if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || (!spec.inherit_stderr && ::dup2(spec.discard_stderr ? devnull : out_w, 2) < 0)) fail(1);
   int first_free = 3;
   if (res_w >= 0) {
     if (::dup2(res_w, 3) < 0) fail(1);
@@ -238,12 +244,14 @@ fs::path selfExecutableDir() {
   return ec ? fs::path() : exe.parent_path();
 }
 
-ProcessResult runProcess(const ProcessSpec& spec) {
-  ProcessResult r;
-  auto t0 = Clock::now();
+namespace {
+
+// Forks and execs `spec` with stdout on `out_w` and, when res_w >= 0, fd 3 on
+// res_w; the child in its own process group. The pid, or -1 with `message`.
+pid_t spawnChild(const ProcessSpec& spec, int out_w, int res_w, std::string& message) {
   if (spec.argv.empty()) {
-    r.message = "empty command line";
-    return r;
+    message = "empty command line";
+    return -1;
   }
   // Everything the child needs, prepared before fork.
   std::vector<char*> argv, envp;
@@ -252,15 +260,63 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   std::string cwd = spec.cwd.string();
-
-  int out[2] = {-1, -1}, res[2] = {-1, -1}, err[2] = {-1, -1};
+  int err[2] = {-1, -1};
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    message = std::string("pipe: ") + std::strerror(errno);
+    closeFd(devnull);
+    return -1;
+  }
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    message = std::string("fork: ") + std::strerror(errno);
+    closeFd(err[0]); closeFd(err[1]); closeFd(devnull);
+    return -1;
+  }
+  if (pid == 0)
+    childExec(spec, argv.data(), envp.data(), cwd.empty() ? nullptr : cwd.c_str(), devnull, out_w, res_w,
+              err[1], parent);
+
+  // Parent. Put the child in its own group from here too (no race with kill).
+  ::setpgid(pid, pid);
+  closeFd(err[1]);
+  closeFd(devnull);
+  // Exec failure is reported over the CLOEXEC pipe; EOF means exec worked.
+  int msg[2] = {0, 0};
+  ssize_t n;
+  do n = ::read(err[0], msg, sizeof msg);
+  while (n < 0 && errno == EINTR);
+  closeFd(err[0]);
+  if (n == static_cast<ssize_t>(sizeof msg)) {
+    const char* what = msg[0] == 2 ? "chdir " : msg[0] == 3 ? "exec " : "setup ";
+    message = std::string(what) + (msg[0] == 2 ? cwd : msg[0] == 3 ? spec.argv[0] : "") + ": " +
+              std::strerror(msg[1]);
+    int st;
+    ::waitpid(pid, &st, 0);
+    return -1;
+  }
+  return pid;
+}
+
+}  // namespace
+
+int startProcess(const ProcessSpec& spec, int stdout_fd) {
+  std::string message;
+  pid_t pid = spawnChild(spec, stdout_fd, -1, message);
+  if (pid < 0) throw Error(message);
+  return pid;
+}
+
+ProcessResult runProcess(const ProcessSpec& spec) {
+  ProcessResult r;
+  auto t0 = Clock::now();
+  int out[2] = {-1, -1}, res[2] = {-1, -1};
   int result_file = -1;
   auto cleanup = [&] {
-    closeFd(out[0]); closeFd(out[1]); closeFd(res[0]); closeFd(res[1]);
-    closeFd(err[0]); closeFd(err[1]); closeFd(devnull); closeFd(result_file);
+    closeFd(out[0]); closeFd(out[1]); closeFd(res[0]); closeFd(res[1]); closeFd(result_file);
   };
-  if (devnull < 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+  if (::pipe2(out, O_CLOEXEC) != 0) {
     r.message = std::string("pipe: ") + std::strerror(errno);
     cleanup();
     return r;
@@ -274,47 +330,19 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     }
     ::fcntl(res[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for large records; best effort
   }
-
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    r.message = std::string("fork: ") + std::strerror(errno);
-    cleanup();
-    return r;
-  }
-  if (pid == 0)
-    childExec(spec, argv.data(), envp.data(), cwd.empty() ? nullptr : cwd.c_str(), devnull,
-              out[1], res[1], err[1], parent);
-
-  // Parent. Put the child in its own group from here too (no race with kill).
-  ::setpgid(pid, pid);
+  pid_t pid = spawnChild(spec, out[1], res[1], r.message);
   closeFd(out[1]);
   closeFd(res[1]);
-  closeFd(err[1]);
-  closeFd(devnull);
+  if (pid < 0) {
+    cleanup();
+    r.wall_seconds = since(t0);
+    return r;
+  }
   ::fcntl(out[0], F_SETFL, O_NONBLOCK);
   if (res[0] >= 0) ::fcntl(res[0], F_SETFL, O_NONBLOCK);
 
-  // Exec failure is reported over the CLOEXEC pipe; EOF means exec worked.
-  {
-    int msg[2] = {0, 0};
-    ssize_t n;
-    do n = ::read(err[0], msg, sizeof msg);
-    while (n < 0 && errno == EINTR);
-    closeFd(err[0]);
-    if (n == static_cast<ssize_t>(sizeof msg)) {
-      const char* what = msg[0] == 2 ? "chdir " : msg[0] == 3 ? "exec " : "setup ";
-      r.message = std::string(what) + (msg[0] == 2 ? cwd : msg[0] == 3 ? spec.argv[0] : "") +
-                  ": " + std::strerror(msg[1]);
-      int st;
-      ::waitpid(pid, &st, 0);
-      cleanup();
-      r.wall_seconds = since(t0);
-      return r;
-    }
-  }
-
   Sink out_sink{&r.output, -1, spec.output_limit};
+  out_sink.on_data = &spec.on_output;
   Sink res_sink{nullptr, result_file, spec.result_limit};
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(

@@ -40,8 +40,16 @@ struct ProcessSpec {
   // are kept, the rest is read and counted but dropped.
   std::size_t output_limit = 64 * 1024;
   // stderr goes to /dev/null instead of the output pipe (a helper whose
-  // stdout is parsed and whose warnings are not wanted).
+  // stdout is parsed and whose warnings are not wanted), or stays ours (a
+  // Python helper's progress and tracebacks reach the user's terminal).
   bool discard_stderr = false;
+  bool inherit_stderr = false;
+  // Called with every piece of output as it arrives, before output_limit
+  // applies (a caller that parses lines while the child runs).
+  std::function<void(const char* data, std::size_t size)> on_output;
+  // PR_SET_PDEATHSIG: the child is killed when the thread that started it
+  // ends. Off for a child that outlives the call that made it (startProcess).
+  bool die_with_parent = true;
   // If set, the child's fd 3 is the write end of a second pipe (the result
   // channel), drained into this file; at most result_limit bytes are
   // written, the rest is counted and dropped.
@@ -84,6 +92,14 @@ struct ProcessResult {
 // Runs `spec` to its end. Thread-safe; never throws for anything the child
 // does (SpawnFailed carries setup errors).
 ProcessResult runProcess(const ProcessSpec& spec);
+
+// Starts `spec` and leaves it running (limits other than the wall clock
+// apply; nothing watches the clock): its stdout goes to `stdout_fd` (stderr
+// too, unless spec says otherwise), its stdin is spec.stdin_fd. The child is
+// in its own process group; the caller talks to it, kills the group and
+// reaps it (lib/task's ScriptWorker). Returns the pid; throws kb::Error when
+// it cannot start (message as runProcess's SpawnFailed).
+int startProcess(const ProcessSpec& spec, int stdout_fd);
 
 // A child started now that waits for one message on its stdin (a socket):
 // runProcess in a thread of its own. finish() sends the message, closes the

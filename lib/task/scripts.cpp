@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/paths.h"
+#include "core/process.h"
 #include "core/report.h"
 
 extern char** environ;
@@ -50,52 +50,46 @@ std::vector<std::string> scriptArgv(const std::string& python, const std::string
   return argv;
 }
 
+// scriptArgv with the interpreter found on PATH (as execvp would); throws
+// when it is not there.
+std::vector<std::string> resolvedArgv(const std::string& python, const std::string& script,
+                                      const std::vector<std::string>& args) {
+  std::vector<std::string> argv = scriptArgv(python, script, args);
+  const char* path = std::getenv("PATH");
+  fs::path found = findOnPath(python, path ? path : "/usr/bin:/bin");
+  if (found.empty())
+    throw Error("cannot run " + python + ": not found on PATH (set --python or KB_PYTHON)");
+  argv.front() = found.string();
+  return argv;
+}
+
 }  // namespace
 
 ScriptResult runScript(const std::string& python, const std::string& script,
                        const std::vector<std::string>& args,
                        const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
-  std::vector<std::string> argv_s = scriptArgv(python, script, args);
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> env_s;
+  // Our environment with `env` replacing (or adding) its variables.
+  ProcessSpec spec;
+  spec.argv = resolvedArgv(python, script, args);
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
     bool replaced = false;
     for (const auto& [k, v] : env) replaced = replaced || k == name;
-    if (!replaced) env_s.push_back(std::move(entry));
+    if (!replaced) spec.env.push_back(std::move(entry));
   }
-  for (const auto& [k, v] : env) env_s.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    throw Error("cannot run " + python + ": " + std::strerror(rc) + " (set --python or KB_PYTHON)");
-  }
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.inherit_stderr = true;       // tracebacks and progress reach the user
+  spec.limits.wall_seconds = 1e9;   // no limit: the script decides (a baseline build takes minutes)
+  spec.output_limit = 0;            // stdout is parsed line by line below, not kept
+  spec.die_with_parent = false;     // as before: it may outlive a pool thread's call
 
+  // Every stdout line: a JSON object, or kept as other text.
   ScriptResult result;
-  FILE* in = fdopen(fds[0], "r");
-  char* buf = nullptr;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&buf, &cap, in)) > 0) {
-    std::string line(buf, static_cast<size_t>(n));
+  std::string pending;
+  auto take_line = [&](std::string line) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    if (line.empty()) continue;
+    if (line.empty()) return;
     Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_object()) {
       if (on_line) on_line(j);
@@ -103,23 +97,24 @@ ScriptResult runScript(const std::string& python, const std::string& script,
     } else {
       result.other.push_back(line);
     }
-  }
-  free(buf);
-  fclose(in);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  };
+  spec.on_output = [&](const char* data, std::size_t n) {
+    pending.append(data, n);
+    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      take_line(pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+    }
+  };
+  ProcessResult r = runProcess(spec);
+  if (r.end == ProcessEnd::SpawnFailed)
+    throw Error("cannot run " + python + ": " + r.message + " (set --python or KB_PYTHON)");
+  take_line(pending);
+  result.exit_code = r.end == ProcessEnd::Exited ? r.exit_code : 128 + r.signal;
   return result;
 }
 
 ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
                            const std::vector<std::string>& args) {
-  std::vector<std::string> argv_s = scriptArgv(python, script, args);
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
   int sv[2], outp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw Error(std::string("socketpair: ") + std::strerror(errno));
@@ -128,24 +123,30 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
     close(sv[1]);
     throw Error(std::string("pipe: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, sv[1], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, outp[1], STDOUT_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, python.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  ProcessSpec spec;
+  try {
+    spec.argv = resolvedArgv(python, script, args);
+  } catch (...) {
+    for (int fd : {sv[0], sv[1], outp[0], outp[1]}) close(fd);
+    throw;
+  }
+  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  spec.stdin_fd = sv[1];
+  spec.inherit_stderr = true;
+  spec.die_with_parent = false;  // lives as long as this object, whichever thread made it
+  int pid = -1;
+  std::string error;
+  try {
+    pid = startProcess(spec, outp[1]);
+  } catch (const Error& e) {
+    error = e.what();
+  }
   close(sv[1]);
   close(outp[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(sv[0]);
     close(outp[0]);
-    throw Error("cannot run " + python + ": " + std::strerror(rc) + " (set --python or KB_PYTHON)");
+    throw Error("cannot run " + python + ": " + error + " (set --python or KB_PYTHON)");
   }
   pid_ = pid;
   in_ = sv[0];

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "sandbox/confine.h"
+#include "core/error.h"
 #include "core/process.h"
 
 namespace fs = std::filesystem;
@@ -153,6 +155,69 @@ TEST_F(SandboxTest, MissingProgramIsSpawnFailure) {
   auto r = kb::runProcess(spec);
   EXPECT_EQ(r.end, kb::ProcessEnd::SpawnFailed);
   EXPECT_NE(r.message.find("No such file"), std::string::npos) << r.message;
+}
+
+// The trusted helpers' runner (nvidia-smi, cuobjdump, the jail's probe):
+// found on PATH, no shell (a ';' is an argument, not a command), stderr kept
+// apart unless asked for, the group killed at the deadline.
+TEST(ProcessHelperTest, RunHelperFindsProgramsAndPassesArgumentsAsTheyAre) {
+  auto r = kb::runHelper({"sh", "-c", "printf '%s|' \"$0\" \"$1\"; echo oops >&2", "a;b", "$(c)"}, 10);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.output, "a;b|$(c)|");  // stderr discarded by default
+  auto both = kb::runHelper({"sh", "-c", "echo out; echo err >&2"}, 10, /*discard_stderr=*/false);
+  EXPECT_NE(both.output.find("err"), std::string::npos) << both.output;
+  auto missing = kb::runHelper({"kb-no-such-helper-program"}, 10);
+  EXPECT_EQ(missing.end, kb::ProcessEnd::SpawnFailed);
+  EXPECT_NE(missing.message.find("not found on PATH"), std::string::npos) << missing.message;
+  auto slow = kb::runHelper({"sleep", "30"}, 0.3);
+  EXPECT_EQ(slow.end, kb::ProcessEnd::TimedOut);
+}
+
+TEST(ProcessHelperTest, FindOnPathSearchesInOrderAndNeverForAnEmptyPath) {
+  EXPECT_EQ(kb::findOnPath("sh", "/nonexistent:/bin:/usr/bin"), fs::path("/bin/sh"));
+  EXPECT_EQ(kb::findOnPath("sh", ""), fs::path());
+  EXPECT_EQ(kb::findOnPath("kb-no-such-helper-program", "/bin:/usr/bin"), fs::path());
+  EXPECT_EQ(kb::findOnPath("./x/y", "/bin"), fs::path("./x/y"));  // a path is not searched
+}
+
+// Output streamed to on_output whole, even past output_limit (lib/task's
+// runScript parses a script's JSON lines this way).
+TEST(ProcessHelperTest, OnOutputSeesEveryByteBeyondTheLimit) {
+  kb::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do echo line$i; i=$((i+1)); done"};
+  spec.output_limit = 10;
+  std::string seen;
+  spec.on_output = [&](const char* d, std::size_t n) { seen.append(d, n); };
+  auto r = kb::runProcess(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.output.size(), 10u);
+  EXPECT_TRUE(r.output_truncated);
+  EXPECT_EQ(seen.size(), r.output_bytes);
+  EXPECT_NE(seen.find("line999\n"), std::string::npos);
+}
+
+// A child left running (lib/task's ScriptWorker): its own group, stdout on
+// the given descriptor, reaped by the caller.
+TEST(ProcessHelperTest, StartProcessLeavesTheChildToTheCaller) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  kb::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo started; exec sleep 30"};
+  spec.die_with_parent = false;
+  int pid = kb::startProcess(spec, p[1]);
+  ::close(p[1]);
+  ASSERT_GT(pid, 0);
+  char buf[16] = {0};
+  ASSERT_EQ(::read(p[0], buf, 8), 8);
+  EXPECT_EQ(std::string(buf, 8), "started\n");
+  EXPECT_EQ(::getpgid(pid), pid);
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  ::close(p[0]);
+  spec.argv = {"/nonexistent/program"};
+  EXPECT_THROW(kb::startProcess(spec, 1), kb::Error);
 }
 
 }  // namespace
