@@ -10,13 +10,10 @@
 #include "agent/tools.h"
 #include "build/build.h"
 #include "core/clock.h"
+#include "eval/eval.h"
 #include "solution/solution.h"
 #include "profile/profile.h"
 #include "verify/verify.h"
-
-#ifdef KB_HAVE_CLANG
-#include "analyze/analyze.h"
-#endif
 
 namespace kb::agent {
 namespace fs = std::filesystem;
@@ -85,17 +82,13 @@ class LibraryEnvironment : public Environment {
       lease.emplace(o_.cpu_pool->acquire(o_.task_id + " verify"));
     }
     if (lease) r.resources = lease->record();
-    VerifyOptions vo;
-    vo.device = device;
-    VerifyResult v;
-    try {
-      v = verifySolution(o_.task_dir, b.library, vo);
-    } catch (const std::exception& e) {
-      v = VerifyResult{};
-      v.status = Status::InfraError;
-      v.message = e.what();
-      v.device = device;
-    }
+    eval::Request q;
+    q.task_dir = o_.task_dir;
+    q.library = b.library;
+    q.stages = {.static_check = false, .build = false, .verify = true};
+    q.verify.device = device;
+    q.stage_errors_as_infra = true;
+    const VerifyResult v = *eval::evaluate(q).verify;
     r.status = v.status;
     if (v.status == Status::Ok) {
       std::lock_guard<std::mutex> g(memo_mu_);
@@ -137,7 +130,12 @@ class LibraryEnvironment : public Environment {
       device = "cuda:" + lease->slot();
     }
     if (lease) r.resources = lease->record();
-    ProfileOptions po;
+    eval::Request q;
+    q.task_dir = o_.task_dir;
+    q.library = b.library;
+    q.stages = {.static_check = false, .build = false, .verify = false, .profile = true};
+    q.stage_errors_as_infra = true;
+    ProfileOptions& po = q.profile;
     po.device = device;
     // A solution verify has just passed (the final check runs verify, then
     // profile) is not verified twice; the sampled timed calls are still
@@ -149,15 +147,10 @@ class LibraryEnvironment : public Environment {
     }
     po.arch = o_.arch;
     po.budget_seconds = o_.profile_budget_seconds;
-    ProfileResult p;
-    try {
-      p = profileSolution(o_.task_dir, b.library, hash, po);
-    } catch (const std::exception& e) {
-      p = ProfileResult{};
-      p.status = Status::InfraError;
-      p.message = e.what();
-    }
+    q.solution_hash = hash;
+    const ProfileResult p = *eval::evaluate(q).profile;
     r.status = p.status;
+    r.timings = eval::rewardTimings(p);
     r.report = p.toJson();
     r.report.erase("worker");  // kept short in the trajectory; the status and message say how it ended
     r.text = renderProfileText(p, 8);
@@ -201,72 +194,65 @@ class LibraryEnvironment : public Environment {
     std::optional<ResourcePool::Lease> lease;
     if (o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + " compile"));
     if (lease) r.resources = lease->record();
-#ifdef KB_HAVE_CLANG
-    analyze::StaticResult s;
-    try {
-      s = analyze::checkSolution(sol, policy(), analyze::defaultCheckOptions());
-    } catch (const std::exception& e) {
-      s.infra_failed = true;
-      s.infra_message = e.what();
-    }
-    Json findings = Json::array();
-    std::string text;
-    for (const analyze::Finding& f : s.findings) {
-      std::string sev = f.severity == analyze::Severity::Error     ? "error"
-                        : f.severity == analyze::Severity::Warning ? "warning"
-                                                                   : "note";
-      findings.push_back({{"rule", f.rule}, {"severity", sev}, {"file", f.file}, {"line", f.line},
-                          {"column", f.column}, {"message", f.message}});
-      text += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": " + sev +
-              ": [" + f.rule + "] " + f.message + "\n";
-    }
-    for (const std::string& e : s.parse_errors) text += e + (e.empty() || e.back() == '\n' ? "" : "\n");
-    if (s.infra_failed) r.status = Status::InfraError;
-    else if (s.errorCount() > 0) r.status = Status::StaticViolation;
-    // A source Clang could not parse is a parser-limit note, not a failure
-    // (docs/rules/parser-limit.md): the build decides whether it compiles.
-    else r.status = Status::Ok;
-    r.report = {{"solution_hash", sol.hash},
-                {"static", {{"status", std::string(statusName(r.status))},
-                            {"findings", findings},
-                            {"compile_errors", s.parse_errors},
-                            {"translation_units", s.translation_units},
-                            {"seconds", s.seconds},
-                            {"infra_message", s.infra_message}}},
-                {"build", nullptr}};
-    if (r.status != Status::Ok) {
-      std::string head;
-      if (r.status == Status::InfraError)
-        head = "infra_error (not your fault): " + s.infra_message;
-      else if (r.status == Status::StaticViolation)
-        head = "static_violation: " + std::to_string(s.errorCount()) + " policy error(s)";
-      else
-        head = "compile_error: a source did not parse (Clang)";
-      r.text = head + (text.empty() ? "" : "\n" + text);
-    }
-    std::string static_note = "static check passed (" + std::to_string(s.translation_units) + " parses, no error)";
-#else
-    // The GPU machine has no Clang: the static check is skipped, and said so.
-    r.status = Status::Ok;
-    r.report = {{"solution_hash", sol.hash},
-                {"static", {{"available", false}, {"reason", "built without the Clang checker"}}},
-                {"build", nullptr}};
-    std::string text;
-    std::string static_note = "static check skipped (this build has no Clang checker)";
-#endif
-    if (r.status == Status::Ok) {
-      // The build: the host compiler for CPU tasks, nvcc for CUDA ones.
-      BuildOptions bo;
-      bo.target = o_.cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
-      bo.arch = o_.arch;
-      BuildResult br;
-      try {
-        br = buildSolution(sol, bo);
-      } catch (const std::exception& e) {
-        br = BuildResult{};
-        br.status = Status::InfraError;
-        br.message = e.what();
+    // The static check, then the build (the host compiler for CPU tasks,
+    // nvcc for CUDA ones): one lib/eval request.
+    eval::Request q;
+    q.solution = &sol;
+    q.stages = {.static_check = true, .build = true};
+    q.static_checker = &static_checker_;
+    q.build.target = o_.cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
+    q.build.arch = o_.arch;
+    q.stage_errors_as_infra = true;
+    eval::Result e = eval::evaluate(q);
+    std::string text;  // the static findings, for the model
+    std::string static_note;
+    if (e.static_check && e.static_check->available) {
+      const analyze::StaticResult& s = e.static_check->result;
+      Json findings = Json::array();
+      for (const analyze::Finding& f : s.findings) {
+        std::string sev = f.severity == analyze::Severity::Error     ? "error"
+                          : f.severity == analyze::Severity::Warning ? "warning"
+                                                                     : "note";
+        findings.push_back({{"rule", f.rule}, {"severity", sev}, {"file", f.file}, {"line", f.line},
+                            {"column", f.column}, {"message", f.message}});
+        text += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": " + sev +
+                ": [" + f.rule + "] " + f.message + "\n";
       }
+      for (const std::string& pe : s.parse_errors) text += pe + (pe.empty() || pe.back() == '\n' ? "" : "\n");
+      // A source Clang could not parse is a parser-limit note, not a failure
+      // (docs/rules/parser-limit.md): the build decides whether it compiles.
+      r.status = e.static_check->status;
+      r.report = {{"solution_hash", sol.hash},
+                  {"static", {{"status", std::string(statusName(r.status))},
+                              {"findings", findings},
+                              {"compile_errors", s.parse_errors},
+                              {"translation_units", s.translation_units},
+                              {"seconds", s.seconds},
+                              {"infra_message", s.infra_message}}},
+                  {"build", nullptr}};
+      if (r.status != Status::Ok) {
+        std::size_t errors = 0;
+        for (const analyze::Finding& f : s.findings) errors += f.severity == analyze::Severity::Error;
+        std::string head;
+        if (r.status == Status::InfraError)
+          head = "infra_error (not your fault): " + s.infra_message;
+        else if (r.status == Status::StaticViolation)
+          head = "static_violation: " + std::to_string(errors) + " policy error(s)";
+        else
+          head = "compile_error: a source did not parse (Clang)";
+        r.text = head + (text.empty() ? "" : "\n" + text);
+      }
+      static_note = "static check passed (" + std::to_string(s.translation_units) + " parses, no error)";
+    } else {
+      // The GPU machine has no Clang: the static check is skipped, and said so.
+      r.status = Status::Ok;
+      r.report = {{"solution_hash", sol.hash},
+                  {"static", {{"available", false}, {"reason", "built without the Clang checker"}}},
+                  {"build", nullptr}};
+      static_note = "static check skipped (this build has no Clang checker)";
+    }
+    if (r.status == Status::Ok && e.build) {
+      const BuildResult& br = *e.build;
       r.status = br.status;
       r.report["build"] = br.toJson();
       std::string where = o_.cuda ? "for CUDA " + o_.arch + " (nvcc)" : "for the host CPU (C++ compiler)";
@@ -319,14 +305,7 @@ class LibraryEnvironment : public Environment {
     return t;
   }
 
-#ifdef KB_HAVE_CLANG
-  const analyze::Policy& policy() {
-    std::call_once(policy_once_, [&] { policy_ = analyze::loadPolicy(analyze::defaultPolicyPath()); });
-    return policy_;
-  }
-  std::once_flag policy_once_;
-  analyze::Policy policy_;
-#endif
+  eval::StaticChecker static_checker_;  // the default policy, read once for all of this environment's rollouts
   EnvironmentOptions o_;
   std::mutex memo_mu_;
   std::optional<Built> memo_;

@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/pool.h"
 #include "core/json.h"
 #include "core/report.h"
+#include "reward/input.h"
 
 namespace kb::agent {
 
@@ -22,6 +24,9 @@ struct StageResult {
   Json report = Json::object();  // for the trajectory
   double seconds = 0.0;
   Json resources = Json::object();  // the pool slot it ran on, and when
+  // profile: the timings as lib/reward scores them (lib/eval's rewardTimings),
+  // so that the final check does not read them back from `report`.
+  std::optional<reward::Timings> timings;
 };
 
 struct ShellResult {
@@ -61,9 +66,9 @@ struct EnvironmentOptions {
   double profile_budget_seconds = 5.0;     // timed rounds of one profile (kbprof --budget-s)
 };
 
-// The environment backed by the libraries, in-process (DESIGN.md §2):
-// compile = lib/analyze's static check then lib/build; verify = lib/verify
-// (the build reused from the cache); profile = lib/profile (kbprof) on CUDA
+// The environment backed by the libraries, in-process (DESIGN.md §2), each
+// stage one lib/eval request: compile = static then build; verify = verify
+// (the build reused from the cache); profile = profile (kbprof's) on CUDA
 // tasks, not available on CPU tasks.
 std::unique_ptr<Environment> makeLibraryEnvironment(const EnvironmentOptions& options);
 

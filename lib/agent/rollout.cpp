@@ -71,6 +71,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   std::optional<Status> status;
   Json stages = Json::object();
   Json timings = nullptr;
+  std::optional<reward::Timings> typed_timings;  // the profile's, as lib/eval gave them
   bool profile_missing = false;  // correct, but nothing to time on (a CPU task)
   if (hash.empty()) {
     status = Status::CompileError;  // no loadable solution (e.g. forward.cpp deleted)
@@ -89,6 +90,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
           stages["profile"] = stageJson(p);
           if (p.available && p.status != Status::Ok) status = p.status;
           if (p.available && p.report.contains("timings")) timings = p.report["timings"];
+          if (p.available) typed_timings = p.timings;
           if (!p.available) profile_missing = true;
         }
       }
@@ -127,22 +129,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
     cand.solution_hash = hash;
     cand.status = status;
     cand.input_status = std::string(statusName(*status));
-    if (timings.is_object()) {
-      auto timing = [&](const char* k) -> std::optional<reward::Timing> {
-        if (!timings.contains(k) || !timings[k].is_object()) return std::nullopt;
-        reward::Timing t;
-        const Json& j = timings[k];
-        t.median_ms = j.value("median_ms", reward::kNaN);
-        t.mean_ms = j.value("mean_ms", reward::kNaN);
-        t.min_ms = j.value("min_ms", reward::kNaN);
-        t.ci95_low_ms = j.value("ci95_low_ms", reward::kNaN);
-        t.ci95_high_ms = j.value("ci95_high_ms", reward::kNaN);
-        return t;
-      };
-      cand.timings.eager = timing("eager");
-      cand.timings.compile = timing("compile");
-      cand.timings.candidate = timing("candidate");
-    }
+    if (typed_timings) cand.timings = *typed_timings;
     reward::Score s = reward::score(cand, scheme);
     reward["value"] = s.reward ? Json(*s.reward) : Json(nullptr);
     reward["excluded"] = s.excluded.empty() ? Json(nullptr) : Json(s.excluded);

@@ -127,17 +127,18 @@ Result evaluate(const Request& q) {
   StageResult& st_profile = r.stages[3];
   const bool as_infra = q.stage_errors_as_infra;
 
-  // A bad task is a usage error before any work; kbprof's order (solution,
-  // then the task, opened by prepareProfile) where profile is asked.
+  // A bad task is a usage error before the build; kbprof's order (solution,
+  // then the task, opened by prepareProfile) where profile is asked. Without
+  // a build, verify opens the task itself (once: a bundle's files are hashed).
   std::optional<TaskBundle> bundle;
-  if (!q.task_dir.empty() && !q.stages.profile) {
+  if (!q.task_dir.empty() && !q.stages.profile && q.stages.build) {
     bundle = openBundle(q.task_dir);
     r.header.task_id = bundle->info.id;
   }
   std::optional<Solution> loaded;
   const Solution* sol = q.solution;
   if (!sol && !q.solution_dir.empty()) sol = &loaded.emplace(loadSolution(q.solution_dir));
-  if (sol) r.header.solution_hash = sol->hash;
+  r.header.solution_hash = sol ? sol->hash : q.solution_hash;
 
   auto finish = [&]() -> Result {
     r.header.finished_at = nowIso8601();
@@ -230,6 +231,7 @@ Result evaluate(const Request& q) {
     st_verify.status = r.verify->status;
     st_verify.seconds = since(tv);
     st_verify.detail = r.verify->toJson();
+    if (r.header.task_id.empty()) r.header.task_id = r.verify->task_id;
     r.header.gpu = r.verify->gpu;
     r.header.driver = r.verify->driver;
     r.header.torch_version = r.verify->torch_version;
@@ -247,7 +249,7 @@ Result evaluate(const Request& q) {
         [&] {
           if (!prepare_error.empty()) throw Error(prepare_error);
           if (!prepared) prepared = prepareProfile(q.task_dir, q.profile, !library.empty());
-          return prepared->run(library, sol ? sol->hash : std::string());
+          return prepared->run(library, r.header.solution_hash);
         },
         [&](const std::string& why) {
           ProfileResult p;

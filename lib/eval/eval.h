@@ -81,6 +81,7 @@ struct Request {
   std::filesystem::path solution_dir;  // empty with profile: the baselines only (kbprof TASK)
   const Solution* solution = nullptr;  // already read by the caller: used instead of solution_dir
   std::filesystem::path library;       // build not asked: the solution.so built earlier
+  std::string solution_hash;           // ... and the hash that names it (no solution given)
   Stages stages;
   const StaticChecker* static_checker = nullptr;  // none: the static stage is skipped
   StaticOptions static_options;
