@@ -46,6 +46,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/json.h"
 
 namespace kb::tools {
@@ -268,49 +269,13 @@ inline void checkOneStdout(std::initializer_list<std::pair<std::string, std::str
   }
 }
 
-// One compact JSON object and a newline on stdout, flushed (JSONL).
-inline void printJsonLine(const kb::Json& j) {
-  std::string line = j.dump(-1, ' ', false, kb::Json::error_handler_t::replace) + "\n";
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
-}
-
-// Writes `content` to `path` through a temporary file in the same directory
-// and a rename, so that a reader never sees half a file and an interrupted
-// run leaves the old one. Parent directories are created. Throws kb::Error.
-inline void writeFileAtomic(const std::filesystem::path& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw kb::Error("cannot write " + path.string() + ": " + std::strerror(errno));
-    out << content;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw kb::Error("error writing " + path.string());
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw kb::Error("cannot write " + path.string() + ": " + ec.message());
-  }
-}
-
-// A JSON report: "-" prints one compact line on stdout, a path gets the
-// indented document through writeFileAtomic.
-inline void writeJsonOutput(const std::string& where, const kb::Json& j) {
-  if (where.empty()) return;
-  if (where == "-") {
-    printJsonLine(j);
-    return;
-  }
-  writeFileAtomic(where, j.dump(2, ' ', false, kb::Json::error_handler_t::replace) + "\n");
-}
+// One compact JSON object and a newline on stdout, flushed (JSONL);
+// writeFileAtomic (temporary file + rename) and writeJsonOutput ("-": one
+// stdout line, a path: the indented document) are kb's, in core/file.h, so
+// that the libraries behind the drivers write the same way.
+using kb::printJsonLine;
+using kb::writeFileAtomic;
+using kb::writeJsonOutput;
 
 // An exclusive flock(2) on `lock_path` (created if need be) for the life of
 // the object; a second writer (another process holding it) gets
