@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/file.h"
 
 namespace kb::reward {
 namespace fs = std::filesystem;
@@ -90,25 +91,12 @@ void parseText(std::string_view text, const std::string& name, RawInput& into) {
   }
 }
 
-namespace {
-
-std::string readWhole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw UsageError("error reading " + path.string());
-  return ss.str();
-}
-
-}  // namespace
-
 void readPath(const fs::path& path, RawInput& into) {
   std::error_code ec;
   auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) throw UsageError(path.string() + ": no such file or directory");
   if (!fs::is_directory(st)) {
-    parseText(readWhole(path), path.string(), into);
+    parseText(readFile(path), path.string(), into);
     return;
   }
   std::vector<fs::path> files;
@@ -121,7 +109,7 @@ void readPath(const fs::path& path, RawInput& into) {
   if (ec) throw UsageError("cannot list " + path.string() + ": " + ec.message());
   if (files.empty()) throw UsageError(path.string() + ": no .json or .jsonl files in this directory");
   std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) parseText(readWhole(f), f.string(), into);
+  for (const fs::path& f : files) parseText(readFile(f), f.string(), into);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/hash.h"
 
 namespace fs = std::filesystem;
@@ -20,14 +21,6 @@ bool isInside(const fs::path& root, const fs::path& p) {
   for (; r != root.end(); ++r, ++q)
     if (q == p.end() || *r != *q) return false;
   return true;
-}
-
-std::string readAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -111,7 +104,7 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
       if (total > limits.max_total_bytes)
         throw UsageError("solution sources exceed " + std::to_string(limits.max_total_bytes) +
                          " bytes in total");
-      std::string content = readAll(p);
+      std::string content = readFile(p);
       if (content.find('\0') != std::string::npos)
         throw UsageError(rel + ": binary file (contains NUL bytes) where source code is expected");
       f.sha256 = sha256Hex(content);

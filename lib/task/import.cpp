@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/hash.h"
 #include "task/scripts.h"
 
@@ -13,14 +14,6 @@ namespace fs = std::filesystem;
 
 namespace kb {
 namespace {
-
-std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool isLevelName(const std::string& name, int* level) {
   static const std::regex re("level([0-9]+)");
@@ -59,7 +52,7 @@ void addLevel(const fs::path& dir, int level, std::vector<ImportItem>& out) {
     item.id = "kernelbench/level" + std::to_string(level) + "/" + sanitizeIdPart(name);
     item.provenance = {{"source", "kernelbench"}, {"level", level}, {"name", name},
                        {"path", fs::absolute(f).lexically_normal().string()}};
-    item.code = readText(f);
+    item.code = readFile(f);
     out.push_back(std::move(item));
   }
 }
@@ -131,7 +124,7 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
         ImportItem item;
         item.id = prefix + "/" + sanitizeIdPart(f.stem().string());
         item.provenance = {{"source", "file"}, {"path", f.string()}};
-        item.code = readText(f);
+        item.code = readFile(f);
         out.push_back(std::move(item));
       }
       if (out.empty())
@@ -147,7 +140,7 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
     std::string name = abs.stem() == "model" ? abs.parent_path().filename().string() : abs.stem().string();
     item.id = options.id.empty() ? "file/" + sanitizeIdPart(name) : options.id;
     item.provenance = {{"source", "file"}, {"path", abs.string()}};
-    item.code = readText(abs);
+    item.code = readFile(abs);
     out.push_back(std::move(item));
   } else if (ext == ".jsonl") {
     std::ifstream in(abs);
