@@ -1,5 +1,5 @@
 // A task family small enough for a tiny policy to learn in minutes, used by
-// the end-to-end learning run (scripts/gpu-train-validate.sh learn,
+// the end-to-end learning run (scripts/gpu/validate-train.sh learn,
 // docs/kbtrain.md "The toy task family"). Not a substitute for the real
 // environment: the reward comes from evaluating the answer's expression here,
 // not from building and verifying CUDA (kbcheck).

@@ -27,7 +27,7 @@ fs::path defaultCatalogPath() {
 
 Catalog loadCatalog(const fs::path& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(path.string() + ": cannot read the seed catalog (make it with scripts/synth_seeds.py)");
+  if (!f) throw UsageError(path.string() + ": cannot read the seed catalog (make it with scripts/fixtures/synth_seeds.py)");
   std::stringstream ss;
   ss << f.rdbuf();
   std::string text = ss.str();
@@ -36,7 +36,7 @@ Catalog loadCatalog(const fs::path& path) {
     throw UsageError(path.string() + ": not a kbsynth seed catalog (format kb-synth-seeds)");
   if (doc.value("format_version", 0) != 1)
     throw UsageError(path.string() + ": seed catalog format_version " + std::to_string(doc.value("format_version", 0)) +
-                     ", this kbsynth reads 1 (regenerate it with scripts/synth_seeds.py)");
+                     ", this kbsynth reads 1 (regenerate it with scripts/fixtures/synth_seeds.py)");
   Catalog c;
   c.path = path;
   c.sha256 = "sha256:" + sha256Hex(text);

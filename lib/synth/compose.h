@@ -17,7 +17,7 @@ namespace kb::synth {
 using Shape = std::vector<int64_t>;
 
 // One composable operator of the catalog (testdata/synth/seeds.json, made by
-// scripts/synth_seeds.py).
+// scripts/fixtures/synth_seeds.py).
 struct SeedOp {
   std::string name;    // "torch.nn.Conv2d", "torch.nn.functional.gelu", "transformers.models....LlamaMLP"
   std::string kind;    // "module" or "function"

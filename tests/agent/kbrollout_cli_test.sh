@@ -102,7 +102,7 @@ jq -e '.overall.results == 1 and .overall.scored == 1 and .overall.excluded == 0
   and .tasks[0].reward == -1' "$T/report.json" > /dev/null || fail "report: $(cat "$T/report.json")"
 
 # Parallel rollouts against one server: a per-conversation script gives each
-# its own replay (what scripts/gpu-rollout-validate.sh uses on the GPU).
+# its own replay (what scripts/gpu/validate-rollout.sh uses on the GPU).
 cat > "$T/par.json" <<JSON
 {"per_conversation": [
  {"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": $GOOD}}]},

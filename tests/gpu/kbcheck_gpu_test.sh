@@ -49,7 +49,7 @@ jq -c '{gpu: .stages.verify.report.gpu, driver: .stages.verify.report.driver,
         worker_wall_s: .stages.verify.report.worker.wall_seconds,
         reference_s: .stages.verify.report.reference_seconds}' "$WORK/ok_naive.json" 2>/dev/null
 # Build timings on this machine (printed, not asserted).
-if [ -x "${KB_SOURCE_ROOT}/scripts/bench-build.sh" ]; then
-  KBCHECK="$KBCHECK" bash "${KB_SOURCE_ROOT}/scripts/bench-build.sh" 3 || true
+if [ -x "${KB_SOURCE_ROOT}/scripts/bench/build.sh" ]; then
+  KBCHECK="$KBCHECK" bash "${KB_SOURCE_ROOT}/scripts/bench/build.sh" 3 || true
 fi
 exit $fail

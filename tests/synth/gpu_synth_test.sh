@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU suite: a small synthesis run through every filter on CUDA (the timing
 # stage measures instead of skipping). Skips (exit 77) without a GPU. The
-# 300-task acceptance run is scripts/gpu-synth-run.sh.
+# 300-task acceptance run is scripts/gpu/validate-synth.sh.
 # Usage: gpu_synth_test.sh KBSYNTH WORKDIR
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"

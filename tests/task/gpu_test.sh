@@ -3,7 +3,7 @@
 # the CUDA compiled baseline (compiled/sm_XY.pt2) and checks that the C++
 # reference and compiled baseline reproduce Python for three seeds.
 # Skips (exit 77) where there is no GPU. Needs kbsynth built with
-# -Dtorch_cuda=true. Timing is scripts/gpu-validate-tasks.sh's job.
+# -Dtorch_cuda=true. Timing is scripts/gpu/validate-tasks.sh's job.
 # Usage: gpu_test.sh KBSYNTH WORKDIR
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"

@@ -9,7 +9,7 @@ namespace kb {
 
 void addSynthCommands(CLI::App& app, SynthCli& s) {
   s.seeds = app.add_subcommand("seeds",
-      "Show the seed catalog (testdata/synth/seeds.json, made by scripts/synth_seeds.py from the installed torch and "
+      "Show the seed catalog (testdata/synth/seeds.json, made by scripts/fixtures/synth_seeds.py from the installed torch and "
       "transformers): how many operators were crawled, which are composable and under which shape rule, and which "
       "were excluded and why (stochastic ops). --all lists every entry as one JSON line.");
   s.seeds->add_option("--catalog", s.catalog, "Seed catalog (default $KB_SYNTH_SEEDS or testdata/synth/seeds.json)");

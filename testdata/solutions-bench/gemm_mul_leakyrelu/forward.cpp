@@ -3,7 +3,7 @@
 // b) * 2.0, 0.1) for x [1024, 8192], W [8192, 8192]. One cublasSgemm on the
 // harness's handle (full fp32: the handle's default math), then one fused
 // bias + multiply + LeakyReLU pass with 128-bit loads. The benchmark's
-// solution for scripts/bench-iteration.sh (issue 17: no regression in speed).
+// solution for scripts/bench/iteration.sh (issue 17: no regression in speed).
 #include <kb/solution.h>
 
 #include <cublas_v2.h>

@@ -12,7 +12,7 @@
 #            with Python's model(*x) / torch.compile(model)(*x): pass when at
 #            least 5 tasks are within 3% on both
 #
-#   bash scripts/gpu-validate-tasks.sh [build] [samples] [timing-import] [timing]
+#   bash scripts/gpu/validate-tasks.sh [build] [samples] [timing-import] [timing]
 #   (default: build samples timing)
 #
 # Each step prints a table and a PASS/FAIL line; the exit status is non-zero
@@ -26,7 +26,7 @@
 # KB_MESON_ARGS (extra meson setup arguments, e.g. where carried CLI11 /
 # nlohmann-json / OpenSSL are), KB_TIME_ITERS (default 20).
 set -uo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export KB_PYTHON="${KB_PYTHON:-$(command -v python3)}"
 BUILD="${KB_BUILD:-$ROOT/build-gpu}"
 WORK="${KB_GPU_WORK:-$BUILD/gpu-validate}"

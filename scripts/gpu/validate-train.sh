@@ -2,22 +2,22 @@
 # kbtrain on the GPU machine: the checks of issue #10 that need GPUs, one
 # step per invocation, each well under 8 minutes once built.
 #
-#   (on the dev machine)  bash scripts/gpu-carry.sh
-#   (on the GPU machine)  bash scripts/gpu-build.sh build-gpu        # once, before the steps
-#   bash scripts/gpu-train-validate.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
-#   bash scripts/gpu-train-validate.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
-#   bash scripts/gpu-train-validate.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
-#   ENV=kbcheck bash scripts/gpu-train-validate.sh learn   # the same, every answer built by nvcc and verified on the GPU
-#   bash scripts/gpu-train-validate.sh envdiag     # where the toy environment's time per answer goes
+#   (on the dev machine)  bash scripts/gpu/carry.sh
+#   (on the GPU machine)  bash scripts/gpu/build.sh build-gpu        # once, before the steps
+#   bash scripts/gpu/validate-train.sh ddp         # nvidia-h200-x2: NCCL 2 processes vs 1 GPU, max weight diff
+#   bash scripts/gpu/validate-train.sh throughput  # 1 H200: PPO step tokens/s, kbtrain vs plain PyTorch
+#   bash scripts/gpu/validate-train.sh learn       # 1 H200: toy task family, RFT then PPO, held-out reward per iteration
+#   ENV=kbcheck bash scripts/gpu/validate-train.sh learn   # the same, every answer built by nvcc and verified on the GPU
+#   bash scripts/gpu/validate-train.sh envdiag     # where the toy environment's time per answer goes
 #   DEV=cpu HIDDEN=64 LAYERS=2 DEMOS=64 RFT_CHUNK=2 RFT_MAX_CHUNKS=1 ITERS=1 TASKS=4 SAMPLES=2 EVAL=4 \
-#     bash scripts/gpu-train-validate.sh learn build   # a CPU smoke run of the same pipeline
+#     bash scripts/gpu/validate-train.sh learn build   # a CPU smoke run of the same pipeline
 #
 # Results (metrics, summaries, curves.html) go to $OUT/<step> when $OUT is set
 # (the device tool brings $OUT back), else gpu-train-out/<step>. Knobs are
 # environment variables, listed at each step. docs/kbtrain.md explains the
 # figures; docs/gpu-validation.md is where the lead records them.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 STEP="${1:?usage: gpu-train-validate.sh ddp|throughput|learn|envdiag [BUILD_DIR]}"
 BUILD="${2:-$ROOT/build-gpu}"
 RES="${OUT:-$ROOT/gpu-train-out}/$STEP"
@@ -27,8 +27,8 @@ trap 'rm -rf "$WORK"' EXIT
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
 if [ ! -x "$BUILD/tools/kbtrain/kbtrain" ]; then
-  log "building (scripts/gpu-build.sh $BUILD)"
-  bash "$ROOT/scripts/gpu-build.sh" "$BUILD" > "$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
+  log "building (scripts/gpu/build.sh $BUILD)"
+  bash "$ROOT/scripts/gpu/build.sh" "$BUILD" > "$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
 fi
 KBTRAIN="$BUILD/tools/kbtrain/kbtrain"
 TOKDIR="$ROOT/testdata/policy/qwen2-tiny"
@@ -117,7 +117,7 @@ throughput)
   # One PPO update step (actor + critic: forward, backward, AdamW with fp32
   # master weights) on a Qwen2.5-0.5B-shaped model in bfloat16 (random
   # weights; vocabulary 151936), BATCH sequences of SEQ tokens (PROMPT of them
-  # prompt), MICRO per pass; kbtrain first, then scripts/ppo_step_reference.py.
+  # prompt), MICRO per pass; kbtrain first, then scripts/gpu/ppo_step_reference.py.
   # SMOKE=1: a tiny float32 model on the CPU (checks the script, not a figure).
   BATCH=${BATCH:-16}; SEQ=${SEQ:-1024}; PROMPT=${PROMPT:-512}; MICRO=${MICRO:-4}; STEPS=${STEPS:-5}; WARM=2
   DEV=cuda; DT=bfloat16
@@ -136,7 +136,7 @@ throughput)
     --no-shuffle > "$RES/kbtrain-summary.json"
   cp "$WORK/out/metrics.jsonl" "$RES/kbtrain-metrics.jsonl"
   log "plain PyTorch reference"
-  python3 "$ROOT/scripts/ppo_step_reference.py" --config "$WORK/cfg.json" --batch "$BATCH" --seq "$SEQ" \
+  python3 "$ROOT/scripts/gpu/ppo_step_reference.py" --config "$WORK/cfg.json" --batch "$BATCH" --seq "$SEQ" \
     --prompt "$PROMPT" --micro-batch "$MICRO" --steps "$STEPS" --warmup "$WARM" --device "$DEV" --dtype "$DT" \
     > "$RES/reference.json"
   python3 - "$RES" "$WARM" <<'PY'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU acceptance of kbrollout (issue 8), on the GPU machine after
-# `bash scripts/gpu-carry.sh` here and `bash scripts/gpu-build.sh build-gpu` there:
+# `bash scripts/gpu/carry.sh` here and `bash scripts/gpu/build.sh build-gpu` there:
 # 8 scripted rollouts at once (-j 8) on a CUDA task against one scripted
 # policy server (kb-fake-llm, per-conversation script: each rollout gets the
 # whole script): write a correct cuBLAS solution, compile, verify, profile,
@@ -8,13 +8,13 @@
 # timings (kbprof), and the GPU pool's timeline must show the verify and
 # profile jobs one at a time on the GPU. Prints the rewards and the timeline.
 #
-#   KB_BUILD=build-gpu bash scripts/gpu-rollout-validate.sh [TASK_DIR] [SOLUTION_DIR]
+#   KB_BUILD=build-gpu bash scripts/gpu/validate-rollout.sh [TASK_DIR] [SOLUTION_DIR]
 #
 # Default task testdata/tasks/matmul_2048 with testdata/solutions-fast/cublas_gemm.
 # The first profile of the task builds its compiled baseline (AOTInductor,
 # about a minute) and fills the baseline cache; the others reuse it.
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${KB_BUILD:-$ROOT/build-gpu}"
 TASK="${1:-$ROOT/testdata/tasks/matmul_2048}"
 SOL="${2:-$ROOT/testdata/solutions-fast/cublas_gemm}"
@@ -23,7 +23,7 @@ WORK="$BUILD/rollout-validate-work"
 if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
 export KB_BASELINE_CACHE="$WORK/baseline-cache"
 rm -rf "$WORK/out" && mkdir -p "$WORK" "$OUTDIR"
-command -v jq >/dev/null || { echo "jq not found (scripts/gpu-carry.sh puts one in .carry/bin)"; exit 1; }
+command -v jq >/dev/null || { echo "jq not found (scripts/gpu/carry.sh puts one in .carry/bin)"; exit 1; }
 
 # The script every conversation replays.
 content=$(jq -Rs . <"$SOL/forward.cpp")

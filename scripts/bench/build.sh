@@ -9,10 +9,10 @@
 # Reports the library's own time (the report's `seconds`) and the process
 # wall time, min/median/max over N runs, and the ratio to the paper's
 # workspace (20-22 s per build on an H200, measured 2026-11-29).
-# Usage: bash scripts/bench-build.sh [N]   (KBCHECK=path/to/kbcheck to choose the binary)
+# Usage: bash scripts/bench/build.sh [N]   (KBCHECK=path/to/kbcheck to choose the binary)
 set -euo pipefail
 N="${1:-5}"
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 KBCHECK="${KBCHECK:-$ROOT/build/tools/kbcheck/kbcheck}"
 SOL="$ROOT/testdata/solutions-build/gemm_bias_relu"
 T="$(mktemp -d)"

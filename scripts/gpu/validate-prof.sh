@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
 # GPU acceptance of kbprof (issue 5), on the GPU machine after
-# `bash scripts/gpu-carry.sh` here and `bash scripts/gpu-build.sh build-gpu` there:
+# `bash scripts/gpu/carry.sh` here and `bash scripts/gpu/build.sh build-gpu` there:
 #
 #   suite      meson test --suite gpu (kbcheck on CUDA solutions, the adversarial suite)
 #   parity     the gpu-timing task bundles (made by gpu-validate-tasks.sh timing-import):
 #              kbprof's eager and compile medians (baselines only, no cache) against
-#              scripts/prof_parity.py's torch.cuda.Event medians of model(*x) and
+#              scripts/gpu/prof_parity.py's torch.cuda.Event medians of model(*x) and
 #              torch.compile(model)(*x), in the same call, plain and with kbprof's head start
 #              (prints both). PASS: >= 5 tasks within 3% on both, timed the same way.
 #   repeat     5 separate kbprof runs of testdata/solutions-bench/matmul_square_cublas (cached
 #              baselines): coefficient of variation of the candidate's median. PASS: <= 1%.
 #   repeat2048 the same for testdata/tasks/matmul_2048 with solutions-fast/cublas_gemm (0.34 ms)
-#   bench      one agent iteration on a changed candidate with cached baselines (scripts/bench-iteration.sh)
+#   bench      one agent iteration on a changed candidate with cached baselines (scripts/bench/iteration.sh)
 #
-#   KB_BUILD=build-gpu bash scripts/gpu-validate-prof.sh [suite] [parity] [repeat] [repeat2048] [bench]
+#   KB_BUILD=build-gpu bash scripts/gpu/validate-prof.sh [suite] [parity] [repeat] [repeat2048] [bench]
 #
 # Writes its tables to $OUT/prof-*.txt when OUT is set (the device tool's output folder).
 set -uo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${KB_BUILD:-$ROOT/build-gpu}"
 WORK="${KB_GPU_WORK:-$BUILD/gpu-validate}"
 KBPROF="$BUILD/tools/kbprof/kbprof"
@@ -48,10 +48,10 @@ step_parity() {
   # torch.compile's first compile of each task in parallel (fills inductor's
   # on-disk caches), then the timed pass one task after the other.
   for t in "${tasks[@]}"; do
-    "$PY" "$ROOT/scripts/prof_parity.py" "$t" --calls 1 --warmup 1 >/dev/null 2>&1 &
+    "$PY" "$ROOT/scripts/gpu/prof_parity.py" "$t" --calls 1 --warmup 1 >/dev/null 2>&1 &
   done
   wait
-  "$PY" "$ROOT/scripts/prof_parity.py" "${tasks[@]}" --calls 100 >"$WORK/parity-python.jsonl" 2>"$WORK/parity-python.err"
+  "$PY" "$ROOT/scripts/gpu/prof_parity.py" "${tasks[@]}" --calls 100 >"$WORK/parity-python.jsonl" 2>"$WORK/parity-python.err"
   : >"$WORK/parity-kbprof.jsonl"
   for t in "${tasks[@]}"; do
     "$KBPROF" "$t" --no-baseline-cache --min-rounds 100 --max-rounds 100 --json "$WORK/parity.json" -q 2>>"$WORK/parity-kbprof.err"
@@ -129,7 +129,7 @@ step_repeat2048() {
 
 step_bench() {
   say "bench: one agent iteration"
-  KBPROF="$KBPROF" KBCHECK="$BUILD/tools/kbcheck/kbcheck" bash "$ROOT/scripts/bench-iteration.sh" "$MATMUL" \
+  KBPROF="$KBPROF" KBCHECK="$BUILD/tools/kbcheck/kbcheck" bash "$ROOT/scripts/bench/iteration.sh" "$MATMUL" \
     "$ROOT/testdata/solutions-bench/matmul_square_cublas" 3 | tee "$OUTDIR/prof-bench.txt"
 }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# First look at kbprof on the GPU machine (after scripts/gpu-build.sh): one
+# First look at kbprof on the GPU machine (after scripts/gpu/build.sh): one
 # legitimate solution and one hack, tables and JSON excerpts, then the gpu
 # suite (kbcheck on CUDA solutions and the adversarial suite). Output under
 # $OUT when set.
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${KB_BUILD:-$ROOT/build-gpu}"
 OUTDIR="${OUT:-$BUILD/smoke}"
 mkdir -p "$OUTDIR"

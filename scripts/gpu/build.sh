@@ -2,10 +2,10 @@
 # Configures and builds on the GPU machine (Ubuntu, CUDA 13.0, torch 2.11.0
 # +cu130 at /opt/torch/.venv, no Clang, no Debian packages): Clang checker
 # off, libtorch_cuda linked, carried dependencies from .carry/ (made here by
-# scripts/gpu-carry.sh). Usage: bash scripts/gpu-build.sh [BUILD_DIR [TARGET...]]
+# scripts/gpu/carry.sh). Usage: bash scripts/gpu/build.sh [BUILD_DIR [TARGET...]]
 # (no targets: everything).
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${1:-$ROOT/build-gpu}"
 [ $# -gt 0 ] && shift
 export PKG_CONFIG_PATH="$ROOT/.carry/lib/pkgconfig"

@@ -2,7 +2,7 @@
 # GPU acceptance of kbsynth synthesis (issue 7), run on the GPU machine in one
 # device call (two if the first runs out of time):
 #
-#   build  scripts/gpu-build.sh $KB_BUILD kbsynth (the GPU-side build with the
+#   build  scripts/gpu/build.sh $KB_BUILD kbsynth (the GPU-side build with the
 #          carried .carry/; only the kbsynth target)
 #   run    compose N tasks (default 300) with the rule composer (gpu profile,
 #          seed 1) and run them through every filter on CUDA: parse, eager,
@@ -12,7 +12,7 @@
 #          torch.compile for the survivors in parallel workers; print the
 #          funnel, the similarity histogram and the time per task
 #
-#   bash scripts/gpu-synth-run.sh [build] [run]      (default: both)
+#   bash scripts/gpu/validate-synth.sh [build] [run]      (default: both)
 #
 # Each call stays within KB_SYNTH_CALL_S seconds (default 510, so a 600 s
 # device call ends well inside its limit): the filter gets what is left as
@@ -31,7 +31,7 @@
 # the machine has one), KB_PYTHON (default python3), KB_BUILD (build-gpu).
 set -uo pipefail
 T_START=$(date +%s)
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export KB_PYTHON="${KB_PYTHON:-$(command -v python3)}"
 BUILD="${KB_BUILD:-$ROOT/build-gpu}"
 WORK="${KB_SYNTH_WORK:-$BUILD/gpu-synth}"
@@ -52,7 +52,7 @@ status=0
 step_build() {
   echo "=== build ($BUILD)"
   local t0=$(date +%s)
-  bash "$ROOT/scripts/gpu-build.sh" "$BUILD" kbsynth || return 1
+  bash "$ROOT/scripts/gpu/build.sh" "$BUILD" kbsynth || return 1
   echo "build $(( $(date +%s) - t0 )) s"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Plain PyTorch reference of kbtrain's PPO update step, for the throughput
-comparison of scripts/gpu-train-validate.sh (step `throughput`).
+comparison of scripts/gpu/validate-train.sh (step `throughput`).
 
 The same computation as lib/rl/policy_gradient.cpp's update loop, on the same
 model shape (a Qwen2 decoder written out here, no transformers needed):
@@ -13,7 +13,7 @@ Losses are token sums divided by the step's action-token count, as kbtrain.
 Prints one JSON line: tokens/s (real tokens of the actor per step time),
 median step seconds, the shapes.
 
-  python3 scripts/ppo_step_reference.py --config CFG.json --batch 16 --seq 1024 \
+  python3 scripts/gpu/ppo_step_reference.py --config CFG.json --batch 16 --seq 1024 \
       --micro-batch 4 --steps 5 --warmup 2 --dtype bfloat16
 """
 import argparse

@@ -6,13 +6,13 @@
 # and the ratio to the paper's workspace (about 45 s per iteration: compile
 # 20-22 s, verify 4.4-4.7 s, profile 19-21 s, measured on an H200).
 #
-#   bash scripts/bench-iteration.sh TASK SOLUTION_DIR [ITERATIONS=3]
+#   bash scripts/bench/iteration.sh TASK SOLUTION_DIR [ITERATIONS=3]
 #
 # Environment: KBPROF, KBCHECK (default: build/tools/...); KB_BENCH_ARGS: more
 # kbprof flags for every run (e.g. --no-compile for a task without a compiled baseline);
 # KB_BENCH_KEEP: a directory that gets every iteration's kbprof report (prof-N.json).
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 TASK="$1"; SOL="$2"; N="${3:-3}"
 KBPROF="${KBPROF:-$ROOT/build/tools/kbprof/kbprof}"
 KBCHECK="${KBCHECK:-$ROOT/build/tools/kbcheck/kbcheck}"
@@ -68,4 +68,4 @@ for i in $(seq 1 "$N"); do
 done
 med=$(printf '%s\n' "${totals[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 echo "median iteration: $med s on this machine ($(jq -r .gpu "$WORK/baseline.json"), $(nproc) cores); the paper's workspace: ~45 s (its figure, on an H200); ratio $(awk -v m="$med" 'BEGIN { printf "%.1f", 45 / m }')x"
-[ $have_static = 1 ] || echo "(no Clang checker on this machine: static check not included; scripts/bench-static.sh measures it on the development machine)"
+[ $have_static = 1 ] || echo "(no Clang checker on this machine: static check not included; scripts/bench/static.sh measures it on the development machine)"

@@ -4,7 +4,7 @@
 # headers, N runs; prints min / median / max. Target (issue 2): < 1.5 s on the
 # 2-core development machine.
 set -uo pipefail
-source "$(dirname "$0")/env.sh"
+source "$(dirname "$0")/../env.sh"
 KBCHECK="$KB_BUILD/tools/kbcheck/kbcheck"
 SOLUTION="${1:-$KB_ROOT/testdata/solutions/matmul_softmax}"
 N="${N:-10}"

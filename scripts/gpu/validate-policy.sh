@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # GPU acceptance of the local policy (issue 9), run on the GPU machine from the
-# repository root. Before: run scripts/gpu-carry.sh on the development
+# repository root. Before: run scripts/gpu/carry.sh on the development
 # machine and carry `.carry` (the GPU machine has no Debian packages).
 #
-#   bash scripts/gpu-validate-policy.sh [all | STAGE...]     STAGE: build test validate bench
+#   bash scripts/gpu/validate-policy.sh [all | STAGE...]     STAGE: build test validate bench
 #
 #   build     meson build (-Dclang=disabled -Dtorch_cuda=true) of kbpolicy and
 #             the policy tests in build-gpu/
 #   test      the policy unit tests and the 'gpu' suite (fixtures on CUDA)
-#   validate  scripts/policy_reference.py validate: tokenizer ids vs
+#   validate  scripts/gpu/policy_reference.py validate: tokenizer ids vs
 #             tokenizers, fp32 logits vs transformers on a padded batch (1e-4),
 #             64 greedy steps, our saved checkpoint loaded by transformers
-#   bench     scripts/bench-policy.sh: prefill/decode tokens/s of kbpolicy and
+#   bench     scripts/bench/policy.sh: prefill/decode tokens/s of kbpolicy and
 #             transformers generate, batch 16, one run
 # Logs go to $OUT (the device tool's output folder) or build-gpu/policy-gpu/.
 set -uo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 source "$ROOT/scripts/env.sh"
 command -v meson >/dev/null || meson() { python3 -m mesonbuild.mesonmain "$@"; }
@@ -27,7 +27,7 @@ export PKG_CONFIG_PATH="$ROOT/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFI
 status=0
 
 stage_build() {
-  [ -d "$ROOT/.carry/lib/pkgconfig" ] || { echo "no .carry: run scripts/gpu-carry.sh on the dev machine and carry .carry"; return 2; }
+  [ -d "$ROOT/.carry/lib/pkgconfig" ] || { echo "no .carry: run scripts/gpu/carry.sh on the dev machine and carry .carry"; return 2; }
   {
     date -u +"%Y-%m-%dT%H:%M:%SZ"; git -C "$ROOT" rev-parse HEAD 2>/dev/null || true
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -50,7 +50,7 @@ stage_test() {
 }
 
 stage_validate() {
-  python3 "$ROOT/scripts/policy_reference.py" validate --kbpolicy "$BUILD/tools/kbpolicy/kbpolicy" \
+  python3 "$ROOT/scripts/gpu/policy_reference.py" validate --kbpolicy "$BUILD/tools/kbpolicy/kbpolicy" \
     --work "$BUILD/policy-validate" --device cuda 2>&1 | tee "$LOGS/validate.log" | grep -vE "^\\$ |Loading weights|Writing model"
   local rc=${PIPESTATUS[0]}
   cp "$BUILD/policy-validate/summary.json" "$LOGS/validate-summary.json" 2>/dev/null || true
@@ -58,7 +58,7 @@ stage_validate() {
 }
 
 stage_bench() {
-  bash "$ROOT/scripts/bench-policy.sh" 2>&1 | tee "$LOGS/bench.log" | grep -vE "^\\$ "
+  bash "$ROOT/scripts/bench/policy.sh" 2>&1 | tee "$LOGS/bench.log" | grep -vE "^\\$ "
   return "${PIPESTATUS[0]}"
 }
 

@@ -12,7 +12,7 @@ flush lands in the event time) and with kbprof's head start (a spin of
 see the GPU work only): the "*_hs_median_ms" fields. One JSON line per task
 on stdout.
 
-    python scripts/prof_parity.py TASK_DIR... [--calls 100] [--warmup 3] [--head-start-us 200]
+    python scripts/gpu/prof_parity.py TASK_DIR... [--calls 100] [--warmup 3] [--head-start-us 200]
 """
 import argparse
 import importlib.util

@@ -2,9 +2,9 @@
 # Gathers, on the development machine, the headers, static libraries and
 # pkg-config files that the GPU machine lacks (it has no Debian packages:
 # ../shared/GPU.md) into .carry/, which the device tool carries along.
-# The GPU-side build (scripts/gpu-build.sh) points PKG_CONFIG_PATH at it.
+# The GPU-side build (scripts/gpu/build.sh) points PKG_CONFIG_PATH at it.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 C="$ROOT/.carry"
 rm -rf "$C"
 mkdir -p "$C/include" "$C/lib/pkgconfig" "$C/bin"
