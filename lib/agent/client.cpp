@@ -10,44 +10,7 @@ std::string envOr(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-PolicyResponse fromCompletion(chat::Completion c) {
-  PolicyResponse r;
-  r.content = std::move(c.content);
-  r.reasoning = std::move(c.reasoning);
-  for (auto& t : c.tool_calls) r.tool_calls.push_back({std::move(t.id), std::move(t.name), std::move(t.arguments)});
-  r.finish_reason = std::move(c.finish_reason);
-  r.token_ids = std::move(c.token_ids);
-  r.logprobs = std::move(c.logprobs);
-  r.prompt_token_ids = std::move(c.prompt_token_ids);
-  r.prompt_tokens = c.prompt_tokens;
-  r.completion_tokens = c.completion_tokens;
-  r.seconds = c.seconds;
-  r.attempts = c.attempts;
-  r.retry_errors = std::move(c.retry_errors);
-  r.model = std::move(c.model);
-  r.response_id = std::move(c.response_id);
-  return r;
-}
-
 }  // namespace
-
-void requestStop() { chat::requestStop(); }
-bool stopRequested() { return chat::stopRequested(); }
-
-Json PolicyResponse::assistantMessage() const {
-  Json m;
-  m["role"] = "assistant";
-  m["content"] = content;
-  if (!tool_calls.empty()) {
-    Json calls = Json::array();
-    for (const ToolCall& c : tool_calls)
-      calls.push_back({{"id", c.id},
-                       {"type", "function"},
-                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-    m["tool_calls"] = calls;
-  }
-  return m;
-}
 
 ClientConfig configFromEnvironment(ClientConfig c) {
   if (c.base_url.empty()) c.base_url = envOr("OPENAI_BASE_URL");
@@ -71,19 +34,14 @@ Json OpenAIClient::describe() const {
   return {{"kind", "openai"}, {"base_url", config_.base_url}, {"model", config_.model}};
 }
 
-Json OpenAIClient::requestBody(const std::vector<Json>& messages,
-                               const std::vector<ToolSpec>& tools,
-                               const SamplingParams& s) const {
+Json OpenAIClient::requestBody(const std::vector<chat::Message>& messages,
+                               const std::vector<chat::ToolSpec>& tools,
+                               const chat::SamplingParams& s) const {
   Json body;
   body["model"] = config_.model;
-  body["messages"] = messages;
+  body["messages"] = chat::messagesToJson(messages);
   if (!tools.empty()) {
-    Json arr = Json::array();
-    for (const ToolSpec& t : tools)
-      arr.push_back({{"type", "function"},
-                     {"function",
-                      {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
-    body["tools"] = arr;
+    body["tools"] = chat::toolsToJson(tools);
     body["tool_choice"] = "auto";
   }
   body["temperature"] = s.temperature;
@@ -98,23 +56,23 @@ Json OpenAIClient::requestBody(const std::vector<Json>& messages,
   return body;
 }
 
-PolicyResponse parseChatCompletion(const std::string& text) {
+chat::Completion parseChatCompletion(const std::string& text) {
   try {
-    return fromCompletion(chat::parseCompletion(text));
+    return chat::parseCompletion(text);
   } catch (const chat::BadReply& e) {
-    throw PolicyError(e.what(), true);
+    throw chat::PolicyError(e.what(), true);
   }
 }
 
-PolicyResponse OpenAIClient::complete(const std::vector<Json>& messages,
-                                      const std::vector<ToolSpec>& tools,
-                                      const SamplingParams& sampling) {
+chat::Completion OpenAIClient::complete(const std::vector<chat::Message>& messages,
+                                        const std::vector<chat::ToolSpec>& tools,
+                                        const chat::SamplingParams& sampling) {
   const std::string body =
       requestBody(messages, tools, sampling).dump(-1, ' ', false, Json::error_handler_t::replace);
   try {
-    return fromCompletion(chat::complete(config_, body));
+    return chat::complete(config_, body);
   } catch (const chat::RequestError& e) {
-    throw PolicyError(e.what(), e.retryable(), e.httpStatus());
+    throw chat::PolicyError(e.what(), e.retryable(), e.httpStatus());
   }
 }
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "agent/policy.h"
 #include "chat/client.h"
+#include "chat/messages.h"
 
 namespace kb::agent {
 
@@ -21,16 +21,17 @@ using ClientConfig = chat::Config;
 // OPENAI_MODEL). Throws kb::UsageError when no base URL or model is known.
 ClientConfig configFromEnvironment(ClientConfig config);
 
-class OpenAIClient : public Policy {
+// The policy behind an HTTP endpoint (chat::Policy, lib/chat/messages.h).
+class OpenAIClient : public chat::Policy {
  public:
   explicit OpenAIClient(ClientConfig config);
-  PolicyResponse complete(const std::vector<Json>& messages, const std::vector<ToolSpec>& tools,
-                          const SamplingParams& sampling) override;
+  chat::Completion complete(const std::vector<chat::Message>& messages, const std::vector<chat::ToolSpec>& tools,
+                            const chat::SamplingParams& sampling) override;
   Json describe() const override;
 
-  // The request body complete() sends (exposed for tests and --dry-run).
-  Json requestBody(const std::vector<Json>& messages, const std::vector<ToolSpec>& tools,
-                   const SamplingParams& sampling) const;
+  // The request body complete() sends (exposed for tests).
+  Json requestBody(const std::vector<chat::Message>& messages, const std::vector<chat::ToolSpec>& tools,
+                   const chat::SamplingParams& sampling) const;
 
   const ClientConfig& config() const { return config_; }
 
@@ -38,8 +39,9 @@ class OpenAIClient : public Policy {
   ClientConfig config_;
 };
 
-// Parses a chat.completion response body. Throws PolicyError (retryable)
-// when it is not JSON, has no choices[0].message, or carries an "error".
-PolicyResponse parseChatCompletion(const std::string& body);
+// Parses a chat.completion response body. Throws chat::PolicyError
+// (retryable) when it is not JSON, has no choices[0].message, or carries an
+// "error".
+chat::Completion parseChatCompletion(const std::string& body);
 
 }  // namespace kb::agent

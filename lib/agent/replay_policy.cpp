@@ -41,16 +41,14 @@ ReplaySolution loadSolutionFolder(const fs::path& folder, const std::string& sou
   return s;
 }
 
-ToolCall makeCall(int step, const std::string& name, const Json& args) {
-  return {"replay_" + std::to_string(step), name, args.dump()};
+chat::ToolCall makeCall(int step, const std::string& name, const Json& args) {
+  return {"replay_" + std::to_string(step), name, args.dump(), ""};
 }
 
 // The content of the tool message answering the call of `id`, "" when none.
-std::string observationOf(const std::vector<Json>& messages, const std::string& id) {
-  for (const Json& m : messages)
-    if (m.value("role", "") == "tool" && m.value("tool_call_id", "") == id && m.contains("content") &&
-        m["content"].is_string())
-      return m["content"];
+std::string observationOf(const std::vector<chat::Message>& messages, const std::string& id) {
+  for (const chat::Message& m : messages)
+    if (m.role == "tool" && m.tool_call_id == id) return m.content;
   return "";
 }
 
@@ -64,11 +62,10 @@ bool verifiedOnGpu(const std::string& text) {
 
 }  // namespace
 
-std::optional<std::string> replayTaskId(const std::vector<Json>& messages) {
-  for (const Json& m : messages) {
-    if (m.value("role", "") != "user") continue;
-    if (!m.contains("content") || !m["content"].is_string()) return std::nullopt;
-    const std::string& c = m["content"].get_ref<const std::string&>();
+std::optional<std::string> replayTaskId(const std::vector<chat::Message>& messages) {
+  for (const chat::Message& m : messages) {
+    if (m.role != "user") continue;
+    const std::string& c = m.content;
     if (c.rfind("Task: ", 0) != 0) return std::nullopt;
     std::string id = c.substr(6, c.find('\n') == std::string::npos ? std::string::npos : c.find('\n') - 6);
     if (id.empty()) return std::nullopt;
@@ -118,16 +115,17 @@ Json ReplayPolicy::describe() const {
   return {{"kind", "replay"}, {"model", model_}, {"dir", dir_.string()}, {"tasks", tasks_.size()}};
 }
 
-PolicyResponse ReplayPolicy::complete(const std::vector<Json>& messages, const std::vector<ToolSpec>& tools,
-                                      const SamplingParams& sampling) {
+chat::Completion ReplayPolicy::complete(const std::vector<chat::Message>& messages,
+                                        const std::vector<chat::ToolSpec>& tools,
+                                        const chat::SamplingParams& sampling) {
   std::optional<std::string> task = replayTaskId(messages);
-  if (!task) throw PolicyError("replay: the conversation has no task message (\"Task: ID\")", false);
+  if (!task) throw chat::PolicyError("replay: the conversation has no task message (\"Task: ID\")", false);
   std::set<std::string> offered;
-  for (const ToolSpec& t : tools) offered.insert(t.name);
-  const int step = static_cast<int>(
-      std::count_if(messages.begin(), messages.end(), [](const Json& m) { return m.value("role", "") == "assistant"; }));
+  for (const chat::ToolSpec& t : tools) offered.insert(t.name);
+  const int step = static_cast<int>(std::count_if(messages.begin(), messages.end(),
+                                                  [](const chat::Message& m) { return m.role == "assistant"; }));
 
-  PolicyResponse r;
+  chat::Completion r;
   r.finish_reason = "tool_calls";
   r.model = model_;
   auto answer = [&](const std::string& text, const std::string& name, const Json& args) {
@@ -141,7 +139,7 @@ PolicyResponse ReplayPolicy::complete(const std::vector<Json>& messages, const s
     return answer("replay: no solution for " + *task + " in " + dir_.string() + "; giving up", "finish",
                   {{"summary", "no replay solution for this task"}});
   const ReplaySolution& sol = (*variants)[static_cast<size_t>(std::max(0, sampling.sample)) % variants->size()];
-  if (!offered.count("write_file")) throw PolicyError("replay: the rollout offers no write_file tool", false);
+  if (!offered.count("write_file")) throw chat::PolicyError("replay: the rollout offers no write_file tool", false);
 
   // The script: one write_file per file, compile, verify, [profile], finish.
   const int n = static_cast<int>(sol.files.size());

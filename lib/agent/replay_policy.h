@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/policy.h"
+#include "chat/messages.h"
 
 namespace kb::agent {
 
@@ -37,15 +37,15 @@ struct ReplaySolution {
   std::vector<ReplayFile> files;  // sorted by path
 };
 
-class ReplayPolicy : public Policy {
+class ReplayPolicy : public chat::Policy {
  public:
   // Reads every solution under `dir` now. Throws kb::UsageError when `dir`
   // is not a readable folder, a subfolder holds neither forward.cpp nor
   // v0/forward.cpp, or a file is a link or not UTF-8 text.
   explicit ReplayPolicy(const std::filesystem::path& dir);
 
-  PolicyResponse complete(const std::vector<Json>& messages, const std::vector<ToolSpec>& tools,
-                          const SamplingParams& sampling) override;
+  chat::Completion complete(const std::vector<chat::Message>& messages, const std::vector<chat::ToolSpec>& tools,
+                            const chat::SamplingParams& sampling) override;
   // {"kind": "replay", "model": "replay:<dir name>", "dir": <absolute>, "tasks": N}
   Json describe() const override;
 
@@ -62,7 +62,7 @@ class ReplayPolicy : public Policy {
 // The task id of a rollout's conversation: the first user message's first
 // line, "Task: ID" (lib/agent/rollout.cpp's task message). nullopt when the
 // conversation has no such line.
-std::optional<std::string> replayTaskId(const std::vector<Json>& messages);
+std::optional<std::string> replayTaskId(const std::vector<chat::Message>& messages);
 
 // The folder name a task id's solution is looked up under: its last
 // '/'-separated component ("kernelbench/level1/19_ReLU" -> "19_ReLU").

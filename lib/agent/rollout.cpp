@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/trajectory.h"
+#include "chat/client.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "kb_config.h"
@@ -26,10 +27,9 @@ std::string readText(const fs::path& p) {
   return ss.str();
 }
 
-size_t messageChars(const Json& m) {
-  size_t n = 16;  // role and framing
-  if (auto c = m.find("content"); c != m.end() && c->is_string()) n += c->get_ref<const std::string&>().size();
-  if (auto t = m.find("tool_calls"); t != m.end()) n += t->dump().size();
+size_t messageChars(const chat::Message& m) {
+  size_t n = 16 + m.content.size();  // role and framing, content
+  if (!m.tool_calls.empty()) n += chat::messageToJson(m)["tool_calls"].dump().size();
   return n;
 }
 
@@ -165,7 +165,7 @@ int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample) {
   return static_cast<int64_t>((v & 0x7fffffffffffffffULL) % 0x80000000ULL);
 }
 
-Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
+Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                 const RolloutOptions& options_in) {
   if (!reward::parseSchemeName(options_in.reward_scheme))
     throw UsageError("unknown reward scheme \"" + options_in.reward_scheme + "\"");
@@ -178,18 +178,18 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
   WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};
   Workspace ws = Workspace::create(spec.workspace_dir, setup);
   ToolBox tools(ws, env, options.tools);
-  const std::vector<ToolSpec> specs = tools.specs();
+  const std::vector<chat::ToolSpec> specs = tools.specs();
   const RolloutLimits& lim = options.limits;
 
   std::string guide = options.guide_text.empty() ? readText(spec.guide) : options.guide_text;
-  std::vector<Json> messages;
-  messages.push_back({{"role", "system"}, {"content", guide}});
-  messages.push_back({{"role", "user"}, {"content", taskMessage(spec, readText(spec.task_dir / "model.py"))}});
+  std::vector<chat::Message> messages;
+  messages.push_back({.role = "system", .content = guide});
+  messages.push_back({.role = "user", .content = taskMessage(spec, readText(spec.task_dir / "model.py"))});
   std::vector<bool> elided(messages.size(), false);
   std::vector<int> turn_of(messages.size(), -1);  // which turn a message belongs to
 
   size_t tools_chars = 0;
-  for (const ToolSpec& t : specs) tools_chars += t.name.size() + t.description.size() + t.parameters.dump().size();
+  for (const chat::ToolSpec& t : specs) tools_chars += t.name.size() + t.description.size() + t.parameters.dump().size();
 
   Json turns = Json::array();
   std::string end_reason, end_message;
@@ -198,7 +198,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
   int turn = 0;
 
   for (;; ++turn) {
-    if (stopRequested()) throw Interrupted("stopped");
+    if (chat::stopRequested()) throw Interrupted("stopped");
     if (turn >= lim.max_turns) {
       end_reason = "max_turns";
       end_message = "reached " + std::to_string(lim.max_turns) + " turns";
@@ -222,7 +222,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
     Json newly = Json::array();
     int64_t estimate = estimateTokens(promptChars(), tokens_per_char);
     for (size_t i = 2; i < messages.size() && estimate + options.sampling.max_tokens > lim.context_tokens; ++i) {
-      if (elided[i] || messages[i]["role"] != "tool") continue;
+      if (elided[i] || messages[i].role != "tool") continue;
       if (turn_of[i] >= turn - lim.keep_recent_turns) break;
       elided[i] = true;
       newly.push_back(i);
@@ -235,7 +235,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
                     std::to_string(lim.context_tokens) + " tokens";
       break;
     }
-    std::vector<Json> prompt;
+    std::vector<chat::Message> prompt;
     Json elided_list = Json::array();
     for (size_t i = 0; i < messages.size(); ++i) {
       if (!elided[i]) {
@@ -243,10 +243,10 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
         continue;
       }
       elided_list.push_back(i);
-      Json m = messages[i];
-      size_t n = m["content"].get_ref<const std::string&>().size();
-      m["content"] = "[elided to fit the context: " + std::to_string(n) +
-                     " characters of tool output; run the tool again to see it]";
+      chat::Message m = messages[i];
+      size_t n = m.content.size();
+      m.content = "[elided to fit the context: " + std::to_string(n) +
+                  " characters of tool output; run the tool again to see it]";
       prompt.push_back(std::move(m));
     }
 
@@ -256,11 +256,11 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
     t["prompt_messages"] = prompt.size();
     t["elided"] = elided_list;
     t["prompt_tokens_estimate"] = estimate;
-    PolicyResponse r;
+    chat::Completion r;
     try {
       r = policy.complete(prompt, specs, options.sampling);
-    } catch (const PolicyError& e) {
-      if (stopRequested()) throw Interrupted("stopped");
+    } catch (const chat::PolicyError& e) {
+      if (chat::stopRequested()) throw Interrupted("stopped");
       t["policy_error"] = e.what();
       turns.push_back(t);
       end_reason = "policy_error";
@@ -278,7 +278,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
     resp["content"] = r.content;
     if (!r.reasoning.empty()) resp["reasoning"] = r.reasoning;
     Json calls = Json::array();
-    for (const ToolCall& c : r.tool_calls)
+    for (const chat::ToolCall& c : r.tool_calls)
       calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
     resp["tool_calls"] = calls;
     resp["finish_reason"] = r.finish_reason;
@@ -290,7 +290,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
     resp["model"] = r.model;
     t["response"] = resp;
 
-    messages.push_back(r.assistantMessage());
+    messages.push_back(chat::assistantMessage(r));
     elided.push_back(false);
     turn_of.push_back(turn);
 
@@ -299,13 +299,13 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
     if (r.tool_calls.empty()) {
       ++idle;
       std::string nudge = "No tool was called. Use the tools to work on solution/; call finish when you are done.";
-      messages.push_back({{"role", "user"}, {"content", nudge}});
+      messages.push_back({.role = "user", .content = nudge});
       elided.push_back(false);
       turn_of.push_back(turn);
       t["nudge"] = nudge;
     } else {
       idle = 0;
-      for (const ToolCall& c : r.tool_calls) {
+      for (const chat::ToolCall& c : r.tool_calls) {
         Observation obs;
         if (finished) {
           obs.ok = false;
@@ -323,7 +323,7 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
                                 {"truncated", obs.truncated},
                                 {"seconds", obs.seconds},
                                 {"detail", obs.detail}});
-        messages.push_back({{"role", "tool"}, {"tool_call_id", c.id}, {"content", obs.text}});
+        messages.push_back({.role = "tool", .content = obs.text, .tool_call_id = c.id});
         elided.push_back(false);
         turn_of.push_back(turn);
       }
@@ -370,10 +370,10 @@ Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
   rec["end"] = {{"reason", end_reason}, {"message", end_message}, {"turns", turns.size()},
                 {"seconds", since(start)}};
   Json tool_list = Json::array();
-  for (const ToolSpec& s : specs)
+  for (const chat::ToolSpec& s : specs)
     tool_list.push_back({{"name", s.name}, {"description", s.description}, {"parameters", s.parameters}});
   rec["tools"] = tool_list;
-  rec["messages"] = messages;
+  rec["messages"] = chat::messagesToJson(messages);
   rec["turns"] = turns;
   if (end_reason == "policy_error") {
     // The policy could not answer (server unreachable, retries spent, an

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "agent/environment.h"
-#include "agent/policy.h"
 #include "agent/tools.h"
+#include "chat/messages.h"
 #include "core/json.h"
 
 namespace kb::agent {
@@ -28,7 +28,7 @@ struct RolloutOptions {
   RolloutLimits limits;
   // sampling.seed is the run's seed S: sample k of task T is sent
   // sampleSeed(S, T, k), unless same_seed asks for S itself in every sample.
-  SamplingParams sampling;
+  chat::SamplingParams sampling;
   bool same_seed = false;
   ToolLimits tools;
   std::string mode = "train";  // "train" or "eval"
@@ -63,7 +63,7 @@ int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample);
 // "infra_error" object saying where and why, and no reward (value null,
 // excluded "infra_error"): never -1. Throws Interrupted when a stop was
 // requested (the partial record is dropped, resume redoes it).
-Json runRollout(const RolloutSpec& spec, Policy& policy, Environment& env,
+Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                 const RolloutOptions& options);
 
 class Interrupted : public Error {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent/trajectory.h"
+#include "chat/client.h"
 #include "reward/reward.h"
 
 namespace kb::agent {
@@ -70,7 +71,7 @@ std::string workspaceName(const std::string& task_id, int sample) {
   return s + "-s" + std::to_string(sample);
 }
 
-RunSummary runRollouts(const RunOptions& o, Policy& policy) {
+RunSummary runRollouts(const RunOptions& o, chat::Policy& policy) {
   RunSummary sum;
   if (!reward::parseSchemeName(o.rollout.reward_scheme))
     throw UsageError("unknown reward scheme \"" + o.rollout.reward_scheme + "\"");
@@ -112,7 +113,7 @@ RunSummary runRollouts(const RunOptions& o, Policy& policy) {
       Job job;
       {
         std::lock_guard lock(mu);
-        if (queue.empty() || stopRequested()) return;
+        if (queue.empty() || chat::stopRequested()) return;
         job = queue.front();
         queue.pop_front();
         ++running;

@@ -65,7 +65,7 @@ struct RunSummary {
   int made() const { return done - infra; }
 };
 
-RunSummary runRollouts(const RunOptions& options, Policy& policy);
+RunSummary runRollouts(const RunOptions& options, chat::Policy& policy);
 
 // "<task id with / replaced>-s<sample>": a rollout's workspace directory name.
 std::string workspaceName(const std::string& task_id, int sample);

@@ -185,8 +185,8 @@ bool globMatch(const std::string& pattern, const std::string& path) {
 ToolBox::ToolBox(Workspace workspace, Environment& env, ToolLimits limits)
     : ws_(std::move(workspace)), env_(env), limits_(limits) {}
 
-std::vector<ToolSpec> ToolBox::specs() const {
-  std::vector<ToolSpec> s;
+std::vector<chat::ToolSpec> ToolBox::specs() const {
+  std::vector<chat::ToolSpec> s;
   s.push_back({"bash",
                "Run a bash command in the workspace (the current directory). No network; "
                "time-limited; output capped. Use it for ls, cat, diff, quick scripts.",
@@ -239,7 +239,7 @@ std::vector<ToolSpec> ToolBox::specs() const {
   return s;
 }
 
-Observation ToolBox::call(const ToolCall& call) {
+Observation ToolBox::call(const chat::ToolCall& call) {
   auto start = std::chrono::steady_clock::now();
   Observation obs;
   try {
@@ -292,7 +292,7 @@ Observation ToolBox::dispatch(const std::string& name, const Json& args) {
   if (name == "compile" || name == "verify" || name == "profile") return stage(name);
   if (name == "finish") return finish(args);
   std::string names;
-  for (const ToolSpec& s : specs()) names += (names.empty() ? "" : ", ") + s.name;
+  for (const chat::ToolSpec& s : specs()) names += (names.empty() ? "" : ", ") + s.name;
   throw ToolFailed("unknown_tool", "no tool named '" + name + "'; the tools are: " + names);
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agent/environment.h"
-#include "agent/policy.h"
+#include "chat/messages.h"
 #include "agent/workspace.h"
 #include "core/json.h"
 
@@ -39,9 +39,9 @@ class ToolBox {
  public:
   ToolBox(Workspace workspace, Environment& env, ToolLimits limits = {});
 
-  std::vector<ToolSpec> specs() const;
+  std::vector<chat::ToolSpec> specs() const;
   // Runs one call. Never throws.
-  Observation call(const ToolCall& call);
+  Observation call(const chat::ToolCall& call);
 
   const Workspace& workspace() const { return ws_; }
 

@@ -125,4 +125,33 @@ void TrajectoryWriter::append(const Json& record) {
   ::fsync(fd_);
 }
 
+Json resultRecord(const Json& t) {
+  Json r;
+  r["tool"] = "kbrollout";
+  r["version"] = t.value("version", "");
+  r["task_id"] = t.value("task_id", "");
+  r["solution_hash"] = t.contains("solution_hash") ? t["solution_hash"] : Json(nullptr);
+  r["status"] = t.contains("status") ? t["status"] : Json(nullptr);
+  r["timings"] = t.contains("timings") ? t["timings"] : Json(nullptr);
+  r["rollout_id"] = t.value("rollout_id", "");
+  r["reward"] = t.contains("reward") ? t["reward"]["value"] : Json(nullptr);
+  r["end_reason"] = t.contains("end") ? t["end"]["reason"] : Json(nullptr);
+  r["turns"] = t.contains("end") ? t["end"]["turns"] : Json(nullptr);
+  return r;
+}
+
+void writeResults(const std::filesystem::path& trajectories, const std::filesystem::path& out) {
+  std::vector<Json> recs = readTrajectories(trajectories);
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < recs.size(); ++i) last[recs[i].value("rollout_id", "")] = i;
+  std::filesystem::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream res(tmp);
+    for (size_t i = 0; i < recs.size(); ++i)
+      if (last[recs[i].value("rollout_id", "")] == i) res << resultRecord(recs[i]).dump() << '\n';
+    if (!res.flush()) throw Error("error writing " + tmp.string());
+  }
+  std::filesystem::rename(tmp, out);
+}
+
 }  // namespace kb::agent

@@ -30,6 +30,16 @@ std::vector<Json> readTrajectories(const std::filesystem::path& path, size_t* sk
 // record is not an infra_error (those are redone).
 std::set<std::string> finishedRollouts(const std::filesystem::path& path);
 
+// One combined record of a trajectory (docs/kbreward.md "combined record"):
+// tool, version, task_id, solution_hash, status, timings, rollout_id, reward
+// (the value), end_reason, turns.
+Json resultRecord(const Json& trajectory);
+
+// kbrollout eval's results.jsonl: one combined record per rollout of
+// `trajectories`, the last record of each (a redone infra_error is
+// replaced), written to a temporary file and renamed to `out`.
+void writeResults(const std::filesystem::path& trajectories, const std::filesystem::path& out);
+
 // The output is locked by another writer (another kbrollout on the same --out).
 class OutputBusy : public UsageError {
  public:

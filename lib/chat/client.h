@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/messages.h"
 #include "core/error.h"
 #include "core/json.h"
 
@@ -46,30 +47,10 @@ struct HttpReply {
 // POSTs `body` (JSON text) to config.base_url + "/chat/completions", once.
 HttpReply post(const Config& config, const std::string& body);
 
-struct ToolCall {
-  std::string id;         // the server's id ("call_..."), or one made up
-  std::string name;
-  std::string arguments;  // the JSON text as the model wrote it (may be invalid)
-};
-
-struct Completion {
-  std::string content;                 // assistant text ("" when none)
-  bool has_content = false;            // choices[0].message.content was a string
-  std::string reasoning;               // "reasoning_content" / "reasoning" where given
-  std::vector<ToolCall> tool_calls;
-  std::string finish_reason;           // "stop", "tool_calls", "length", ...
-  std::vector<int64_t> token_ids;      // sampled tokens, when known
-  std::vector<double> logprobs;        // one per sampled token, when known
-  std::vector<int64_t> prompt_token_ids;
-  int64_t prompt_tokens = -1;          // usage, -1 when not reported
-  int64_t completion_tokens = -1;
-  std::string model;                   // as the server names it
-  std::string response_id;
-  // Set by complete():
-  double seconds = 0.0;                // wall time, retries and back-off included
-  int attempts = 1;
-  std::vector<std::string> retry_errors;  // why each failed attempt failed
-};
+// parseCompletion() and complete() fill a Completion (messages.h): from the
+// reply, content, has_content, reasoning, tool_calls, finish_reason, token
+// ids, log-probabilities, usage, model, response_id; complete() adds
+// seconds, attempts and retry_errors.
 
 // A body that is not a chat completion (not JSON, an "error" object, no
 // choices[0].message).

@@ -20,39 +20,8 @@ constexpr std::string_view kToolsFooter =
     "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
     "\"arguments\": <args-json-object>}\n</tool_call>";
 
-void dumpPython(const Json& v, std::string& out) {
-  if (v.is_object()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [k, x] : v.items()) {
-      if (!first) out += ", ";
-      first = false;
-      out += Json(k).dump(-1, ' ', false, Json::error_handler_t::replace);
-      out += ": ";
-      dumpPython(x, out);
-    }
-    out += '}';
-  } else if (v.is_array()) {
-    out += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out += ", ";
-      dumpPython(v[i], out);
-    }
-    out += ']';
-  } else if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (std::isnan(d)) out += "NaN";
-    else if (std::isinf(d)) out += d > 0 ? "Infinity" : "-Infinity";
-    else out += v.dump();
-  } else {
-    out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  }
-}
-
-std::string renderToolCall(const ToolCall& call) {
-  std::string s = "<tool_call>\n{\"name\": \"" + call.name + "\", \"arguments\": ";
-  s += call.arguments.is_string() ? call.arguments.get<std::string>() : pythonJsonDumps(call.arguments);
-  return s + "}\n</tool_call>";
+std::string renderToolCall(const chat::ToolCall& call) {
+  return "<tool_call>\n{\"name\": \"" + call.name + "\", \"arguments\": " + call.arguments + "}\n</tool_call>";
 }
 
 std::string trim(std::string_view s) {
@@ -238,7 +207,7 @@ std::string ChatTemplate::endOfTurn() const {
 
 // Llama 3: every turn "<|start_header_id|>{role}<|end_header_id|>\n\n{content|trim}<|eot_id|>";
 // 3.1+ always opens with the system turn carrying the dates.
-std::vector<std::pair<std::string, bool>> ChatTemplate::llama3Segments(const std::vector<ChatMessage>& messages,
+std::vector<std::pair<std::string, bool>> ChatTemplate::llama3Segments(const std::vector<chat::Message>& messages,
                                                                        bool add_generation_prompt) const {
   std::vector<std::pair<std::string, bool>> out;
   Emitter emit{out};
@@ -253,7 +222,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::llama3Segments(const std
     emit(bos_token, false);
   }
   for (size_t i = first; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
+    const chat::Message& m = messages[i];
     const std::string header = "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
     if (m.role == "assistant") {
       emit(header, false);
@@ -270,7 +239,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::llama3Segments(const std
 // message. v0.1/v0.2: "[INST] {user} [/INST]" "{assistant}{eos}", no system.
 // v0.3: "[INST] {user}[/INST]" " {assistant|trim}{eos}", the system message
 // before the content of the last turn when that is the user's.
-std::vector<std::pair<std::string, bool>> ChatTemplate::mistralSegments(const std::vector<ChatMessage>& messages,
+std::vector<std::pair<std::string, bool>> ChatTemplate::mistralSegments(const std::vector<chat::Message>& messages,
                                                                         bool add_generation_prompt) const {
   (void)add_generation_prompt;  // the prompt already ends with [/INST]
   std::vector<std::pair<std::string, bool>> out;
@@ -290,7 +259,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::mistralSegments(const st
                        "user/assistant/user/assistant/...");
   emit(bos_token, false);
   for (size_t i = first; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
+    const chat::Message& m = messages[i];
     if (m.role == "user") {
       if (!mistral_v3) emit("[INST] " + m.content + " [/INST]", false);
       else if (i + 1 == messages.size() && system) emit("[INST] " + *system + "\n\n" + m.content + "[/INST]", false);
@@ -302,41 +271,12 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::mistralSegments(const st
   return out;
 }
 
-std::string pythonJsonDumps(const Json& value) {
-  std::string out;
-  dumpPython(value, out);
-  return out;
-}
-
-ChatMessage chatMessageFromJson(const Json& j) {
-  if (!j.is_object()) throw Error("chat message is not a JSON object: " + j.dump());
-  ChatMessage m;
-  if (!j.contains("role") || !j["role"].is_string()) throw Error("chat message without a role: " + j.dump());
-  m.role = j["role"].get<std::string>();
-  if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
-    throw Error("chat message role '" + m.role + "' is not system, user, assistant or tool");
-  if (j.contains("content") && j["content"].is_string()) m.content = j["content"].get<std::string>();
-  else if (j.contains("content") && !j["content"].is_null())
-    throw Error("chat message content must be a string: " + j.dump());
-  if (j.contains("tool_calls") && j["tool_calls"].is_array()) {
-    for (const auto& tc : j["tool_calls"]) {
-      const Json& f = tc.contains("function") ? tc["function"] : tc;
-      ToolCall call;
-      if (!f.contains("name") || !f["name"].is_string()) throw Error("tool call without a name: " + tc.dump());
-      call.name = f["name"].get<std::string>();
-      if (f.contains("arguments")) call.arguments = f["arguments"];
-      m.tool_calls.push_back(std::move(call));
-    }
-  }
-  return m;
-}
-
-Json chatMessageToJson(const ChatMessage& m) {
+Json parsedMessageJson(const chat::Message& m) {
   Json j = {{"role", m.role}, {"content", m.content}};
   if (!m.tool_calls.empty()) {
     Json calls = Json::array();
     for (const auto& c : m.tool_calls) {
-      Json f = {{"name", c.name}, {"arguments", c.arguments}};
+      Json f = {{"name", c.name}, {"arguments", c.name.empty() ? Json(c.arguments) : Json::parse(c.arguments)}};
       if (!c.error.empty()) f["error"] = c.error;
       calls.push_back({{"type", "function"}, {"function", f}});
     }
@@ -345,14 +285,14 @@ Json chatMessageToJson(const ChatMessage& m) {
   return j;
 }
 
-std::vector<std::pair<std::string, bool>> ChatTemplate::segments(const std::vector<ChatMessage>& messages,
+std::vector<std::pair<std::string, bool>> ChatTemplate::segments(const std::vector<chat::Message>& messages,
                                                                  const Json& tools,
                                                                  bool add_generation_prompt) const {
   if (unavailable) throw UsageError(*unavailable);
   const bool has_tools = tools.is_array() && !tools.empty();
   if (family != ChatFamily::ChatML) {
     bool tool_turns = has_tools;
-    for (const ChatMessage& m : messages) tool_turns = tool_turns || m.role == "tool" || !m.tool_calls.empty();
+    for (const chat::Message& m : messages) tool_turns = tool_turns || m.role == "tool" || !m.tool_calls.empty();
     if (tool_turns)
       throw UsageError(source + ": tools and tool calls are not rendered for the " + familyName() +
                        " template (only ChatML's <tool_call> format is)");
@@ -362,7 +302,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::segments(const std::vect
   return chatmlSegments(messages, tools, add_generation_prompt);
 }
 
-std::vector<std::pair<std::string, bool>> ChatTemplate::chatmlSegments(const std::vector<ChatMessage>& messages,
+std::vector<std::pair<std::string, bool>> ChatTemplate::chatmlSegments(const std::vector<chat::Message>& messages,
                                                                        const Json& tools,
                                                                        bool add_generation_prompt) const {
   std::vector<std::pair<std::string, bool>> out;
@@ -376,7 +316,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::chatmlSegments(const std
     std::string s = "<|im_start|>system\n";
     s += first_is_system ? messages[0].content : default_system.value_or("");
     s += kToolsHeader;
-    for (const auto& tool : tools) s += "\n" + pythonJsonDumps(tool);
+    for (const auto& tool : tools) s += "\n" + chat::pythonJsonDumps(tool);
     s += kToolsFooter;
     s += "<|im_end|>\n";
     emit(s, false);
@@ -386,7 +326,7 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::chatmlSegments(const std
     emit("<|im_start|>system\n" + *default_system + "<|im_end|>\n", false);
   }
   for (size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
+    const chat::Message& m = messages[i];
     if (m.role == "system" && i == 0) continue;
     if (m.role == "user" || m.role == "system") {
       emit("<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n", false);
@@ -414,14 +354,14 @@ std::vector<std::pair<std::string, bool>> ChatTemplate::chatmlSegments(const std
   return out;
 }
 
-std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, const Json& tools,
+std::string ChatTemplate::render(const std::vector<chat::Message>& messages, const Json& tools,
                                  bool add_generation_prompt) const {
   std::string text;
   for (const auto& [s, assistant] : segments(messages, tools, add_generation_prompt)) text += s;
   return text;
 }
 
-ChatEncoding ChatTemplate::encode(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
+ChatEncoding ChatTemplate::encode(const Tokenizer& tokenizer, const std::vector<chat::Message>& messages,
                                   const Json& tools, bool add_generation_prompt) const {
   ChatEncoding enc;
   for (const auto& [text, assistant] : segments(messages, tools, add_generation_prompt)) {
@@ -432,8 +372,8 @@ ChatEncoding ChatTemplate::encode(const Tokenizer& tokenizer, const std::vector<
   return enc;
 }
 
-ChatMessage parseAssistantMessage(std::string_view text) {
-  ChatMessage m;
+chat::Message parseAssistantMessage(std::string_view text) {
+  chat::Message m;
   m.role = "assistant";
   std::string_view rest = text;
   for (std::string_view end : {std::string_view("<|im_end|>"), std::string_view("<|eot_id|>"), std::string_view("</s>")})
@@ -451,14 +391,14 @@ ChatMessage parseAssistantMessage(std::string_view text) {
     size_t body = pos + open.size();
     size_t end = rest.find(close, body);
     std::string inner = trim(rest.substr(body, end == std::string_view::npos ? std::string_view::npos : end - body));
-    ToolCall call;
+    chat::ToolCall call;
     try {
       Json j = Json::parse(inner);
       if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
         call.error = "tool call is not an object with a string \"name\"";
       } else {
         call.name = j["name"].get<std::string>();
-        call.arguments = j.contains("arguments") ? j["arguments"] : Json::object();
+        call.arguments = chat::pythonJsonDumps(j.contains("arguments") ? j["arguments"] : Json::object());
       }
     } catch (const Json::exception& e) {
       call.error = std::string("tool call is not valid JSON: ") + e.what();

@@ -37,27 +37,14 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/messages.h"
 #include "core/json.h"
 #include "policy/tokenizer.h"
 
 namespace kb::policy {
 
-struct ToolCall {
-  std::string name;
-  Json arguments = Json::object();  // a JSON value; a string is rendered verbatim
-  std::string error;  // set by parseAssistantMessage when the call is not valid JSON
-};
-
-struct ChatMessage {
-  std::string role;  // "system", "user", "assistant" or "tool"
-  std::string content;
-  std::vector<ToolCall> tool_calls;  // assistant only
-};
-
-// {"role": ..., "content": ..., "tool_calls": [{"function": {"name", "arguments"}}]}
-// (OpenAI layout; "arguments" may be an object or a JSON string).
-ChatMessage chatMessageFromJson(const Json& j);
-Json chatMessageToJson(const ChatMessage& m);
+// Messages are lib/chat's chat::Message (read with chat::messageFromJson); a
+// tool call's arguments are rendered verbatim.
 
 struct ChatEncoding {
   std::vector<int32_t> ids;
@@ -110,35 +97,40 @@ class ChatTemplate {
 
   // The conversation as text. `tools` is a JSON array of tool schemas (as in
   // the OpenAI API: {"type": "function", "function": {...}}) or null.
-  std::string render(const std::vector<ChatMessage>& messages, const Json& tools = nullptr,
+  std::string render(const std::vector<chat::Message>& messages, const Json& tools = nullptr,
                      bool add_generation_prompt = false) const;
 
   // Token ids and the loss mask. Each turn's pieces are tokenized on their
   // own (special tokens split out), so the mask boundary is exact.
-  ChatEncoding encode(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
+  ChatEncoding encode(const Tokenizer& tokenizer, const std::vector<chat::Message>& messages,
                       const Json& tools = nullptr, bool add_generation_prompt = false) const;
 
   // The rendered pieces in order, each flagged 1 if it is assistant output.
-  std::vector<std::pair<std::string, bool>> segments(const std::vector<ChatMessage>& messages,
+  std::vector<std::pair<std::string, bool>> segments(const std::vector<chat::Message>& messages,
                                                      const Json& tools,
                                                      bool add_generation_prompt) const;
 
  private:
-  std::vector<std::pair<std::string, bool>> chatmlSegments(const std::vector<ChatMessage>& messages,
+  std::vector<std::pair<std::string, bool>> chatmlSegments(const std::vector<chat::Message>& messages,
                                                            const Json& tools, bool add_generation_prompt) const;
-  std::vector<std::pair<std::string, bool>> llama3Segments(const std::vector<ChatMessage>& messages,
+  std::vector<std::pair<std::string, bool>> llama3Segments(const std::vector<chat::Message>& messages,
                                                            bool add_generation_prompt) const;
-  std::vector<std::pair<std::string, bool>> mistralSegments(const std::vector<ChatMessage>& messages,
+  std::vector<std::pair<std::string, bool>> mistralSegments(const std::vector<chat::Message>& messages,
                                                             bool add_generation_prompt) const;
 };
 
 // Splits generated assistant text into content and <tool_call> blocks
 // ({"name": ..., "arguments": ...} inside each); a trailing end-of-turn
-// token (<|im_end|>, <|eot_id|>, </s>) is dropped. A block that is not valid JSON becomes a ToolCall with `error` set.
-ChatMessage parseAssistantMessage(std::string_view text);
+// token (<|im_end|>, <|eot_id|>, </s>) is dropped. A call's arguments are
+// the value written as Python's json.dumps writes it (chat::pythonJsonDumps,
+// so rendering the message again gives the text back). A block that is not
+// valid JSON becomes a ToolCall with `error` set and the block's text as
+// `arguments`; a call with a name always holds valid JSON arguments.
+chat::Message parseAssistantMessage(std::string_view text);
 
-// JSON as Python's json.dumps(value, ensure_ascii=False) writes it (", " and
-// ": " separators), which is what the template's `tojson` produces.
-std::string pythonJsonDumps(const Json& value);
+// {"role", "content", "tool_calls": [{"type": "function", "function":
+// {"name", "arguments" (the JSON value; the text when the call has no name),
+// ["error"]}}]}: a parsed assistant message as kbpolicy generate prints it.
+Json parsedMessageJson(const chat::Message& m);
 
 }  // namespace kb::policy

@@ -17,7 +17,7 @@ at::Generator makeGenerator(const at::Device& device, uint64_t seed) {
   return gen;
 }
 
-SampledTokens sampleNext(const at::Tensor& logits_in, const SamplingParams& params, at::Generator& generator) {
+SampledTokens sampleNext(const at::Tensor& logits_in, const chat::SamplingParams& params, at::Generator& generator) {
   at::Tensor logits = logits_in.to(at::kFloat);  // [B, V]
   if (params.temperature <= 0) {
     at::Tensor tokens = logits.argmax(-1);
@@ -51,14 +51,14 @@ SampledTokens sampleNext(const at::Tensor& logits_in, const SamplingParams& para
   return {tokens, logprobs};
 }
 
-std::vector<Completion> generateBatch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
-                                      const SamplingParams& params, at::Generator& generator,
+std::vector<Generation> generateBatch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
+                                      const chat::SamplingParams& params, at::Generator& generator,
                                       const Tokenizer* tokenizer) {
   c10::InferenceMode inference;
   const int64_t B = static_cast<int64_t>(prompts.size());
-  std::vector<Completion> out(B);
+  std::vector<Generation> out(B);
   if (B == 0) return out;
-  if (params.max_new_tokens <= 0) {
+  if (params.max_tokens <= 0) {
     for (auto& c : out) c.finish_reason = "length";
     return out;
   }
@@ -86,12 +86,12 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
   at::Tensor attention_mask = at::from_blob(mask.data(), {B, P}, at::kByte).to(device, at::kBool);
   const std::unordered_set<int32_t> stop(params.stop_token_ids.begin(), params.stop_token_ids.end());
 
-  KVCache cache = model.newCache(B, P + params.max_new_tokens);
+  KVCache cache = model.newCache(B, P + params.max_tokens);
   at::Tensor logits = model.forward(input_ids, attention_mask, &cache, /*last_only=*/true);  // [B, V]
   std::vector<bool> done(B, false);
   int64_t remaining = B;
   at::Tensor step_mask = at::ones({B, 1}, at::TensorOptions().dtype(at::kBool).device(device));
-  for (int64_t step = 0; step < params.max_new_tokens && remaining > 0; ++step) {
+  for (int64_t step = 0; step < params.max_tokens && remaining > 0; ++step) {
     SampledTokens next = sampleNext(logits, params, generator);
     // One device-to-host copy per step: ids (exact in double) and log-probs.
     at::Tensor host = at::stack({next.tokens.to(at::kDouble), next.logprobs.to(at::kDouble)}).to(at::kCPU);
@@ -99,13 +99,13 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
     const double* lp = tok + B;
     for (int64_t b = 0; b < B; ++b) {
       if (done[b]) continue;
-      Completion& c = out[b];
+      Generation& c = out[b];
       const int32_t id = static_cast<int32_t>(tok[b]);
       c.token_ids.push_back(id);
       c.logprobs.push_back(static_cast<float>(lp[b]));
       if (stop.count(id)) {
         c.finish_reason = "stop";
-      } else if (static_cast<int64_t>(c.token_ids.size()) == params.max_new_tokens) {
+      } else if (static_cast<int64_t>(c.token_ids.size()) == params.max_tokens) {
         c.finish_reason = "length";
       } else {
         continue;
@@ -113,7 +113,7 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
       done[b] = true;
       --remaining;
     }
-    if (remaining == 0 || step + 1 == params.max_new_tokens) break;
+    if (remaining == 0 || step + 1 == params.max_tokens) break;
     if (params.stop_requested && params.stop_requested()) {
       for (int64_t b = 0; b < B; ++b)
         if (!done[b]) out[b].finish_reason = "interrupted";
@@ -123,7 +123,7 @@ std::vector<Completion> generateBatch(const Model& model, const std::vector<std:
     logits = model.forward(next.tokens.unsqueeze(1), step_mask, &cache, /*last_only=*/true);
   }
   if (tokenizer) {
-    for (Completion& c : out) {
+    for (Generation& c : out) {
       std::vector<int32_t> body = c.token_ids;
       if (c.finish_reason == "stop" && !body.empty()) body.pop_back();
       c.text = tokenizer->decode(body);

@@ -17,7 +17,7 @@ struct SampledTokens {
 };
 
 // One token per row of logits [B, V]. temperature <= 0 is greedy.
-SampledTokens sampleNext(const at::Tensor& logits, const SamplingParams& params, at::Generator& generator);
+SampledTokens sampleNext(const at::Tensor& logits, const chat::SamplingParams& params, at::Generator& generator);
 
 // A private generator on `device` seeded with `seed`.
 at::Generator makeGenerator(const at::Device& device, uint64_t seed);
@@ -25,9 +25,9 @@ at::Generator makeGenerator(const at::Device& device, uint64_t seed);
 // Generates for each prompt: prompts are left-padded into one batch, prefilled
 // in one forward pass, then decoded one token per step with the KV cache until
 // every row has hit a stop token (params.stop_token_ids, used as given) or
-// max_new_tokens. `tokenizer` (may be null) fills Completion::text.
-std::vector<Completion> generateBatch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
-                                      const SamplingParams& params, at::Generator& generator,
+// max_tokens. `tokenizer` (may be null) fills Generation::text.
+std::vector<Generation> generateBatch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
+                                      const chat::SamplingParams& params, at::Generator& generator,
                                       const Tokenizer* tokenizer = nullptr);
 
 }  // namespace kb::policy

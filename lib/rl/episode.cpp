@@ -49,22 +49,22 @@ Json openAiTools(const Json& tools) {
   return out;
 }
 
-std::vector<policy::ChatMessage> promptMessages(const Json& messages, size_t count, const Json& elided) {
+std::vector<chat::Message> promptMessages(const Json& messages, size_t count, const Json& elided) {
   std::set<size_t> cut;
   if (elided.is_array())
     for (const Json& e : elided)
       if (e.is_number_integer()) cut.insert(e.get<size_t>());
-  std::vector<policy::ChatMessage> out;
+  std::vector<chat::Message> out;
   for (size_t i = 0; i < count && i < messages.size(); ++i) {
     if (cut.count(i)) {
       const std::string content = messages[i].value("content", "");
-      policy::ChatMessage m;
+      chat::Message m;
       m.role = "tool";
       m.content = "[elided to fit the context: " + std::to_string(content.size()) +
                   " characters of tool output; run the tool again to see it]";
       out.push_back(m);
     } else {
-      out.push_back(policy::chatMessageFromJson(messages[i]));
+      out.push_back(chat::messageFromJson(messages[i]));
     }
   }
   return out;
@@ -131,8 +131,8 @@ void fromRecorded(Episode& e, const Json& t, const policy::Tokenizer& tok, const
 
 void fromTemplate(Episode& e, const Json& t, const policy::Tokenizer& tok, const policy::ChatTemplate& chat) {
   const Json& messages = t["messages"];
-  std::vector<policy::ChatMessage> msgs;
-  for (const Json& m : messages) msgs.push_back(policy::chatMessageFromJson(m));
+  std::vector<chat::Message> msgs;
+  for (const Json& m : messages) msgs.push_back(chat::messageFromJson(m));
   policy::ChatEncoding enc = chat.encode(tok, msgs, openAiTools(t.value("tools", Json())));
   Sequence s;
   s.ids = enc.ids;

@@ -69,6 +69,6 @@ Json openAiTools(const Json& trajectory_tools);
 
 // Messages [0, count) of a trajectory as the turn's prompt: the indices in
 // `elided` replaced by the placeholder kbrollout sent.
-std::vector<policy::ChatMessage> promptMessages(const Json& messages, size_t count, const Json& elided);
+std::vector<chat::Message> promptMessages(const Json& messages, size_t count, const Json& elided);
 
 }  // namespace kb::rl

@@ -24,28 +24,28 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
                                          .max_batch_size = o.max_batch});
   std::vector<ToyTask> tasks;
-  std::vector<std::vector<policy::ChatMessage>> convs;
+  std::vector<std::vector<chat::Message>> convs;
   std::vector<int> sample_of;
   for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) {
     const ToyTask t = makeToyTask(s);
-    std::vector<policy::ChatMessage> conv;
-    for (const Json& m : toyPromptMessages(t)) conv.push_back(policy::chatMessageFromJson(m));
+    std::vector<chat::Message> conv;
+    for (const Json& m : toyPromptMessages(t)) conv.push_back(chat::messageFromJson(m));
     for (int k = 0; k < o.samples; ++k) {
       tasks.push_back(t);
       convs.push_back(conv);
       sample_of.push_back(k);
     }
   }
-  policy::SamplingParams sp;
+  chat::SamplingParams sp;
   sp.temperature = o.temperature;
-  sp.max_new_tokens = o.max_new_tokens;
+  sp.max_tokens = o.max_new_tokens;
   sp.seed = o.sampling_seed;
-  const std::vector<policy::Completion> out = policy->generateChat(convs, nullptr, sp);
+  const std::vector<policy::Generation> out = policy->generateChat(convs, nullptr, sp);
   std::vector<ToyScore> scores;
   Json env_stats;
   if (o.env == "kbcheck") {
     std::vector<std::string> answers;
-    for (const policy::Completion& c : out) answers.push_back(c.text);
+    for (const policy::Generation& c : out) answers.push_back(c.text);
     scores = scoreToyAnswersInEnvironment(tasks, answers, o.env_options, &env_stats);
   } else {
     for (size_t i = 0; i < out.size(); ++i) scores.push_back(scoreToyAnswer(tasks[i], out[i].text));
@@ -56,7 +56,7 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   double sum = 0, passed = 0, scored = 0;
   std::map<std::string, int> reasons;
   for (size_t i = 0; i < out.size(); ++i) {
-    const policy::Completion& c = out[i];
+    const policy::Generation& c = out[i];
     Json response = {{"finish_reason", c.finish_reason == "length" ? "length" : "stop"},
                      {"token_ids", c.token_ids},
                      {"logprobs", c.logprobs},

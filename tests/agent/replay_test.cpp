@@ -17,6 +17,7 @@
 namespace fs = std::filesystem;
 using namespace kb;
 using namespace kb::agent;
+using namespace kb::chat;
 
 namespace {
 
@@ -68,21 +69,21 @@ const Json& obs(const Json& t, int turn) { return t["turns"][turn]["observations
 
 // A conversation as the rollout builds it: system, task message, then
 // assistant/tool pairs.
-std::vector<Json> conversation(const std::string& task_id) {
-  return {{{"role", "system"}, {"content", "guide"}},
-          {{"role", "user"}, {"content", "Task: " + task_id + "\n\nThe reference program ..."}}};
+std::vector<Message> conversation(const std::string& task_id) {
+  return {{.role = "system", .content = "guide"},
+          {.role = "user", .content = "Task: " + task_id + "\n\nThe reference program ..."}};
 }
-void answer(std::vector<Json>& msgs, const PolicyResponse& r, const std::string& observation) {
-  msgs.push_back(r.assistantMessage());
-  msgs.push_back({{"role", "tool"}, {"tool_call_id", r.tool_calls.at(0).id}, {"content", observation}});
+void answer(std::vector<Message>& msgs, const Completion& r, const std::string& observation) {
+  msgs.push_back(assistantMessage(r));
+  msgs.push_back({.role = "tool", .content = observation, .tool_call_id = r.tool_calls.at(0).id});
 }
 
 }  // namespace
 
 TEST(ReplayPolicy, TaskIdAndName) {
   EXPECT_EQ(replayTaskId(conversation("testdata/linear_relu")), "testdata/linear_relu");
-  EXPECT_FALSE(replayTaskId({{{"role", "system"}, {"content", "x"}}}));
-  EXPECT_FALSE(replayTaskId({{{"role", "user"}, {"content", "write a kernel"}}}));
+  EXPECT_FALSE(replayTaskId({{.role = "system", .content = "x"}}));
+  EXPECT_FALSE(replayTaskId({{.role = "user", .content = "write a kernel"}}));
   EXPECT_EQ(replayName("kernelbench/level1/19_ReLU"), "19_ReLU");
   EXPECT_EQ(replayName("linear_relu"), "linear_relu");
 }
@@ -131,10 +132,10 @@ TEST(ReplayPolicy, ScriptFromTheConversation) {
   std::vector<ToolSpec> tools;
   for (const char* n : {"bash", "write_file", "compile", "verify", "profile", "finish"}) tools.push_back({n, "", {}});
   auto script = [&](const std::string& verify_text) {
-    std::vector<Json> msgs = conversation("tasks/t");
+    std::vector<Message> msgs = conversation("tasks/t");
     std::vector<std::string> calls;
     for (int i = 0; i < 10; ++i) {
-      PolicyResponse r = p.complete(msgs, tools, {});
+      Completion r = p.complete(msgs, tools, {});
       EXPECT_EQ(r.tool_calls.size(), 1u);
       const ToolCall& c = r.tool_calls.at(0);
       calls.push_back(c.name);
@@ -164,10 +165,10 @@ TEST(ReplayPolicy, ScriptFromTheConversation) {
                "finish"}));
   // A task without a solution: finish at once. No task message: the policy
   // cannot answer (an infra_error, never a reward).
-  PolicyResponse r = p.complete(conversation("tasks/other"), tools, {});
+  Completion r = p.complete(conversation("tasks/other"), tools, {});
   ASSERT_EQ(r.tool_calls.size(), 1u);
   EXPECT_EQ(r.tool_calls[0].name, "finish");
-  EXPECT_THROW(p.complete({{{"role", "user"}, {"content", "hello"}}}, tools, {}), PolicyError);
+  EXPECT_THROW(p.complete({{.role = "user", .content = "hello"}}, tools, {}), PolicyError);
 }
 
 TEST(ReplayRollout, CorrectSolutionEndsOk) {

@@ -22,6 +22,7 @@
 namespace fs = std::filesystem;
 using namespace kb;
 using namespace kb::agent;
+using namespace kb::chat;
 using kb::test::ScriptedServer;
 
 namespace {
@@ -45,7 +46,7 @@ ClientConfig fastConfig(const ScriptedServer& s) {
   return c;
 }
 
-std::vector<Json> hello() { return {{{"role", "user"}, {"content", "hi"}}}; }
+std::vector<Message> hello() { return {{.role = "user", .content = "hi"}}; }
 
 Json toolStep(const std::string& name, Json args) {
   return {{"content", "calling " + name}, {"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
@@ -77,7 +78,7 @@ TEST(Client, SendsToolsSamplingAndKeyAndParsesToolCalls) {
   sp.max_tokens = 123;
   sp.seed = 5;
   std::vector<ToolSpec> tools = {{"read_file", "read", {{"type", "object"}}}};
-  PolicyResponse r = client.complete(hello(), tools, sp);
+  Completion r = client.complete(hello(), tools, sp);
   ASSERT_EQ(r.tool_calls.size(), 1u);
   EXPECT_EQ(r.tool_calls[0].name, "read_file");
   EXPECT_EQ(Json::parse(r.tool_calls[0].arguments)["path"], "model.py");
@@ -110,7 +111,7 @@ TEST(Client, ExtraBodyAsksForTokenIds) {
   OpenAIClient client(c);
   SamplingParams sp;
   sp.logprobs = false;
-  PolicyResponse r = client.complete(hello(), {}, sp);
+  Completion r = client.complete(hello(), {}, sp);
   EXPECT_EQ(r.content, "ok");
   EXPECT_EQ(r.token_ids, (std::vector<int64_t>{'o', 'k'}));
   EXPECT_TRUE(r.logprobs.empty());
@@ -123,7 +124,7 @@ TEST(Client, RetriesOn500And429ThenRecovers) {
   ScriptedServer server(Json::array({{{"status", 500}}, {{"status", 429}, {"retry_after", 0}},
                                      {{"status", 503}}, {{"content", "fine"}}}));
   OpenAIClient client(fastConfig(server));
-  PolicyResponse r = client.complete(hello(), {}, {});
+  Completion r = client.complete(hello(), {}, {});
   EXPECT_EQ(r.content, "fine");
   EXPECT_EQ(r.attempts, 4);
   ASSERT_EQ(r.retry_errors.size(), 3u);
@@ -136,7 +137,7 @@ TEST(Client, TimeoutThenRecovers) {
   ClientConfig c = fastConfig(server);
   c.timeout_seconds = 0.5;
   OpenAIClient client(c);
-  PolicyResponse r = client.complete(hello(), {}, {});
+  Completion r = client.complete(hello(), {}, {});
   EXPECT_EQ(r.content, "on time");
   EXPECT_EQ(r.attempts, 2);
   EXPECT_NE(r.retry_errors[0].find("transport"), std::string::npos) << r.retry_errors[0];
@@ -148,7 +149,7 @@ TEST(Client, MalformedBodyIsRetried) {
                                      {{"close", true}},
                                      {{"content", "good"}}}));
   OpenAIClient client(fastConfig(server));
-  PolicyResponse r = client.complete(hello(), {}, {});
+  Completion r = client.complete(hello(), {}, {});
   EXPECT_EQ(r.content, "good");
   EXPECT_EQ(r.attempts, 4);
   EXPECT_NE(r.retry_errors[0].find("not JSON"), std::string::npos);
@@ -193,7 +194,7 @@ TEST(Client, ConnectionRefusedIsATransportError) {
 }
 
 TEST(Client, ParsesArgumentsObjectAndReasoning) {
-  PolicyResponse r = parseChatCompletion(R"({"choices":[{"message":{"role":"assistant","content":null,
+  Completion r = parseChatCompletion(R"({"choices":[{"message":{"role":"assistant","content":null,
     "reasoning_content":"think","tool_calls":[{"function":{"name":"glob","arguments":{"pattern":"*"}}}]},
     "finish_reason":"tool_calls"}]})");
   ASSERT_EQ(r.tool_calls.size(), 1u);
@@ -201,7 +202,7 @@ TEST(Client, ParsesArgumentsObjectAndReasoning) {
   EXPECT_EQ(Json::parse(r.tool_calls[0].arguments)["pattern"], "*");
   EXPECT_EQ(r.reasoning, "think");
   EXPECT_EQ(r.content, "");
-  Json m = r.assistantMessage();
+  Json m = messageToJson(assistantMessage(r));
   EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "glob");
   EXPECT_THROW(parseChatCompletion(R"({"error":{"message":"overloaded"}})"), PolicyError);
 }

@@ -1,5 +1,5 @@
 // The LibTorch model against transformers' outputs (fixtures made by
-// scripts/make_policy_fixtures.py), generation, sampling and checkpoints.
+// scripts/fixtures/make_policy_fixtures.py), generation, sampling and checkpoints.
 // Tests named Gpu* run on CUDA; the 'gpu' suite runs only them and exits 77
 // (skipped) where there is no GPU.
 #include <ATen/ATen.h>
@@ -72,9 +72,9 @@ void expectGreedyParity(const Model& model, const std::string& fixture) {
   auto cases = greedyCases(fixture);
   std::vector<std::vector<int32_t>> prompts;
   for (const auto& c : cases) prompts.push_back(c.prompt);
-  SamplingParams p;
+  kb::chat::SamplingParams p;
   p.temperature = 0;
-  p.max_new_tokens = 64;
+  p.max_tokens = 64;
   at::Generator gen = makeGenerator(model.device(), 0);
   auto out = generateBatch(model, prompts, p, gen);
   ASSERT_EQ(out.size(), cases.size());
@@ -277,36 +277,36 @@ TEST_F(TempDir, LoadErrorsNameTheTensorAndTheFile) {
 TEST(Sampling, TopKTopPAndSeeds) {
   Model m = loadModel(kData / "qwen2-tiny", {"cpu", "float32"});
   std::vector<std::vector<int32_t>> prompts = {{10, 20, 30}, {40, 50}};
-  auto run = [&](SamplingParams p, uint64_t seed) {
+  auto run = [&](kb::chat::SamplingParams p, uint64_t seed) {
     at::Generator gen = makeGenerator(m.device(), seed);
     return generateBatch(m, prompts, p, gen);
   };
-  SamplingParams greedy;
+  kb::chat::SamplingParams greedy;
   greedy.temperature = 0;
-  greedy.max_new_tokens = 12;
+  greedy.max_tokens = 12;
   auto g = run(greedy, 0);
   // top_k = 1 and a tiny top_p are greedy whatever the temperature.
-  SamplingParams k1 = greedy;
+  kb::chat::SamplingParams k1 = greedy;
   k1.temperature = 1.3;
   k1.top_k = 1;
-  SamplingParams p0 = greedy;
+  kb::chat::SamplingParams p0 = greedy;
   p0.temperature = 0.7;
   p0.top_p = 1e-6;
   for (const auto& out : {run(k1, 5), run(p0, 6)})
     for (size_t b = 0; b < prompts.size(); ++b) EXPECT_EQ(out[b].token_ids, g[b].token_ids);
   // Sampling: the same seed repeats; another seed differs; log-probs are <= 0.
-  SamplingParams s = greedy;
+  kb::chat::SamplingParams s = greedy;
   s.temperature = 1.0;
-  s.max_new_tokens = 32;
+  s.max_tokens = 32;
   auto a = run(s, 42), b = run(s, 42), c = run(s, 43);
   EXPECT_EQ(a[0].token_ids, b[0].token_ids);
   EXPECT_EQ(a[1].logprobs, b[1].logprobs);
   EXPECT_TRUE(a[0].token_ids != c[0].token_ids || a[1].token_ids != c[1].token_ids);
   for (float lp : a[0].logprobs) EXPECT_LE(lp, 0.0f);
   // top_k restricts the support: every sampled token is among the k best.
-  SamplingParams k3 = s;
+  kb::chat::SamplingParams k3 = s;
   k3.top_k = 3;
-  k3.max_new_tokens = 1;
+  k3.max_tokens = 1;
   at::Tensor logits = m.forward(at::tensor({10, 20, 30}, at::kLong).unsqueeze(0), {}, nullptr, true);
   at::Tensor top3 = std::get<1>(at::topk(logits[0], 3));
   for (uint64_t seed = 0; seed < 20; ++seed) {
@@ -317,9 +317,9 @@ TEST(Sampling, TopKTopPAndSeeds) {
 
 TEST(Sampling, StopTokensAndLengths) {
   Model m = loadModel(kData / "qwen2-tiny", {"cpu", "float32"});
-  SamplingParams p;
+  kb::chat::SamplingParams p;
   p.temperature = 0;
-  p.max_new_tokens = 10;
+  p.max_tokens = 10;
   std::vector<std::vector<int32_t>> prompts = {{10, 20, 30}, {40, 50}};
   at::Generator gen = makeGenerator(m.device(), 0);
   auto free_run = generateBatch(m, prompts, p, gen);
@@ -335,9 +335,9 @@ TEST(Sampling, StopTokensAndLengths) {
     EXPECT_EQ(std::vector<int32_t>(free_run[b].token_ids.begin(), free_run[b].token_ids.begin() + ids.size()), ids);
   }
   p.stop_token_ids.clear();
-  p.max_new_tokens = 0;
+  p.max_tokens = 0;
   EXPECT_TRUE(generateBatch(m, prompts, p, gen)[0].token_ids.empty());
-  p.max_new_tokens = 3;
+  p.max_tokens = 3;
   EXPECT_THROW(generateBatch(m, {{}}, p, gen), kb::UsageError);
   EXPECT_THROW(generateBatch(m, {{100000}}, p, gen), kb::UsageError);
 }
@@ -346,19 +346,19 @@ TEST(LocalPolicy, ChatGenerationThroughTheInterface) {
   LocalPolicyOptions o;
   o.model_dir = kData / "qwen2-tiny";
   o.max_batch_size = 1;  // two chunks
-  std::unique_ptr<Policy> policy = loadLocalPolicy(o);
-  EXPECT_NE(policy->describe().find("Qwen2ForCausalLM"), std::string::npos);
-  SamplingParams p;
+  std::unique_ptr<LocalPolicy> policy = loadLocalPolicy(o);
+  EXPECT_NE(policy->detail().find("Qwen2ForCausalLM"), std::string::npos);
+  kb::chat::SamplingParams p;
   p.temperature = 0.8;
   p.top_p = 0.9;
-  p.max_new_tokens = 16;
+  p.max_tokens = 16;
   p.seed = 7;
-  std::vector<std::vector<ChatMessage>> convs = {{{"user", "Write a kernel.", {}}},
-                                                 {{"system", "Be brief.", {}}, {"user", "hi", {}}}};
+  std::vector<std::vector<kb::chat::Message>> convs = {{{.role = "user", .content = "Write a kernel."}},
+                                                 {{.role = "system", .content = "Be brief."}, {.role = "user", .content = "hi"}}};
   auto out = policy->generateChat(convs, nullptr, p);
   ASSERT_EQ(out.size(), 2u);
   const int32_t im_end = policy->tokenizer().tokenToId("<|im_end|>");
-  for (const Completion& c : out) {
+  for (const Generation& c : out) {
     EXPECT_FALSE(c.token_ids.empty());
     EXPECT_EQ(c.logprobs.size(), c.token_ids.size());
     EXPECT_TRUE(c.finish_reason == "stop" || c.finish_reason == "length");
@@ -384,11 +384,11 @@ TEST(LocalPolicy, ChatGenerationThroughTheInterface) {
 TEST_F(TempDir, LlamaCheckpointChatsInItsOwnFormatOrNotAtAll) {
   LocalPolicyOptions o;
   o.model_dir = kData / "llama-tiny";
-  SamplingParams p;
-  p.max_new_tokens = 8;
+  kb::chat::SamplingParams p;
+  p.max_tokens = 8;
   p.seed = 3;
-  const std::vector<std::vector<ChatMessage>> convs = {{{"user", "hi", {}}}};
-  std::unique_ptr<Policy> bare = loadLocalPolicy(o);
+  const std::vector<std::vector<kb::chat::Message>> convs = {{{.role = "user", .content = "hi"}}};
+  std::unique_ptr<LocalPolicy> bare = loadLocalPolicy(o);
   EXPECT_TRUE(bare->chatTemplate().unavailable);
   EXPECT_THROW(bare->generateChat(convs, nullptr, p), kb::UsageError);
   EXPECT_EQ(bare->generate({{1, 5, 7}}, p).size(), 1u);  // token ids still work
@@ -400,14 +400,14 @@ TEST_F(TempDir, LlamaCheckpointChatsInItsOwnFormatOrNotAtAll) {
   tc["chat_template"] = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   kb::writeJsonFile(llama / "tokenizer_config.json", tc);
   o.model_dir = llama;
-  std::unique_ptr<Policy> policy = loadLocalPolicy(o);
+  std::unique_ptr<LocalPolicy> policy = loadLocalPolicy(o);
   ASSERT_FALSE(policy->chatTemplate().unavailable);
   EXPECT_EQ(policy->chatTemplate().family, ChatFamily::Llama3);
   const std::string prompt = policy->chatTemplate().render(convs[0], nullptr, true);
   EXPECT_EQ(prompt.rfind("<|begin_of_text|><|start_header_id|>system<|end_header_id|>", 0), 0u) << prompt;
   EXPECT_EQ(prompt.find("<|im_start|>"), std::string::npos);
   EXPECT_EQ(prompt.find("Qwen"), std::string::npos);
-  p.max_new_tokens = 64;
+  p.max_tokens = 64;
   auto out = policy->generateChat(convs, nullptr, p);
   ASSERT_EQ(out.size(), 1u);
   const int32_t eot = policy->tokenizer().tokenToId("<|eot_id|>");
@@ -433,8 +433,8 @@ TEST(GpuModel, LogitsAndGreedyMatchOnCuda) {
 TEST(GpuModel, SamplingOnCudaIsSeeded) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   Model m = loadModel(kData / "qwen2-tiny", {"cuda", "bfloat16"});
-  SamplingParams p;
-  p.max_new_tokens = 32;
+  kb::chat::SamplingParams p;
+  p.max_tokens = 32;
   p.top_k = 50;
   p.top_p = 0.95;
   std::vector<std::vector<int32_t>> prompts(16, std::vector<int32_t>{1, 2, 3, 4});

@@ -1,50 +1,28 @@
 // kbrollout: multi-turn agent rollouts (docs/kbrollout.md). A thin driver over
-// lib/agent: flags in, runRollouts(), trajectories out.
-#include <unistd.h>
-
+// lib/agent: flags in, runRolloutCommand() (agent/command.h), trajectories out.
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <map>
-#include <sstream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "../cli_parse.h"
-#include "agent/client.h"
-#include "agent/replay_policy.h"
-#include "agent/runner.h"
-#include "agent/trajectory.h"
+#include "agent/command.h"
 #ifdef KB_HAVE_LOCAL_POLICY
-#include "localagent/local_agent_policy.h"
+#include "policy/policy.h"
 #endif
+#include "chat/client.h"
 #include "core/error.h"
-#include "core/gpu_info.h"
-#include "core/paths.h"
 #include "kb_config.h"
 #include "reward/reward.h"
 
-namespace fs = std::filesystem;
 using namespace kb;
 using namespace kb::agent;
 
 namespace {
 
-void onSignal(int) { requestStop(); }
+void onSignal(int) { chat::requestStop(); }
 
-struct Flags {
-  std::string tasks, out, work_dir, policy_url, model, api_key_env = "OPENAI_API_KEY", extra_body;
-  std::string guide, gpus, reward_scheme = "milestone";
-  std::string device = "auto";
-  std::string local_model, local_device = "cpu", local_dtype = "auto";
-  std::string replay;  // --replay DIR: the replay policy (replay_policy.h)
-  int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
-  int64_t context_tokens = 131072, seed = -1;
-  double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
-  bool vllm_token_ids = false, no_progress = false, no_logprobs = false, remove_workspaces = false;
-  bool same_seed = false;
+struct Flags : RolloutCommand {
   std::string old_flag;  // a renamed flag that was given (refused with its new name)
 };
 
@@ -138,31 +116,6 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   app->add_flag("--remove-workspaces", f.remove_workspaces, "delete each workspace once written");
 }
 
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ','))
-    if (!part.empty()) out.push_back(part);
-  return out;
-}
-
-// One combined record per trajectory (docs/kbreward.md "combined record").
-Json resultOf(const Json& t) {
-  Json r;
-  r["tool"] = "kbrollout";
-  r["version"] = t.value("version", "");
-  r["task_id"] = t.value("task_id", "");
-  r["solution_hash"] = t.contains("solution_hash") ? t["solution_hash"] : Json(nullptr);
-  r["status"] = t.contains("status") ? t["status"] : Json(nullptr);
-  r["timings"] = t.contains("timings") ? t["timings"] : Json(nullptr);
-  r["rollout_id"] = t.value("rollout_id", "");
-  r["reward"] = t.contains("reward") ? t["reward"]["value"] : Json(nullptr);
-  r["end_reason"] = t.contains("end") ? t["end"]["reason"] : Json(nullptr);
-  r["turns"] = t.contains("end") ? t["end"]["turns"] : Json(nullptr);
-  return r;
-}
-
 const char* renamedTo(const std::string& old) {
   if (old == "--reward") return "--scheme";
   if (old == "--parallel") return "-j/--jobs";
@@ -170,160 +123,22 @@ const char* renamedTo(const std::string& old) {
   return "--device";  // --task-device; the local model's device is now --policy-device
 }
 
-// eval's results.jsonl: one combined record per rollout, the last record of
-// each (a redone infra_error is replaced), written to a temporary and renamed.
-void writeResults(const fs::path& trajectories, const fs::path& out) {
-  std::vector<Json> recs = readTrajectories(trajectories);
-  std::map<std::string, size_t> last;
-  for (size_t i = 0; i < recs.size(); ++i) last[recs[i].value("rollout_id", "")] = i;
-  fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream res(tmp);
-    for (size_t i = 0; i < recs.size(); ++i)
-      if (last[recs[i].value("rollout_id", "")] == i) res << resultOf(recs[i]).dump() << '\n';
-    if (!res.flush()) throw Error("error writing " + tmp.string());
-  }
-  fs::rename(tmp, out);
-}
-
-int run(Flags& f, bool eval) {
+int run(Flags& f) {
   // From the start: a stop during set-up (loading a local model) ends the
   // run before any rollout, with the message below, not by the signal.
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   if (!f.old_flag.empty())
     throw UsageError(f.old_flag + " was renamed " + renamedTo(f.old_flag) + " (docs/cli.md)");
-  RunOptions o;
-  bool cuda = f.device == "cuda" || (f.device == "auto" && hasNvidiaGpu());
-  o.tasks = findTasks(f.tasks, cuda);
-  o.samples = eval && f.samples < 1 ? 1 : f.samples;
-  o.parallel = f.parallel;
-  fs::path out_dir;
-  if (eval) {
-    out_dir = f.out.empty() ? fs::path("eval-out") : fs::path(f.out);
-    tools::checkWritableDir(out_dir.string(), "-o/--out");  // exit 2 before any work
-    fs::create_directories(out_dir);
-    o.output = out_dir / "trajectories.jsonl";
-  } else {
-    if (f.out.empty()) throw UsageError("--out FILE is required");
-    o.output = f.out;
-  }
-  o.work_dir = f.work_dir.empty() ? fs::path(o.output.string() + ".work") : fs::path(f.work_dir);
+  if (f.eval) tools::checkWritableDir(f.out.empty() ? "eval-out" : f.out, "-o/--out");  // exit 2 before any work
   if (!f.work_dir.empty()) tools::checkWritableDir(f.work_dir, "--work-dir");
-  o.guide = f.guide.empty() ? kb::dataPath("docs/agent-guide.md") : fs::path(f.guide);
-  o.interface_header = kb::dataPath("include/kb/solution.h");
-  if (!fs::is_regular_file(o.guide)) throw UsageError("agent guide not found: " + o.guide.string());
-  {
-    std::ifstream in(o.guide);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    o.rollout.guide_text = ss.str();
-  }
-  o.rollout.mode = eval ? "eval" : "train";
-  o.rollout.limits.max_turns = f.max_turns > 0 ? f.max_turns : (eval ? 200 : 150);
-  o.rollout.limits.context_tokens = f.context_tokens;
-  o.rollout.limits.wall_seconds = f.wall_s;
-  o.rollout.sampling.temperature = f.temperature;
-  o.rollout.sampling.top_p = f.top_p;
-  o.rollout.sampling.max_tokens = f.max_tokens;
-  o.rollout.sampling.logprobs = !f.no_logprobs;
-  if (f.seed >= 0) o.rollout.sampling.seed = f.seed;
-  if (f.same_seed && f.seed < 0) throw UsageError("--same-seed needs --seed S");
-  o.rollout.same_seed = f.same_seed;
-  o.rollout.reward_scheme = f.reward_scheme;
-  o.progress = !f.no_progress;
-  o.keep_workspaces = !f.remove_workspaces;
-
-  ClientConfig cc;
-  cc.base_url = f.policy_url;
-  cc.model = f.model;
-  if (const char* k = std::getenv(f.api_key_env.c_str())) cc.api_key = k;
-  cc.timeout_seconds = f.timeout_s;
-  cc.max_attempts = f.retries;
-  cc.backoff_initial_seconds = f.backoff_s;
-  if (!f.extra_body.empty()) {
-    try {
-      cc.extra_body = Json::parse(f.extra_body);
-    } catch (const Json::parse_error& e) {
-      throw UsageError(std::string("--extra-body is not JSON: ") + e.what());
-    }
-    if (!cc.extra_body.is_object()) throw UsageError("--extra-body must be a JSON object");
-  }
-  if (f.vllm_token_ids) {
-    cc.extra_body["return_token_ids"] = true;
-    cc.extra_body["return_tokens_as_token_ids"] = true;
-  }
-#ifndef KB_HAVE_LOCAL_POLICY
-  if (!f.local_model.empty()) throw UsageError("--local-model: this kbrollout was built without LibTorch");
-#endif
-  std::unique_ptr<ReplayPolicy> replay;
-  if (!f.replay.empty()) {
-    replay = std::make_unique<ReplayPolicy>(f.replay);  // not a folder, a bad solution: exit 2 now
-    size_t have = 0;
-    for (const TaskRef& t : o.tasks) have += replay->find(t.id) ? 1 : 0;
-    std::fprintf(stderr, "kbrollout: --replay %s: a solution for %zu of %zu task(s)%s\n", f.replay.c_str(), have,
-                 o.tasks.size(), have < o.tasks.size() ? "; the others finish at once (giving up)" : "");
-  } else if (f.local_model.empty()) {
-    cc = configFromEnvironment(cc);  // no endpoint or model: exit 2 now
-  }
-
-  // The output, locked and checked before any work: a second kbrollout on
-  // the same file, or a corrupt file, is refused here (exit 2).
-  o.writer = std::make_shared<TrajectoryWriter>(o.output);
-  if (o.writer->cutPartialLine())
-    std::fprintf(stderr, "kbrollout: %s: cut a partial last line (an interrupted run); that rollout is redone\n",
-                 o.output.c_str());
-
-  std::unique_ptr<Policy> policy;
-  if (replay) {
-    policy = std::move(replay);
-  } else if (!f.local_model.empty()) {
+  LocalPolicyLoader load_local;
 #ifdef KB_HAVE_LOCAL_POLICY
-    policy = makeLocalAgentPolicy({.model_dir = f.local_model, .device = f.local_device, .dtype = f.local_dtype});
+  load_local = [](const std::string& dir, const std::string& device, const std::string& dtype) {
+    return kb::policy::loadLocalPolicy({.model_dir = dir, .device = device, .dtype = dtype});
+  };
 #endif
-  } else {
-    policy = std::make_unique<OpenAIClient>(cc);
-  }
-
-  std::string gpus = f.gpus;
-  if (gpus.empty()) gpus = std::getenv("KB_GPUS") ? std::getenv("KB_GPUS") : "0";
-  o.gpu_pool = std::make_shared<ResourcePool>("gpu", splitList(gpus));
-  int cpus = f.cpu_workers > 0 ? f.cpu_workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> cpu_slots;
-  for (int i = 0; i < cpus; ++i) cpu_slots.push_back(std::to_string(i));
-  o.cpu_pool = std::make_shared<ResourcePool>("cpu", cpu_slots);
-
-  RunSummary s = runRollouts(o, *policy);
-
-  if (eval) {
-    writeResults(o.output, out_dir / "results.jsonl");
-    Json timeline = {{"gpu", o.gpu_pool->timeline()}, {"cpu", o.cpu_pool->timeline()}};
-    writeJsonFile(out_dir / "timeline.json", timeline);
-    std::fprintf(stderr, "kbrollout eval: wrote %s and %s (kbreward report %s)\n", o.output.c_str(),
-                 (out_dir / "results.jsonl").c_str(), (out_dir / "results.jsonl").c_str());
-  }
-  for (const std::string& e : s.errors) std::fprintf(stderr, "kbrollout: %s\n", e.c_str());
-  if (s.interrupted > 0 || stopRequested()) {
-    std::fprintf(stderr, "kbrollout: interrupted; %d rollout(s) not finished; run again to resume\n",
-                 s.interrupted);
-    return 130;
-  }
-  // Infrastructure faults (docs/kbrollout.md "Exit status"): recorded as
-  // infra_error without a reward, or not written at all.
-  int lost = s.infra + static_cast<int>(s.errors.size());
-  if (lost > 0 && s.made() == 0) {
-    std::string first = !s.first_infra.empty() ? s.first_infra : s.errors.front();
-    first = first.substr(0, first.find('\n'));
-    std::fprintf(stderr, "kbrollout: no rollout could be made: %d infrastructure fault(s), e.g. %s\n", lost,
-                 first.c_str());
-    return 3;
-  }
-  if (lost > 0)
-    std::fprintf(stderr,
-                 "kbrollout: %d of %d rollout(s) ended in an infrastructure fault (recorded as infra_error, "
-                 "no reward); run the same command again to redo them\n",
-                 lost, lost + s.made());
-  return 0;
+  return runRolloutCommand(f, load_local);
 }
 
 }  // namespace
@@ -352,8 +167,9 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("-o,--out", f.out, "output directory (default eval-out)");
   app.set_version_flag("--version", KB_VERSION);
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbrollout")) return *rc;
+  f.eval = eval_cmd->parsed();
   try {
-    return run(f, eval_cmd->parsed());
+    return run(f);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbrollout: %s\n", e.what());
     return 2;
