@@ -14,11 +14,7 @@ set -uo pipefail
 KBSYNTH="$1"; WORK="$2"
 ROOT="${KB_SOURCE_ROOT:?}"
 REF="$ROOT/testdata/tasks-src/kernelbench"
-fails=0
-ok()   { echo "ok   - $*"; }
-bad()  { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-exit_code() { "$@" >/dev/null 2>&1; echo $?; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/expect.sh"
 rm -rf "$WORK"; mkdir -p "$WORK"
 J=$(nproc); [ "$J" -gt 4 ] && J=4
 

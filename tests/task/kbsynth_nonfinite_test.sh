@@ -8,9 +8,7 @@
 set -uo pipefail
 KBSYNTH="$1"; WORK="$2"
 SRC="${KB_SOURCE_ROOT:?}/testdata/tasks/nonfinite_log"
-fails=0
-ok()  { echo "ok   - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/expect.sh"
 rm -rf "$WORK"; mkdir -p "$WORK"
 
 "$KBSYNTH" check "$SRC" --device cpu --seeds 0,1 --no-compiled >"$WORK/same.jsonl" 2>"$WORK/same.err"

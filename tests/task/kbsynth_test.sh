@@ -9,14 +9,7 @@ set -uo pipefail
 KBSYNTH="$1"; TASK_TEST="$2"; WORK="$3"
 SRC="${KB_SOURCE_ROOT:?}/testdata/tasks-src"
 PY="${KB_PYTHON:-/opt/kb-venv/bin/python3}"
-fails=0
-ok()   { echo "ok   - $*"; }
-bad()  { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
-  local what="$1"; shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-exit_code() { "$@" >/dev/null 2>&1; echo $?; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/expect.sh"
 
 rm -rf "$WORK"; mkdir -p "$WORK"
 OUT="$WORK/tasks"

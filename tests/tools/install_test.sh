@@ -11,13 +11,7 @@ set -uo pipefail
 BUILD="$1"; ROOT="$2"; MESON="${3:-meson}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-ok()  { echo "ok   - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
-  local what="$1"; shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/expect.sh"
 
 DEST="$TMP/dest"
 if ! "$MESON" install -C "$BUILD" --no-rebuild --destdir "$DEST" >"$TMP/install.log" 2>&1; then
