@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Issue 20, item 3 on the GPU machine: the hand-written KernelBench reference
+# solutions (testdata/solutions-kernelbench/levelN/<stem>/) against their
+# tasks, imported fresh from the KernelBench problem files.
+#   1. import   exactly the tasks that have a solution, in ONE kbsynth import
+#               call (-j capture workers): the problem files are linked into
+#               $OUT/kb-src/levelN/ (nothing copied into the repository), so the
+#               ids are kernelbench/levelN/<stem>; --compiled cuda only when
+#               KB_COMPILED=1 (an AOTInductor baseline costs ~75 s a task)
+#   2. per task kbcheck TASK SOLUTION --json $OUT/check-<id>.json (build + verify)
+#               kbprof  TASK SOLUTION --json $OUT/prof-<id>.json (--no-compile
+#               unless KB_COMPILED=1)
+#      one failing task does not stop the others
+#   3. a table: id, kbcheck status, kbprof status, speed-up vs eager (and vs
+#      torch.compile when timed), from the JSON reports
+#   4. kbreward report over the check/prof reports -> $OUT/report.{md,html}
+# Environment:
+#   KB_BUILD        build directory with tools/ (default $ROOT/build-gpu)
+#   KB_KERNELBENCH  KernelBench checkout with level1..3/ (default $ROOT/../shared/kernelbench)
+#   OUT             where reports and logs go (default $ROOT/gpu-out/kernelbench-solutions)
+#   KB_TASKS        where the task bundles go (default $OUT/kb-tasks); with
+#                   KB_SKIP_EXISTING=1 bundles already captured there are kept
+#   KB_COMPILED     1: build and time the torch.compile baselines too
+#   KB_IMPORT_JOBS  capture workers (default: kbsynth's own choice)
+#   KB_ONLY         space-separated ids or stems to restrict the run to (default: all)
+#   KB_BASELINE_CACHE  kbprof's baseline cache (default $OUT/.baselines)
+# Exit status: 0 when every task imported and both kbcheck and kbprof ended ok.
+# Usage: bash scripts/gpu/validate-kernelbench-solutions.sh
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+B="${KB_BUILD:-$ROOT/build-gpu}"
+case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
+KB="${KB_KERNELBENCH:-$ROOT/../shared/kernelbench}"
+OUT="${OUT:-$ROOT/gpu-out/kernelbench-solutions}"
+T="${KB_TASKS:-$OUT/kb-tasks}"
+SOLS="$ROOT/testdata/solutions-kernelbench"
+export PATH="$ROOT/.carry/bin:$PATH"
+export KB_BASELINE_CACHE="${KB_BASELINE_CACHE:-$OUT/.baselines}"
+mkdir -p "$OUT" "$T"
+OUT="$(cd "$OUT" && pwd)"
+T="$(cd "$T" && pwd)"
+
+for tool in kbsynth/kbsynth kbcheck/kbcheck kbprof/kbprof kbreward/kbreward; do
+  [ -x "$B/tools/$tool" ] || { echo "validate-kernelbench-solutions: $B/tools/$tool is not built" >&2; exit 2; }
+done
+[ -d "$KB/level1" ] || { echo "validate-kernelbench-solutions: no KernelBench at $KB (set KB_KERNELBENCH)" >&2; exit 2; }
+
+# The tasks: every testdata/solutions-kernelbench/levelN/<stem>/forward.cpp.
+ids=()
+for f in "$SOLS"/level*/*/forward.cpp; do
+  [ -f "$f" ] || continue
+  d="$(dirname "$f")"
+  id="kernelbench/$(basename "$(dirname "$d")")/$(basename "$d")"
+  if [ -n "${KB_ONLY:-}" ]; then
+    keep=0
+    for o in $KB_ONLY; do [ "$o" = "$id" ] || [ "$o" = "$(basename "$d")" ] && keep=1; done
+    [ $keep = 1 ] || continue
+  fi
+  ids+=("$id")
+done
+[ ${#ids[@]} -gt 0 ] || { echo "validate-kernelbench-solutions: no solutions found" >&2; exit 2; }
+
+# JSON field reader: jq when there is one (scripts/gpu/carry.sh puts it in
+# .carry/bin), else python3. Prints "-" for a missing file or null.
+field() {  # FILE KEY
+  [ -s "$1" ] || { echo "-"; return; }
+  if command -v jq >/dev/null 2>&1; then
+    jq -r --arg k "$2" '.[$k] // "-" | if type == "number" then (. * 100 | round / 100 | tostring) else tostring end' \
+      "$1" 2>/dev/null || echo "-"
+  else
+    python3 - "$1" "$2" <<'EOF' 2>/dev/null || echo "-"
+import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2])
+print("-" if v is None else (f"{v:.2f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else v))
+EOF
+  fi
+}
+
+rc=0
+echo "== import $(date +%T): ${#ids[@]} tasks from $KB into $T"
+src="$OUT/kb-src"
+rm -rf "$src"
+for id in "${ids[@]}"; do
+  rel="${id#kernelbench/}"  # levelN/<stem>
+  py="$KB/$rel.py"
+  if [ ! -f "$py" ]; then
+    echo "  $id: no problem file $py"
+    rc=1
+    continue
+  fi
+  mkdir -p "$src/$(dirname "$rel")"
+  ln -s "$(cd "$(dirname "$py")" && pwd)/$(basename "$py")" "$src/$rel.py"
+done
+import_args=(import "$src" -o "$T" --report "$OUT/import-report.json")
+[ -n "${KB_IMPORT_JOBS:-}" ] && import_args+=(-j "$KB_IMPORT_JOBS")
+[ "${KB_COMPILED:-0}" = 1 ] && import_args+=(--compiled cuda)
+[ "${KB_SKIP_EXISTING:-0}" = 1 ] && import_args+=(--skip-existing)
+"$B/tools/kbsynth/kbsynth" "${import_args[@]}" >"$OUT/import.jsonl" 2>"$OUT/import.log" || rc=1
+grep -E "imported|level[0-9]:|failed" "$OUT/import.log" | tail -8
+
+prof_args=()
+[ "${KB_COMPILED:-0}" = 1 ] || prof_args+=(--no-compile)
+declare -a lines
+for id in "${ids[@]}"; do
+  name="${id//\//_}"  # kernelbench_level1_19_ReLU
+  task="$T/$id"
+  sol="$SOLS/${id#kernelbench/}"
+  check="$OUT/check-$name.json" prof="$OUT/prof-$name.json"
+  rm -f "$check" "$prof"
+  echo "== $id $(date +%T)"
+  if [ ! -f "$task/task.json" ]; then
+    echo "  not imported (see $OUT/import.log)"
+    lines+=("$(printf '%-68s %-16s %-16s %9s %9s' "$id" import_failed - - -)")
+    rc=1
+    continue
+  fi
+  # Level-1 inputs reach gigabytes: room for them in the worker and time for
+  # five seeds (the defaults are 4 GiB and 60 s).
+  "$B/tools/kbcheck/kbcheck" "$task" "$sol" --timeout 900 --memory-limit 0 --scratch-limit 4096 \
+    --json "$check" >"$OUT/check-$name.log" 2>&1 || rc=1
+  cs="$(field "$check" status)"
+  if [ "$cs" = ok ]; then
+    "$B/tools/kbprof/kbprof" "$task" "$sol" "${prof_args[@]}" --timeout 900 --json "$prof" \
+      >"$OUT/prof-$name.log" 2>&1 || rc=1
+    ps="$(field "$prof" status)"
+  else
+    ps="skipped"
+  fi
+  [ "$cs" = ok ] && [ "$ps" = ok ] || rc=1
+  line="$(printf '%-68s %-16s %-16s %9s %9s' "$id" "$cs" "$ps" "$(field "$prof" speedup_vs_eager)" \
+    "$(field "$prof" speedup_vs_compile)")"
+  echo "$line"
+  lines+=("$line")
+done
+
+echo
+echo "== results ($(date +%T))"
+printf '%-68s %-16s %-16s %9s %9s\n' task kbcheck kbprof x_eager x_compile
+printf '%s\n' "${lines[@]}"
+
+# This run's reports only (an earlier run's, e.g. of other KB_ONLY tasks, stay out).
+reports=()
+for id in "${ids[@]}"; do
+  for kind in check prof; do
+    f="$OUT/$kind-${id//\//_}.json"
+    [ -s "$f" ] && reports+=("$f")
+  done
+done
+if [ ${#reports[@]} -gt 0 ]; then
+  R="$B/tools/kbreward/kbreward"
+  title="KernelBench reference solutions (testdata/solutions-kernelbench)"
+  "$R" report "${reports[@]}" --title "$title" || rc=1
+  "$R" report "${reports[@]}" --title "$title" --format markdown -o "$OUT/report.md" || rc=1
+  "$R" report "${reports[@]}" --title "$title" --format html -o "$OUT/report.html" || rc=1
+  echo "report: $OUT/report.md, $OUT/report.html"
+fi
+exit $rc
