@@ -1,0 +1,172 @@
+// lib/eval on the CPU: which stages run, the stop at the first failing
+// stage, the report header, and the typed timings and speed-ups of a
+// host-clock profile (kbprof --device cpu's path).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/speedup.h"
+#include "eval/eval.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
+fs::path task() { return sourceRoot() / "testdata/tasks/linear_relu"; }
+
+// A request on the CPU with a private build cache and scratch, short limits.
+class Eval : public ::testing::Test {
+ protected:
+  fs::path scratch = fs::temp_directory_path() / ("kb_eval_test_" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(scratch); }
+  void TearDown() override { fs::remove_all(scratch); }
+
+  kb::eval::Request request(const fs::path& solution, kb::eval::Stages stages) {
+    kb::eval::Request q;
+    q.task_dir = task();
+    q.solution_dir = solution;
+    q.stages = stages;
+    q.build.target = kb::BuildTarget::Cpu;
+    q.build.cache_dir = scratch / "cache";
+    q.verify.device = "cpu";
+    q.verify.limits.wall_seconds = 20;
+    q.verify.limits.cpu_seconds = 20;
+    q.verify.scratch_dir = scratch;
+    q.profile.device = "cpu";
+    q.profile.budget_seconds = 0.5;
+    q.profile.use_baseline_cache = false;
+    q.profile.scratch_dir = scratch;
+    return q;
+  }
+};
+
+TEST_F(Eval, BuildOnlyRunsNoOtherStage) {
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu", {});
+  q.task_dir.clear();  // kbcheck build: no task
+  kb::eval::Result r = kb::eval::evaluate(q);
+  EXPECT_EQ(r.status(), kb::Status::Ok) << r.message;
+  ASSERT_EQ(r.stages.size(), 4u);
+  EXPECT_EQ(r.stages[0].name, "static");
+  EXPECT_TRUE(r.stage("static").skipped);
+  EXPECT_FALSE(r.stage("build").skipped);
+  EXPECT_TRUE(r.stage("verify").skipped);
+  EXPECT_TRUE(r.stage("profile").skipped);
+  ASSERT_TRUE(r.build);
+  EXPECT_TRUE(fs::exists(r.build->library));
+  EXPECT_FALSE(r.verify || r.profile || r.static_check);
+  // The header: the tool asked for, the solution's hash, no task.
+  EXPECT_EQ(r.header.tool, "kbcheck");
+  EXPECT_EQ(r.header.solution_hash.rfind("sha256:", 0), 0u);
+  EXPECT_EQ(r.header.solution_hash, r.build->solution_hash);
+  EXPECT_TRUE(r.header.task_id.empty());
+  EXPECT_FALSE(r.header.started_at.empty());
+  EXPECT_FALSE(r.header.finished_at.empty());
+  EXPECT_EQ(r.message, "");
+  kb::Json j = kb::eval::checkReportJson(r, "build");
+  EXPECT_EQ(j["stage"], "build");
+  EXPECT_TRUE(j["task_id"].is_null());
+  EXPECT_EQ(j["stages"].size(), 3u);  // kbcheck's: static, build, verify
+  EXPECT_TRUE(j["stages"]["verify"]["skipped"].get<bool>());
+}
+
+TEST_F(Eval, StaticBuildVerifyOk) {
+  kb::eval::StaticChecker checker;
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu",
+                                {.static_check = true, .build = true, .verify = true});
+  q.static_checker = &checker;
+  kb::eval::Result r = kb::eval::evaluate(q);
+  EXPECT_EQ(r.status(), kb::Status::Ok) << r.message;
+  EXPECT_EQ(r.header.task_id, "testdata/linear_relu");
+  EXPECT_EQ(r.stage("static").skipped, !kb::eval::StaticChecker::available());
+  if (kb::eval::StaticChecker::available()) {
+    ASSERT_TRUE(r.static_check);
+    EXPECT_EQ(r.static_check->status, kb::Status::Ok);
+    EXPECT_EQ(r.stage("static").detail["tool"], "kbcheck");
+  }
+  ASSERT_TRUE(r.verify);
+  EXPECT_EQ(r.verify->status, kb::Status::Ok);
+  EXPECT_FALSE(r.stage("verify").skipped);
+  EXPECT_TRUE(r.stage("profile").skipped);  // not asked
+  EXPECT_EQ(kb::eval::checkReportJson(r, "")["status"], "ok");
+}
+
+TEST_F(Eval, StopsAtTheFirstFailingStage) {
+  // verify fails: profile, though asked, does not run.
+  kb::eval::Result r = kb::eval::evaluate(request(sourceRoot() / "testdata/solutions-cpu/wrong_result",
+                                                  {.build = true, .verify = true, .profile = true}));
+  EXPECT_EQ(r.status(), kb::Status::Incorrect);
+  EXPECT_EQ(r.message.rfind("verify: ", 0), 0u) << r.message;
+  EXPECT_EQ(r.message.find('\n'), std::string::npos);
+  EXPECT_EQ(r.stage("verify").status, kb::Status::Incorrect);
+  EXPECT_TRUE(r.stage("profile").skipped);
+  EXPECT_FALSE(r.profile);
+
+  // the build fails: nothing after it runs, and kbprof's report is the
+  // build-failure report.
+  fs::path broken = scratch / "broken";
+  fs::create_directories(broken);
+  std::ofstream(broken / "forward.cpp") << "this is not C++\n";
+  kb::eval::Result b = kb::eval::evaluate(request(broken, {.build = true, .verify = true, .profile = true}));
+  EXPECT_EQ(b.status(), kb::Status::CompileError);
+  EXPECT_EQ(b.message.rfind("build: ", 0), 0u) << b.message;
+  EXPECT_TRUE(b.stage("verify").skipped);
+  EXPECT_TRUE(b.stage("profile").skipped);
+  kb::eval::Result p = kb::eval::evaluate(request(broken, {.build = true, .profile = true}));
+  EXPECT_EQ(p.status(), kb::Status::CompileError);
+  EXPECT_FALSE(p.profile);
+  kb::Json j = kb::eval::profileReportJson(p);
+  EXPECT_EQ(j["tool"], "kbprof");
+  EXPECT_EQ(j["stage"], "build");
+  EXPECT_EQ(j["status"], "compile_error");
+  EXPECT_EQ(j["timing_method"], "host_clock");
+  EXPECT_TRUE(j["timings"].empty());
+}
+
+TEST_F(Eval, ProfileOnTheCpuGivesTypedTimingsAndOneSpeedup) {
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu-timed/ok_host_object",
+                                {.build = true, .profile = true});
+  q.tool = "kbprof";
+  kb::eval::Result r = kb::eval::evaluate(q);
+  ASSERT_TRUE(r.profile);
+  ASSERT_EQ(r.status(), kb::Status::Ok) << r.message;
+  EXPECT_EQ(r.header.tool, "kbprof");
+  EXPECT_EQ(r.header.task_id, "testdata/linear_relu");
+  EXPECT_EQ(r.header.solution_hash, r.profile->solution_hash);
+  EXPECT_FALSE(r.stage("build").skipped);
+  EXPECT_FALSE(r.stage("profile").skipped);
+  const kb::ProfileResult& p = *r.profile;
+  EXPECT_EQ(p.timing_method, "host_clock");
+  ASSERT_TRUE(p.candidate.present());
+  ASSERT_TRUE(p.eager.present());
+  // The speed-up is kb::speedup of the medians, and nothing else.
+  ASSERT_TRUE(p.speedup_vs_eager);
+  EXPECT_DOUBLE_EQ(*p.speedup_vs_eager, *kb::speedup(p.eager.event.median, p.candidate.event.median));
+  EXPECT_FALSE(p.speedup_vs_compile);  // no torch.compile on the CPU
+  // The typed timings lib/reward scores.
+  kb::reward::Timings t = kb::eval::rewardTimings(p);
+  ASSERT_TRUE(t.candidate && t.eager && t.compile);
+  EXPECT_EQ(t.candidate->median_ms, p.candidate.event.median);
+  EXPECT_EQ(t.candidate->ci95_high_ms, p.candidate.event.ci_high);
+  EXPECT_EQ(t.eager->median_ms, p.eager.event.median);
+  EXPECT_TRUE(std::isnan(t.compile->median_ms));  // not timed: all NaN
+  // kbprof's report: the field names docs/kbprof.md promises.
+  kb::Json j = kb::eval::profileReportJson(r);
+  EXPECT_EQ(j["stage"], "profile");
+  EXPECT_EQ(j["speedup_vs_eager"].get<double>(), *p.speedup_vs_eager);
+  EXPECT_TRUE(j["speedup_vs_compile"].is_null());
+  EXPECT_EQ(j["build"]["status"], "ok");
+}
+
+TEST(Speedup, OneRatio) {
+  EXPECT_DOUBLE_EQ(*kb::speedup(2.0, 1.0), 2.0);
+  EXPECT_FALSE(kb::speedup(0.0, 1.0));
+  EXPECT_FALSE(kb::speedup(1.0, 0.0));
+  EXPECT_FALSE(kb::speedup(std::nan(""), 1.0));
+}
+
+}  // namespace
