@@ -29,7 +29,7 @@ struct RolloutCommand {
   bool same_seed = false;
 };
 
-// --local-model's loader: lib/policy's loadLocalPolicy where kbrollout is
+// --local-model's loader: lib/llm's loadLocalPolicy where kbrollout is
 // built with LibTorch; empty where it is not (--local-model is then refused).
 using LocalPolicyLoader = std::function<std::unique_ptr<chat::Policy>(
     const std::string& model_dir, const std::string& device, const std::string& dtype)>;

@@ -4,8 +4,8 @@
 // interface a rollout asks for that turn. Three policies implement it: the
 // HTTP client of an OpenAI-compatible server (agent::OpenAIClient, over
 // lib/chat's client.h), the replay policy (agent::ReplayPolicy) and the local
-// LibTorch model (lib/policy's LocalPolicy). Torch- and curl-free
-// (kb_chat_messages), so lib/policy's text side can use it.
+// LibTorch model (lib/llm's LocalPolicy). Torch- and curl-free
+// (kb_chat_messages), so lib/llm's text side can use it.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct ToolCall {
   std::string id{};         // the server's id ("call_..."), one made up, or "" (a parsed local message)
   std::string name{};
   std::string arguments{};  // the arguments' JSON text as the model wrote it (may be invalid)
-  // Set by a parser of model text (lib/policy's parseAssistantMessage) when
+  // Set by a parser of model text (lib/llm's parseAssistantMessage) when
   // the call could not be read; `arguments` then holds the raw text.
   std::string error{};
 };

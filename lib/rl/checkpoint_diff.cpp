@@ -3,7 +3,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "policy/model.h"
+#include "llm/model.h"
 
 namespace fs = std::filesystem;
 
@@ -16,10 +16,10 @@ Json checkpointDiff(const fs::path& a, const fs::path& b) {
   for (const auto& entry : fs::directory_iterator(a)) {
     if (entry.path().extension() != ".safetensors" || !fs::exists(b / entry.path().filename())) continue;
     std::map<std::string, at::Tensor> ta;
-    for (auto& [n, t] : policy::readTensors(entry.path())) ta[n] = t;
+    for (auto& [n, t] : llm::readTensors(entry.path())) ta[n] = t;
     double m = 0;
     size_t n = 0;
-    for (auto& [name, t] : policy::readTensors(b / entry.path().filename())) {
+    for (auto& [name, t] : llm::readTensors(b / entry.path().filename())) {
       if (!ta.count(name)) throw Error("tensor " + name + " is only in " + b.string());
       m = std::max(m, (ta[name].to(at::kDouble) - t.to(at::kDouble)).abs().max().item<double>());
       ++n;

@@ -20,13 +20,13 @@ std::vector<at::Tensor> Critic::trainableParameters() const {
   return out;
 }
 
-Critic loadCritic(const fs::path& dir, const policy::LoadOptions& options) {
+Critic loadCritic(const fs::path& dir, const llm::LoadOptions& options) {
   Critic c;
-  c.backbone = policy::loadModel(dir, options);
+  c.backbone = llm::loadModel(dir, options);
   const auto opts = c.backbone.embed_tokens.options();
   const fs::path head = dir / "value_head.safetensors";
   if (fs::exists(head)) {
-    for (auto& [name, t] : policy::readTensors(head)) {
+    for (auto& [name, t] : llm::readTensors(head)) {
       if (name == "value_head.weight") c.head_weight = t.to(opts.device(), opts.dtype().toScalarType());
       else if (name == "value_head.bias") c.head_bias = t.to(opts.device(), opts.dtype().toScalarType());
     }
@@ -42,10 +42,10 @@ Critic loadCritic(const fs::path& dir, const policy::LoadOptions& options) {
   return c;
 }
 
-void saveCritic(const Critic& c, const fs::path& dir, const policy::SaveOptions& options) {
-  policy::saveModel(c.backbone, dir, options);
-  const at::ScalarType dtype = options.dtype.empty() ? c.backbone.dtype() : policy::parseTorchDtype(options.dtype);
-  policy::writeTensors(dir / "value_head.safetensors",
+void saveCritic(const Critic& c, const fs::path& dir, const llm::SaveOptions& options) {
+  llm::saveModel(c.backbone, dir, options);
+  const at::ScalarType dtype = options.dtype.empty() ? c.backbone.dtype() : llm::parseTorchDtype(options.dtype);
+  llm::writeTensors(dir / "value_head.safetensors",
                        {{"value_head.weight", c.head_weight.to(dtype)}, {"value_head.bias", c.head_bias.to(dtype)}});
 }
 

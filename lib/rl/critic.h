@@ -1,8 +1,8 @@
-// The critic: the policy architecture (lib/policy's Model, its lm_head
+// The critic: the policy architecture (lib/llm's Model, its lm_head
 // unused) with a scalar value head on the final-norm hidden state,
 //   V(s_t) = w . h_t + b            (w [1, C], b [1]).
 // Saved as a policy checkpoint (config.json, model*.safetensors: readable by
-// lib/policy's loader) plus value_head.safetensors ("value_head.weight",
+// lib/llm's loader) plus value_head.safetensors ("value_head.weight",
 // "value_head.bias"). Loading a directory without value_head.safetensors (a
 // policy checkpoint, the paper's critic init) starts the head at zero.
 #pragma once
@@ -13,12 +13,12 @@
 #include <filesystem>
 #include <vector>
 
-#include "policy/model.h"
+#include "llm/model.h"
 
 namespace kb::rl {
 
 struct Critic {
-  policy::Model backbone;
+  llm::Model backbone;
   at::Tensor head_weight;  // [1, C], the backbone's dtype
   at::Tensor head_bias;    // [1]
   bool head_loaded = false;  // false: initialised at zero
@@ -29,7 +29,7 @@ struct Critic {
   std::vector<at::Tensor> trainableParameters() const;
 };
 
-Critic loadCritic(const std::filesystem::path& dir, const policy::LoadOptions& options);
-void saveCritic(const Critic& critic, const std::filesystem::path& dir, const policy::SaveOptions& options);
+Critic loadCritic(const std::filesystem::path& dir, const llm::LoadOptions& options);
+void saveCritic(const Critic& critic, const std::filesystem::path& dir, const llm::SaveOptions& options);
 
 }  // namespace kb::rl

@@ -97,7 +97,7 @@ bool startsWith(const std::vector<int32_t>& seq, const std::vector<int32_t>& pre
   return prefix.size() <= seq.size() && std::equal(prefix.begin(), prefix.end(), seq.begin());
 }
 
-void fromRecorded(Episode& e, const Json& t, const policy::Tokenizer& tok, const policy::ChatTemplate& chat) {
+void fromRecorded(Episode& e, const Json& t, const llm::Tokenizer& tok, const llm::ChatTemplate& chat) {
   const Json tools = openAiTools(t.value("tools", Json()));
   const Json& messages = t["messages"];
   for (const Json& turn : t["turns"]) {
@@ -129,11 +129,11 @@ void fromRecorded(Episode& e, const Json& t, const policy::Tokenizer& tok, const
   }
 }
 
-void fromTemplate(Episode& e, const Json& t, const policy::Tokenizer& tok, const policy::ChatTemplate& chat) {
+void fromTemplate(Episode& e, const Json& t, const llm::Tokenizer& tok, const llm::ChatTemplate& chat) {
   const Json& messages = t["messages"];
   std::vector<chat::Message> msgs;
   for (const Json& m : messages) msgs.push_back(chat::messageFromJson(m));
-  policy::ChatEncoding enc = chat.encode(tok, msgs, openAiTools(t.value("tools", Json())));
+  llm::ChatEncoding enc = chat.encode(tok, msgs, openAiTools(t.value("tools", Json())));
   Sequence s;
   s.ids = enc.ids;
   s.mask = enc.loss_mask;
@@ -143,7 +143,7 @@ void fromTemplate(Episode& e, const Json& t, const policy::Tokenizer& tok, const
 
 }  // namespace
 
-Episode episodeFromTrajectory(const Json& t, const policy::Tokenizer& tok, const policy::ChatTemplate& chat,
+Episode episodeFromTrajectory(const Json& t, const llm::Tokenizer& tok, const llm::ChatTemplate& chat,
                               const EpisodeOptions& options) {
   Episode e;
   e.rollout_id = t.value("rollout_id", "");

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "core/json.h"
-#include "policy/chat_template.h"
-#include "policy/tokenizer.h"
+#include "llm/chat_template.h"
+#include "llm/tokenizer.h"
 
 namespace kb::rl {
 
@@ -60,8 +60,8 @@ std::vector<Json> readJsonl(const std::filesystem::path& path, size_t* skipped =
 
 // The episode of one trajectory record. Throws kb::Error naming the rollout
 // when the record has no messages.
-Episode episodeFromTrajectory(const Json& trajectory, const policy::Tokenizer& tokenizer,
-                              const policy::ChatTemplate& chat, const EpisodeOptions& options = {});
+Episode episodeFromTrajectory(const Json& trajectory, const llm::Tokenizer& tokenizer,
+                              const llm::ChatTemplate& chat, const EpisodeOptions& options = {});
 
 // The OpenAI "tools" array ({"type": "function", "function": {...}}) of a
 // trajectory's `tools` field ({name, description, parameters}); null if none.

@@ -46,7 +46,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   progress(o, dist, stage + ": " + std::to_string(data.episodes.size()) + " episodes with a reward (" +
                         std::to_string(data.dropped_no_reward) + " without one left out)");
 
-  policy::Model actor = policy::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
+  llm::Model actor = llm::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
   std::optional<Critic> critic;
   if (ppo) {
     if (opt.critic.empty()) throw UsageError("ppo needs --critic DIR (value-pretrain's output, or a policy checkpoint)");
@@ -90,7 +90,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
       }
     }
     if (opt.kl_coef > 0) {
-      const policy::Model ref = policy::loadModel(opt.reference, {device.str(), o.dtype});
+      const llm::Model ref = llm::loadModel(opt.reference, {device.str(), o.dtype});
       policyLogprobs(ref, data, shards, all, o.micro_batch, device, ref_logp);
     }
     if (ppo) {
@@ -157,7 +157,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
     const Json scalars = {{"adv_mean", adv_mean}, {"adv_std", adv_std}, {"logprob_mismatch", finiteOrNull(mismatch)}};
     writeCheckpoint(o, dist, stage, completed, steps.size(), last, scalars, tables, optimizers,
                     [&](const std::filesystem::path& dir) {
-                      policy::saveModel(actor, dir / "model", {.dtype = "", .copy_files_from = o.model});
+                      llm::saveModel(actor, dir / "model", {.dtype = "", .copy_files_from = o.model});
                       if (ppo) saveCritic(*critic, dir / "critic", {.dtype = "", .copy_files_from = opt.critic});
                     });
   };
@@ -251,7 +251,7 @@ Json runPolicyGradient(const PolicyGradientOptions& opt) {
   addCheckpointFields(summary, o, resume, stopped, completed);
   if (stopped) return summary;
   if (dist.rank() == 0) {
-    policy::saveModel(actor, o.out, {.dtype = "", .copy_files_from = o.model});
+    llm::saveModel(actor, o.out, {.dtype = "", .copy_files_from = o.model});
     if (ppo) {
       const std::filesystem::path cdir = opt.critic_out.empty() ? o.out / "critic" : opt.critic_out;
       saveCritic(*critic, cdir, {.dtype = "", .copy_files_from = opt.critic});

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "policy/model.h"
+#include "llm/model.h"
 #include "rl/gradients.h"
 #include "rl/losses.h"
 #include "rl/optimizer.h"
@@ -22,7 +22,7 @@ Json runRft(const RftOptions& opt) {
   Dataset data = loadDataset(o, &opt.filters, /*need_reward=*/false);
   progress(o, dist, "rft: kept " + std::to_string(data.filter.kept) + " of " + std::to_string(data.filter.seen) +
                         " trajectories; rejections " + data.filter.toJson()["reasons"].dump());
-  policy::Model model = policy::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
+  llm::Model model = llm::loadModel(resume.active ? resume.dir / "model" : o.model, {device.str(), o.dtype});
   model.setRequiresGrad(true);
   const std::vector<at::Tensor> params = model.parameters();
   AdamW optim(params, adamOptions(o, o.lr));
@@ -36,7 +36,7 @@ Json runRft(const RftOptions& opt) {
   auto checkpoint = [&](size_t completed) {
     writeCheckpoint(o, dist, "rft", completed, steps.size(), last, Json::object(), {}, {{"optimizer", &optim}},
                     [&](const std::filesystem::path& dir) {
-                      policy::saveModel(model, dir / "model", {.dtype = "", .copy_files_from = o.model});
+                      llm::saveModel(model, dir / "model", {.dtype = "", .copy_files_from = o.model});
                     });
   };
   bool stopped = stopAgreed(o, dist, device);
@@ -80,7 +80,7 @@ Json runRft(const RftOptions& opt) {
   addCheckpointFields(summary, o, resume, stopped, completed);
   if (stopped) return summary;
   if (dist.rank() == 0) {
-    policy::saveModel(model, o.out, {.dtype = "", .copy_files_from = o.model});
+    llm::saveModel(model, o.out, {.dtype = "", .copy_files_from = o.model});
     writeJsonFile(o.out / "train_summary.json", summary);
   }
   removeCheckpoint(o, dist);

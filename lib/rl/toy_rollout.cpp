@@ -5,8 +5,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "policy/model.h"
-#include "policy/policy.h"
+#include "llm/model.h"
+#include "llm/policy.h"
 #include "rl/toy_task.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +21,7 @@ Json runToyRollout(const ToyRolloutOptions& o) {
     toyEnvDevices(o.env_options.device);
     for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) toyBundleDir(o.env_options.bundles, makeToyTask(s));
   }
-  auto policy = policy::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
+  auto policy = llm::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
                                          .max_batch_size = o.max_batch});
   std::vector<ToyTask> tasks;
   std::vector<std::vector<chat::Message>> convs;
@@ -40,12 +40,12 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   sp.temperature = o.temperature;
   sp.max_tokens = o.max_new_tokens;
   sp.seed = o.sampling_seed;
-  const std::vector<policy::Generation> out = policy->generateChat(convs, nullptr, sp);
+  const std::vector<llm::Generation> out = policy->generateChat(convs, nullptr, sp);
   std::vector<ToyScore> scores;
   Json env_stats;
   if (o.env == "kbcheck") {
     std::vector<std::string> answers;
-    for (const policy::Generation& c : out) answers.push_back(c.text);
+    for (const llm::Generation& c : out) answers.push_back(c.text);
     scores = scoreToyAnswersInEnvironment(tasks, answers, o.env_options, &env_stats);
   } else {
     for (size_t i = 0; i < out.size(); ++i) scores.push_back(scoreToyAnswer(tasks[i], out[i].text));
@@ -56,7 +56,7 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   double sum = 0, passed = 0, scored = 0;
   std::map<std::string, int> reasons;
   for (size_t i = 0; i < out.size(); ++i) {
-    const policy::Generation& c = out[i];
+    const llm::Generation& c = out[i];
     Json response = {{"finish_reason", c.finish_reason == "length" ? "length" : "stop"},
                      {"token_ids", c.token_ids},
                      {"logprobs", c.logprobs},
@@ -113,9 +113,9 @@ Json writeToyDemonstrations(uint64_t first, uint64_t last, const fs::path& out) 
 
 void writeRandomModel(const fs::path& config_path, const fs::path& tokenizer_dir, const fs::path& out,
                       const std::string& dtype, uint64_t seed) {
-  const policy::ModelConfig config = policy::parseModelConfig(readJsonFile(config_path), config_path.string());
-  policy::Model m = policy::randomModel(config, {.device = "cpu", .dtype = dtype}, seed);
-  policy::saveModel(m, out, {.dtype = "", .copy_files_from = tokenizer_dir});
+  const llm::ModelConfig config = llm::parseModelConfig(readJsonFile(config_path), config_path.string());
+  llm::Model m = llm::randomModel(config, {.device = "cpu", .dtype = dtype}, seed);
+  llm::saveModel(m, out, {.dtype = "", .copy_files_from = tokenizer_dir});
 }
 
 }  // namespace kb::rl

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "policy/model.h"
+#include "llm/model.h"
 
 namespace fs = std::filesystem;
 
@@ -97,13 +97,13 @@ void writeCheckpoint(const TrainOptions& o, Distributed& d, const std::string& s
       if (!values.empty()) t.emplace_back(name + ".values", at::tensor(values, at::kFloat));
       if (!lengths.empty()) t.emplace_back(name + ".lengths", at::tensor(lengths, at::kLong));
     }
-    if (!t.empty()) policy::writeTensors(tmp / tablesFile(d.rank()), t);
+    if (!t.empty()) llm::writeTensors(tmp / tablesFile(d.rank()), t);
   }
   d.barrier();
   if (d.rank() == 0) {
     write_models(tmp);
     for (const auto& [name, optimizer] : optimizers)
-      policy::writeTensors(tmp / (name + ".safetensors"), optimizer->state());
+      llm::writeTensors(tmp / (name + ".safetensors"), optimizer->state());
     const Json state = {{"stage", stage},   {"step", completed}, {"steps", steps},
                         {"key", resumeKey(o, stage, d.worldSize())},
                         {"last", last},     {"scalars", scalars}};
@@ -119,7 +119,7 @@ void writeCheckpoint(const TrainOptions& o, Distributed& d, const std::string& s
 void loadOptimizer(AdamW& optimizer, const fs::path& file) {
   if (!fs::exists(file)) throw UsageError("--resume: the checkpoint has no " + file.string());
   std::map<std::string, at::Tensor> state;
-  for (auto& [name, t] : policy::readTensors(file)) state[name] = t;
+  for (auto& [name, t] : llm::readTensors(file)) state[name] = t;
   try {
     optimizer.loadState(state);
   } catch (const UsageError& e) {
@@ -132,7 +132,7 @@ void loadTables(const fs::path& dir, int rank, const Dataset& d, const NamedTabl
   const fs::path file = dir / tablesFile(rank);
   std::map<std::string, at::Tensor> t;
   if (fs::exists(file))
-    for (auto& [name, x] : policy::readTensors(file)) t[name] = x;
+    for (auto& [name, x] : llm::readTensors(file)) t[name] = x;
   for (const auto& [name, table] : tables) {
     *table = emptyTable(d);
     const bool has_lengths = t.count(name + ".lengths") > 0;

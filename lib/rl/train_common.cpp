@@ -11,9 +11,9 @@
 #include "core/error.h"
 #include "rl/advantages.h"
 #include "rl/critic.h"
-#include "policy/chat_template.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "llm/chat_template.h"
+#include "llm/model.h"
+#include "llm/tokenizer.h"
 
 namespace fs = std::filesystem;
 
@@ -45,12 +45,12 @@ Dataset loadDataset(const TrainOptions& o, const FilterOptions* filters, bool ne
   if (o.trajectories.empty()) throw UsageError("no trajectory files given");
   const fs::path tok_path = o.tokenizer.empty() ? o.model / "tokenizer.json" : o.tokenizer;
   if (!fs::exists(tok_path)) throw UsageError("tokenizer not found: " + tok_path.string() + " (use --tokenizer)");
-  const policy::Tokenizer tok = policy::Tokenizer::fromFile(tok_path);
+  const llm::Tokenizer tok = llm::Tokenizer::fromFile(tok_path);
   // The checkpoint's own chat template (episodes without recorded token ids
   // are rendered with it); the tokenizer's directory when the model has none.
-  policy::ChatTemplate chat = policy::ChatTemplate::fromCheckpoint(o.model);
+  llm::ChatTemplate chat = llm::ChatTemplate::fromCheckpoint(o.model);
   if (chat.unavailable && !o.tokenizer.empty()) {
-    policy::ChatTemplate other = policy::ChatTemplate::fromCheckpoint(o.tokenizer);
+    llm::ChatTemplate other = llm::ChatTemplate::fromCheckpoint(o.tokenizer);
     if (!other.unavailable) chat = other;
   }
   Dataset d;
@@ -205,7 +205,7 @@ at::Tensor targetLogprobs(const at::Tensor& logits, const at::Tensor& ids) {
 
 at::Device processDevice(const TrainOptions& o, const Distributed& d) {
   if (o.device == "cuda" && d.active()) return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(d.localRank()));
-  return policy::parseDevice(o.device);
+  return llm::parseDevice(o.device);
 }
 
 std::string backendFor(const TrainOptions& o) {
@@ -384,7 +384,7 @@ void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh,
 }
 
 // log pi_old of every owned sequence of `episodes` into `table` (no gradient).
-void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
+void policyLogprobs(const llm::Model& model, const Dataset& data, const Sharding& sh,
                     const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table) {
   at::NoGradGuard no_grad;
   for (const MicroBatch& mb : microBatches(data, ownedSequences(data, sh, episodes), micro, device))

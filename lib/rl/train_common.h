@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "policy/model.h"
+#include "llm/model.h"
 #include "rl/distributed.h"
 #include "rl/episode.h"
 #include "rl/filters.h"
@@ -152,7 +152,7 @@ AdamWOptions adamOptions(const TrainOptions& o, double lr);
 struct Critic;
 void criticValues(const Critic& critic, const Dataset& data, const Sharding& sh, const std::vector<size_t>& episodes,
                   int64_t micro, const at::Device& device, TokenTable& table);
-void policyLogprobs(const policy::Model& model, const Dataset& data, const Sharding& sh,
+void policyLogprobs(const llm::Model& model, const Dataset& data, const Sharding& sh,
                     const std::vector<size_t>& episodes, int64_t micro, const at::Device& device, TokenTable& table);
 
 // The end of every optimizer step: sum the gradients over processes, clip

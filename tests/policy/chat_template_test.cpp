@@ -1,4 +1,4 @@
-#include "policy/chat_template.h"
+#include "llm/chat_template.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "kb_config.h"
 
 namespace fs = std::filesystem;
-using namespace kb::policy;
+using namespace kb::llm;
 
 namespace {
 

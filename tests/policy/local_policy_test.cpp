@@ -5,14 +5,14 @@
 
 #include <cstdlib>
 
-#include "policy/policy.h"
+#include "llm/policy.h"
 
 using namespace kb;
 
 TEST(LocalPolicy, FillsTokensLogprobsAndPrompt) {
-  policy::LocalPolicyOptions o;
+  llm::LocalPolicyOptions o;
   o.model_dir = std::string(std::getenv("KB_SOURCE_ROOT")) + "/testdata/policy/qwen2-tiny";
-  std::unique_ptr<chat::Policy> p = policy::loadLocalPolicy(o);
+  std::unique_ptr<chat::Policy> p = llm::loadLocalPolicy(o);
   std::vector<chat::Message> messages;
   for (const Json& m : Json::array(
            {{{"role", "system"}, {"content", "You write CUDA."}},

@@ -11,13 +11,13 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "kb_config.h"
-#include "policy/model.h"
-#include "policy/policy.h"
-#include "policy/safetensors.h"
-#include "policy/sampler.h"
+#include "llm/model.h"
+#include "llm/policy.h"
+#include "llm/safetensors.h"
+#include "llm/sampler.h"
 
 namespace fs = std::filesystem;
-using namespace kb::policy;
+using namespace kb::llm;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "policy/safetensors.h"
+#include "llm/safetensors.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "kb_config.h"
-#include "policy/model_config.h"
+#include "llm/model_config.h"
 
 namespace fs = std::filesystem;
-using namespace kb::policy;
+using namespace kb::llm;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "policy/tokenizer.h"
+#include "llm/tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "kb_config.h"
 
 namespace fs = std::filesystem;
-using namespace kb::policy;
+using namespace kb::llm;
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <map>
 
-#include "policy/model.h"
+#include "llm/model.h"
 #include "rl/toy_task.h"
 
 namespace fs = std::filesystem;
@@ -37,10 +37,10 @@ int freePort() {
 
 double maxDiff(const fs::path& a, const fs::path& b, const std::string& file) {
   std::map<std::string, at::Tensor> ta;
-  for (auto& [n, t] : policy::readTensors(a / file)) ta[n] = t;
+  for (auto& [n, t] : llm::readTensors(a / file)) ta[n] = t;
   double m = 0;
   size_t seen = 0;
-  for (auto& [n, t] : policy::readTensors(b / file)) {
+  for (auto& [n, t] : llm::readTensors(b / file)) {
     EXPECT_TRUE(ta.count(n)) << n;
     if (!ta.count(n)) continue;
     m = std::max(m, (ta[n].to(at::kDouble) - t.to(at::kDouble)).abs().max().item<double>());
@@ -96,7 +96,7 @@ TEST_F(Ddp, RftTwoProcessesMatchOne) {
   EXPECT_LT(d, 1e-6);
   // And training moved the weights (the comparison is not vacuous).
   const fs::path orig = dir / "orig";
-  policy::saveModel(policy::loadModel(model), orig);
+  llm::saveModel(llm::loadModel(model), orig);
   EXPECT_GT(maxDiff(one, orig, "model.safetensors"), 1e-4);
   std::printf("rft: max |w_1proc - w_2proc| = %.3g\n", d);
 }
@@ -115,13 +115,13 @@ TEST_F(Ddp, PpoTwoProcessesMatchOne) {
   // PPO moved the actor, the critic's backbone and its value head (which
   // starts at 0 from a policy checkpoint), in both runs.
   const fs::path orig = dir / "orig";
-  policy::saveModel(policy::loadModel(model), orig);
+  llm::saveModel(llm::loadModel(model), orig);
   const double actor_moved = std::min(maxDiff(one, orig, "model.safetensors"), maxDiff(two, orig, "model.safetensors"));
   const double critic_moved =
       std::min(maxDiff(one / "critic", orig, "model.safetensors"), maxDiff(two / "critic", orig, "model.safetensors"));
   double head_abs = 0;
   for (const fs::path& run : {one, two})
-    for (auto& [n, t] : policy::readTensors(run / "critic" / "value_head.safetensors"))
+    for (auto& [n, t] : llm::readTensors(run / "critic" / "value_head.safetensors"))
       head_abs = std::max(head_abs, t.to(at::kDouble).abs().max().item<double>());
   EXPECT_GT(actor_moved, 1e-4) << "PPO did not change the actor";
   EXPECT_GT(critic_moved, 1e-4) << "PPO did not change the critic";

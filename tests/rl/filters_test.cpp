@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 
-#include "policy/chat_template.h"
-#include "policy/tokenizer.h"
+#include "llm/chat_template.h"
+#include "llm/tokenizer.h"
 #include "rl/episode.h"
 #include "rl/filters.h"
 #include "rl/toy_task.h"
@@ -81,9 +81,9 @@ TEST(Filters, SwitchesAndCounts) {
 
 class EpisodeTest : public ::testing::Test {
  protected:
-  policy::Tokenizer tok = policy::Tokenizer::fromFile(std::string(std::getenv("KB_SOURCE_ROOT")) +
+  llm::Tokenizer tok = llm::Tokenizer::fromFile(std::string(std::getenv("KB_SOURCE_ROOT")) +
                                                       "/testdata/policy/qwen2-tiny/tokenizer.json");
-  policy::ChatTemplate chat;
+  llm::ChatTemplate chat;
 };
 
 TEST_F(EpisodeTest, TemplateMaskMarksAssistantTokens) {

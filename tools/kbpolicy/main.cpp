@@ -1,6 +1,6 @@
 // kbpolicy: the local policy from the command line -- tokenize, render chats,
 // compute logits, generate, re-save checkpoints and benchmark. A thin driver
-// over lib/policy (runPolicyCommand, policy/commands.h); docs/policy-model.md
+// over lib/llm (runPolicyCommand, llm/commands.h); docs/policy-model.md
 // documents each subcommand.
 #include <csignal>
 #include <iostream>
@@ -12,10 +12,10 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "kb_config.h"
-#include "policy/commands.h"
+#include "llm/commands.h"
 
 using namespace kb;
-using namespace kb::policy;
+using namespace kb::llm;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "../cli_parse.h"
 #include "agent/command.h"
 #ifdef KB_HAVE_LOCAL_POLICY
-#include "policy/policy.h"
+#include "llm/policy.h"
 #endif
 #include "chat/client.h"
 #include "core/error.h"
@@ -45,7 +45,7 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   CLI::Option* local = app->add_option(
       "--local-model", f.local_model,
       "a checkpoint directory (config.json, safetensors, tokenizer.json) to run in this process "
-      "with lib/policy instead of an HTTP server; token ids and log-probs are recorded");
+      "with lib/llm instead of an HTTP server; token ids and log-probs are recorded");
   app->add_option("--replay", f.replay,
                   "a folder of known solutions, DIR/<task name>/ (forward.cpp, kernels/; or variants v0/ v1/ ...), "
                   "submitted through the agent loop's tools instead of asking a model; a task without one "
@@ -135,7 +135,7 @@ int run(Flags& f) {
   LocalPolicyLoader load_local;
 #ifdef KB_HAVE_LOCAL_POLICY
   load_local = [](const std::string& dir, const std::string& device, const std::string& dtype) {
-    return kb::policy::loadLocalPolicy({.model_dir = dir, .device = device, .dtype = dtype});
+    return kb::llm::loadLocalPolicy({.model_dir = dir, .device = device, .dtype = dtype});
   };
 #endif
   return runRolloutCommand(f, load_local);

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       "  kbtrain ppo             traj.jsonl --model rft/ --critic critic/ --out ppo1/\n"
       "  kbtrain grpo            traj.jsonl --model rft/ --out grpo1/             # critic-free alternative\n"
       "  kbtrain plot            ppo1/metrics.jsonl ... --out curves.html\n\n"
-      "Every stage writes a checkpoint that lib/policy (kbpolicy, kbrollout --local-model) loads, "
+      "Every stage writes a checkpoint that lib/llm (kbpolicy, kbrollout --local-model) loads, "
       "<out>/metrics.jsonl (one record per optimizer step) and <out>/train_summary.json, and prints the "
       "summary on stdout; progress goes to stderr. Data parallel: start N copies with RANK, WORLD_SIZE, "
       "LOCAL_RANK, MASTER_ADDR, MASTER_PORT set (as torchrun does); runs with the same --shards give the "

@@ -2,7 +2,7 @@
 """Renders the chat templates of this folder with Jinja2 the way transformers'
 apply_chat_template does (sandboxed environment, trim_blocks, lstrip_blocks,
 tojson, raise_exception, strftime_now) and writes expected.json, which
-tests/policy/chat_template_test.cpp compares lib/policy's C++ rendering with.
+tests/policy/chat_template_test.cpp compares lib/llm's C++ rendering with.
 
 The templates are the published ones of Qwen2-Instruct, Llama 3 / 3.1
 Instruct and Mistral-7B-Instruct v0.2 / v0.3, as written out here (tool

@@ -1,4 +1,4 @@
-#include "policy/sampler.h"
+#include "llm/sampler.h"
 
 #include <c10/core/InferenceMode.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 at::Generator makeGenerator(const at::Device& device, uint64_t seed) {
   at::Generator gen = at::globalContext().defaultGenerator(device).clone();
@@ -132,4 +132,4 @@ std::vector<Generation> generateBatch(const Model& model, const std::vector<std:
   return out;
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kb::policy {
+namespace kb::llm {
 
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 
@@ -99,4 +99,4 @@ class Checkpoint {
   std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
 };
 
-}  // namespace kb::policy
+}  // namespace kb::llm

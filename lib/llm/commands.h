@@ -1,6 +1,6 @@
 // kbpolicy's subcommands (docs/policy-model.md) as one library call: the
 // driver (tools/kbpolicy/main.cpp) parses the flags into a PolicyCommand and
-// writes what runPolicyCommand returns. LibTorch side (kb_policy).
+// writes what runPolicyCommand returns. LibTorch side (kb_llm).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "chat/messages.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 struct PolicyCommand {
   std::string subcommand;  // encode, decode, chat, logits, generate, save, bench
@@ -53,4 +53,4 @@ struct PolicyCommandResult {
 // for an infrastructure fault (exit 3).
 PolicyCommandResult runPolicyCommand(const PolicyCommand& c);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,4 +1,4 @@
-#include "policy/model.h"
+#include "llm/model.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "policy/safetensors.h"
+#include "llm/safetensors.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::policy {
+namespace kb::llm {
 
 // ---------------------------------------------------------------------------
 // dtypes and devices
@@ -506,4 +506,4 @@ void saveModel(const Model& model, const fs::path& dir, const SaveOptions& optio
   }
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -27,7 +27,7 @@
 
 #include "core/json.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 struct AddedToken {
   int32_t id = -1;
@@ -76,4 +76,4 @@ class Tokenizer {
 // Replaces invalid UTF-8 sequences with U+FFFD (as Python's errors="replace").
 std::string sanitizeUtf8(std::string_view bytes);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,4 +1,4 @@
-#include "policy/commands.h"
+#include "llm/commands.h"
 
 #include <c10/core/InferenceMode.h>
 
@@ -10,13 +10,13 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "policy/chat_template.h"
-#include "policy/model.h"
-#include "policy/policy.h"
-#include "policy/sampler.h"
-#include "policy/tokenizer.h"
+#include "llm/chat_template.h"
+#include "llm/model.h"
+#include "llm/policy.h"
+#include "llm/sampler.h"
+#include "llm/tokenizer.h"
 
-namespace kb::policy {
+namespace kb::llm {
 namespace {
 
 std::string readText(const std::string& path) {
@@ -245,4 +245,4 @@ PolicyCommandResult runPolicyCommand(const PolicyCommand& c) {
   throw UsageError("no such subcommand: " + c.subcommand);
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

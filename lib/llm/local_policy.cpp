@@ -3,13 +3,13 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "policy/model.h"
-#include "policy/policy.h"
-#include "policy/sampler.h"
+#include "llm/model.h"
+#include "llm/policy.h"
+#include "llm/sampler.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::policy {
+namespace kb::llm {
 
 namespace {
 
@@ -73,4 +73,4 @@ std::unique_ptr<LocalPolicy> loadLocalPolicy(const LocalPolicyOptions& options) 
   return std::make_unique<TorchPolicy>(std::move(model), Tokenizer::fromFile(tok), options);
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,4 +1,4 @@
-#include "policy/tokenizer.h"
+#include "llm/tokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb::policy {
+namespace kb::llm {
 
 // ---------------------------------------------------------------------------
 // UTF-8 helpers
@@ -771,4 +771,4 @@ bool Tokenizer::isSpecial(int32_t id) const {
 
 const std::vector<AddedToken>& Tokenizer::addedTokens() const { return impl_->added; }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "policy/model_config.h"
+#include "llm/model_config.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 struct LayerWeights {
   at::Tensor input_layernorm;           // [C]
@@ -119,4 +119,4 @@ void writeTensors(const std::filesystem::path& path,
                   const std::vector<std::pair<std::string, at::Tensor>>& tensors);
 std::vector<std::pair<std::string, at::Tensor>> readTensors(const std::filesystem::path& path);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -17,10 +17,10 @@
 
 #include "chat/messages.h"
 #include "core/json.h"
-#include "policy/chat_template.h"
-#include "policy/tokenizer.h"
+#include "llm/chat_template.h"
+#include "llm/tokenizer.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 // Sampling: chat::SamplingParams (temperature, top_p, top_k, max_tokens,
 // stop_token_ids, seed, stop_requested).
@@ -89,4 +89,4 @@ struct LocalPolicyOptions {
 // file and tensor at fault.
 std::unique_ptr<LocalPolicy> loadLocalPolicy(const LocalPolicyOptions& options);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -6,10 +6,10 @@
 
 #include <vector>
 
-#include "policy/model.h"
-#include "policy/policy.h"
+#include "llm/model.h"
+#include "llm/policy.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 struct SampledTokens {
   at::Tensor tokens;    // [B] int64
@@ -30,4 +30,4 @@ std::vector<Generation> generateBatch(const Model& model, const std::vector<std:
                                       const chat::SamplingParams& params, at::Generator& generator,
                                       const Tokenizer* tokenizer = nullptr);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

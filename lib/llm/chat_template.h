@@ -39,9 +39,9 @@
 
 #include "chat/messages.h"
 #include "core/json.h"
-#include "policy/tokenizer.h"
+#include "llm/tokenizer.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 // Messages are lib/chat's chat::Message (read with chat::messageFromJson); a
 // tool call's arguments are rendered verbatim.
@@ -133,4 +133,4 @@ chat::Message parseAssistantMessage(std::string_view text);
 // ["error"]}}]}: a parsed assistant message as kbpolicy generate prints it.
 Json parsedMessageJson(const chat::Message& m);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,4 +1,4 @@
-#include "policy/safetensors.h"
+#include "llm/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,7 +14,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb::policy {
+namespace kb::llm {
 
 namespace {
 
@@ -275,4 +275,4 @@ std::string_view Checkpoint::bytes(const std::string& name) {
   return file(where_.at(name)).bytes(name);
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

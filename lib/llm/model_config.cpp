@@ -1,10 +1,10 @@
-#include "policy/model_config.h"
+#include "llm/model_config.h"
 
 #include "core/error.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::policy {
+namespace kb::llm {
 
 namespace {
 
@@ -178,4 +178,4 @@ std::vector<int64_t> readEosTokenIds(const fs::path& dir, const ModelConfig& con
   return config.eos_token_ids;
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,4 +1,4 @@
-#include "policy/chat_template.h"
+#include "llm/chat_template.h"
 
 #include <cmath>
 #include <ctime>
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 namespace {
 
@@ -412,4 +412,4 @@ chat::Message parseAssistantMessage(std::string_view text) {
   return m;
 }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

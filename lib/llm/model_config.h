@@ -14,7 +14,7 @@
 
 #include "core/json.h"
 
-namespace kb::policy {
+namespace kb::llm {
 
 struct RopeConfig {
   double theta = 10000.0;
@@ -62,4 +62,4 @@ ModelConfig readModelConfig(const std::filesystem::path& dir);
 // config's; used as the default stop tokens.
 std::vector<int64_t> readEosTokenIds(const std::filesystem::path& dir, const ModelConfig& config);
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,9 +1,9 @@
-#include "policy/policy.h"
+#include "llm/policy.h"
 
 #include <algorithm>
 #include <chrono>
 
-namespace kb::policy {
+namespace kb::llm {
 
 std::vector<Generation> LocalPolicy::generateChat(const std::vector<std::vector<chat::Message>>& conversations,
                                                   const Json& tools, const chat::SamplingParams& params) {
@@ -60,4 +60,4 @@ chat::Completion LocalPolicy::complete(const std::vector<chat::Message>& message
 
 Json LocalPolicy::describe() const { return {{"kind", "local"}, {"model", modelDir()}, {"detail", detail()}}; }
 
-}  // namespace kb::policy
+}  // namespace kb::llm

@@ -1,3 +1,0 @@
-// Precompiled for lib/policy's LibTorch sources: ATen's headers dominate
-// their build time.
-#include <ATen/ATen.h>
