@@ -140,11 +140,7 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
 }
 
 Json reportHeader(const std::string& stage, const std::string& started, const std::string& torch_version) {
-  ReportHeader h;
-  h.tool = "kbsynth";
-  h.stage = stage;
-  h.started_at = started;
-  h.finished_at = nowIso8601();
+  ReportHeader h = makeHeader("kbsynth", stage, "", "", Status::Ok, started, nowIso8601());
   h.torch_version = torch_version;
   return headerToJson(h);
 }
