@@ -310,7 +310,7 @@ PchSet ensurePch(const CheckOptions& o) {
 // One parse. With `use_pch`, against the precompiled header of `mode`;
 // without, the prelude it was built from is included as text (slower, same
 // declarations).
-ParseOutput parseOne(const Solution& solution, const Policy& policy, const CheckOptions& options,
+ParseOutput parseOne(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
                      const PchSet& pch, bool use_pch, const TokenScanner& scanner,
                      const SolutionFile& file, Mode mode) {
   ParseOutput out;
@@ -389,7 +389,7 @@ CheckOptions defaultCheckOptions() {
   return o;
 }
 
-StaticResult checkSolution(const Solution& solution, const Policy& policy, const CheckOptions& options) {
+StaticResult checkSolution(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   StaticResult result;
 

@@ -39,7 +39,7 @@ bool knownRule(const std::string& id) {
 
 }  // namespace
 
-std::string Policy::severityOf(const std::string& rule) const {
+std::string StaticPolicy::severityOf(const std::string& rule) const {
   auto it = rules.find(rule);
   return it == rules.end() ? "error" : it->second;
 }
@@ -49,7 +49,7 @@ std::filesystem::path defaultPolicyPath() {
   return dataPath("policy/default.json");
 }
 
-Policy loadPolicy(const std::filesystem::path& path) {
+StaticPolicy loadStaticPolicy(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw UsageError("cannot read policy file " + path.string());
   std::stringstream ss;
@@ -62,7 +62,7 @@ Policy loadPolicy(const std::filesystem::path& path) {
     throw UsageError(path.string() + ": invalid JSON: " + e.what());
   }
   const std::string where = path.filename().string();
-  Policy p;
+  StaticPolicy p;
   p.name = j.value("name", path.stem().string());
   p.source_hash = "sha256:" + sha256Hex(text);
   try {

@@ -32,7 +32,10 @@ struct LibraryPolicy {
   std::string message;
 };
 
-struct Policy {
+// The static policy: a policy file (policy/default.json, kbcheck --policy)
+// read into the rules the checker applies. ("Policy" alone, chat::Policy, is
+// the LLM a rollout asks.)
+struct StaticPolicy {
   std::string name;
   std::string source_hash;                   // sha256 of the policy file
   std::map<std::string, std::string> rules;  // rule id -> "error" | "warning" | "off"
@@ -65,7 +68,7 @@ struct RuleInfo {
 const std::vector<RuleInfo>& allRules();
 
 // Loads a policy file; throws kb::UsageError naming the file and key on error.
-Policy loadPolicy(const std::filesystem::path& path);
+StaticPolicy loadStaticPolicy(const std::filesystem::path& path);
 
 // The default policy file shipped with the toolchain ($KB_POLICY, else
 // dataPath("policy/default.json"): installed or the source tree's, core/paths.h).

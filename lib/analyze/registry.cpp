@@ -47,7 +47,7 @@ const std::vector<RuleInfo>& allRules() {
 }
 
 std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
-  const Policy& p = ctx.policy();
+  const StaticPolicy& p = ctx.policy();
   std::vector<std::unique_ptr<Rule>> rules;
   auto on = [&](const char* id) { return p.severityOf(id) != "off"; };
   auto banned = [&](const char* id) {

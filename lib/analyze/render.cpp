@@ -36,7 +36,7 @@ void printDiagnostics(std::ostream& out, const StaticResult& r, const std::strin
   for (const auto& e : r.parse_errors) out << e;
 }
 
-Json staticReportJson(const ReportHeader& header, const Solution& solution, const Policy& policy,
+Json staticReportJson(const ReportHeader& header, const Solution& solution, const StaticPolicy& policy,
                       const StaticResult& r) {
   Json j = headerToJson(header);
   j["duration_s"] = r.seconds;

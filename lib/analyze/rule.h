@@ -33,11 +33,11 @@ struct SymbolFacts {
 // Per-parse state shared by the rules of one translation unit.
 class CheckContext {
  public:
-  CheckContext(const Solution& solution, const Policy& policy, const CheckOptions& options,
+  CheckContext(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
                bool device_side)
       : solution_(solution), policy_(policy), options_(options), device_side_(device_side) {}
 
-  const Policy& policy() const { return policy_; }
+  const StaticPolicy& policy() const { return policy_; }
   const CheckOptions& options() const { return options_; }
   const Solution& solution() const { return solution_; }
   bool deviceSide() const { return device_side_; }
@@ -61,7 +61,7 @@ class CheckContext {
 
  private:
   const Solution& solution_;
-  const Policy& policy_;
+  const StaticPolicy& policy_;
   const CheckOptions& options_;
   bool device_side_;
   std::map<unsigned, std::string> file_cache_;  // FileID hash -> relative path or ""

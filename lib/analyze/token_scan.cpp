@@ -10,7 +10,7 @@ std::string lastComponent(const std::string& qualified) {
 
 }  // namespace
 
-TokenScanner::TokenScanner(const Policy& policy) {
+TokenScanner::TokenScanner(const StaticPolicy& policy) {
   for (const auto& [rule, api] : policy.banned) {
     if (policy.severityOf(rule) == "off") continue;
     // A POSIX name like `read` or `open` is also a common variable name: it

@@ -23,7 +23,7 @@ struct TokenHit {
 
 class TokenScanner {
  public:
-  explicit TokenScanner(const Policy& policy);
+  explicit TokenScanner(const StaticPolicy& policy);
 
   // `prev` and `next` are the spellings of the tokens around the identifier.
   std::optional<TokenHit> identifier(const std::string& name, const std::string& prev,

@@ -28,9 +28,9 @@ bool StaticChecker::available() {
 #endif
 }
 
-const analyze::Policy& StaticChecker::policy() const {
+const analyze::StaticPolicy& StaticChecker::policy() const {
 #ifdef KB_HAVE_CLANG
-  std::call_once(once_, [&] { policy_ = analyze::loadPolicy(path_.empty() ? analyze::defaultPolicyPath() : path_); });
+  std::call_once(once_, [&] { policy_ = analyze::loadStaticPolicy(path_.empty() ? analyze::defaultPolicyPath() : path_); });
   return policy_;
 #else
   throw Error("this build has no Clang checker");
@@ -42,7 +42,7 @@ StaticOutcome StaticChecker::check(const Solution& solution, const StaticOptions
 #ifdef KB_HAVE_CLANG
   out.available = true;
   ReportHeader header = makeHeader("kbcheck", "static", so.task_id, solution.hash, Status::Ok, nowIso8601(), "");
-  const analyze::Policy& pol = policy();
+  const analyze::StaticPolicy& pol = policy();
   analyze::CheckOptions options = analyze::defaultCheckOptions();
   if (!so.gpu_arch.empty()) options.gpu_arch = so.gpu_arch;
   if (!so.cuda_path.empty()) options.cuda_path = so.cuda_path;

@@ -57,14 +57,14 @@ class StaticChecker {
  public:
   explicit StaticChecker(std::filesystem::path policy = {});  // empty: analyze::defaultPolicyPath()
   static bool available();
-  // Throws what analyze::loadPolicy throws (kb::Error without Clang).
-  const analyze::Policy& policy() const;
+  // Throws what analyze::loadStaticPolicy throws (kb::Error without Clang).
+  const analyze::StaticPolicy& policy() const;
   StaticOutcome check(const Solution& solution, const StaticOptions& options) const;
 
  private:
   std::filesystem::path path_;
   mutable std::once_flag once_;
-  mutable analyze::Policy policy_;
+  mutable analyze::StaticPolicy policy_;
 };
 
 // ---- one request -----------------------------------------------------------

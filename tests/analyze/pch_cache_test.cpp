@@ -69,7 +69,7 @@ class PchCache : public ::testing::Test {
     fs::remove_all(root_);
     fs::create_directories(root_);
     cache_ = root_ / "cache";
-    policy_ = kb::analyze::loadPolicy(sourceRoot() / "policy" / "default.json");
+    policy_ = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -136,7 +136,7 @@ class PchCache : public ::testing::Test {
   }
 
   fs::path root_, cache_;
-  kb::analyze::Policy policy_;
+  kb::analyze::StaticPolicy policy_;
   Verdict ok_, bad_;
 };
 

@@ -79,11 +79,11 @@ std::string show(const std::set<Key>& keys) {
 class StaticRules : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
-    policy_ = new kb::analyze::Policy(kb::analyze::loadPolicy(sourceRoot() / "policy" / "default.json"));
+    policy_ = new kb::analyze::StaticPolicy(kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json"));
   }
-  static kb::analyze::Policy* policy_;
+  static kb::analyze::StaticPolicy* policy_;
 };
-kb::analyze::Policy* StaticRules::policy_ = nullptr;
+kb::analyze::StaticPolicy* StaticRules::policy_ = nullptr;
 
 TEST_P(StaticRules, FindingsMatchAnnotations) {
   const fs::path dir = sourceRoot() / GetParam();
@@ -149,7 +149,7 @@ TEST(Policy, SeverityOffAndWarning) {
   fs::create_directories(dir);
   std::ofstream(dir / "p.json") << R"({"rules": {"process": "off", "environment": "warning", "extern-symbol": "warning"},
     "banned": {"environment": {"functions": ["::getenv"], "message": "reads the environment"}}})";
-  kb::analyze::Policy p = kb::analyze::loadPolicy(dir / "p.json");
+  kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(dir / "p.json");
   EXPECT_EQ(p.severityOf("process"), "off");
   EXPECT_EQ(p.severityOf("environment"), "warning");
   EXPECT_EQ(p.severityOf("torch-api"), "error");
@@ -163,9 +163,9 @@ TEST(Policy, SeverityOffAndWarning) {
   EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::Ok);  // warnings do not fail a check
 
   std::ofstream(dir / "bad.json") << R"({"rules": {"process": "loud"}})";
-  EXPECT_THROW(kb::analyze::loadPolicy(dir / "bad.json"), kb::UsageError);
+  EXPECT_THROW(kb::analyze::loadStaticPolicy(dir / "bad.json"), kb::UsageError);
   std::ofstream(dir / "broken.json") << "{";
-  EXPECT_THROW(kb::analyze::loadPolicy(dir / "broken.json"), kb::UsageError);
+  EXPECT_THROW(kb::analyze::loadStaticPolicy(dir / "broken.json"), kb::UsageError);
   fs::remove_all(dir);
 }
 
@@ -176,7 +176,7 @@ TEST(StaticCheck, SourceThatDoesNotParseIsAParserLimitNote) {
   fs::create_directories(dir / "kernels");
   std::ofstream(dir / "forward.cpp") << "#include <kb/solution.h>\nKB_FORWARD(ctx) { int x = ; }\n";
   std::ofstream(dir / "kernels/k.cu") << "__global__ void k( { }\n";
-  kb::analyze::Policy p = kb::analyze::loadPolicy(sourceRoot() / "policy" / "default.json");
+  kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
   kb::analyze::StaticResult r =
       kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   EXPECT_FALSE(r.parsed);
@@ -198,7 +198,7 @@ TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "forward.cpp") << "";
-  kb::analyze::Policy p = kb::analyze::loadPolicy(sourceRoot() / "policy" / "default.json");
+  kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
   kb::analyze::StaticResult r =
       kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   ASSERT_FALSE(r.infra_failed) << r.infra_message;
@@ -225,7 +225,7 @@ TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
   EXPECT_EQ(r.findings[0].rule, "missing-entry");
   const fs::path off_path = dir.string() + ".off.json";
   std::ofstream(off_path) << R"({"rules": {"missing-entry": "off"}})";
-  kb::analyze::Policy off = kb::analyze::loadPolicy(off_path);
+  kb::analyze::StaticPolicy off = kb::analyze::loadStaticPolicy(off_path);
   fs::remove(off_path);
   r = kb::analyze::checkSolution(kb::loadSolution(dir), off, kb::analyze::defaultCheckOptions());
   EXPECT_TRUE(r.findings.empty());

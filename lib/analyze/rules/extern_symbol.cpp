@@ -73,7 +73,7 @@ void ExternSymbolRule::check(const MatchFinder::MatchResult& r) {
   uses[mangled] = use;
 }
 
-void finishExternSymbols(const std::vector<SymbolFacts>& facts, const Policy& policy,
+void finishExternSymbols(const std::vector<SymbolFacts>& facts, const StaticPolicy& policy,
                          std::vector<Finding>& findings) {
   std::string sev = policy.severityOf("extern-symbol");
   if (sev == "off") return;

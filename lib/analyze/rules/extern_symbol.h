@@ -18,7 +18,7 @@ class ExternSymbolRule : public Rule {
 
 // Joins the facts of every parse: a symbol referenced somewhere and defined
 // nowhere becomes a finding.
-void finishExternSymbols(const std::vector<SymbolFacts>& facts, const Policy& policy,
+void finishExternSymbols(const std::vector<SymbolFacts>& facts, const StaticPolicy& policy,
                          std::vector<Finding>& findings);
 
 }  // namespace kb::analyze

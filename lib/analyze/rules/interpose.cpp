@@ -9,7 +9,7 @@ using namespace clang::ast_matchers;
 namespace kb::analyze {
 
 bool InterposeRule::apiLikeName(llvm::StringRef name) const {
-  const Policy& p = ctx().policy();
+  const StaticPolicy& p = ctx().policy();
   if (std::find(p.interpose_names.begin(), p.interpose_names.end(), name.str()) != p.interpose_names.end())
     return true;
   for (const auto& prefix : p.interpose_prefixes) {

@@ -9,7 +9,7 @@ using namespace clang::ast_matchers;
 
 namespace kb::analyze {
 
-std::string libraryOf(llvm::StringRef name, const Policy& policy) {
+std::string libraryOf(llvm::StringRef name, const StaticPolicy& policy) {
   const LibraryPolicy* best = nullptr;
   size_t best_len = 0;
   for (const auto& lib : policy.libraries)

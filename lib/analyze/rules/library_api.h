@@ -16,6 +16,6 @@ class LibraryApiRule : public Rule {
 
 // The library a function belongs to by its name prefix ("cublas", "cudnn",
 // ... and "cuda-runtime" / "cuda-driver"), or "" for none.
-std::string libraryOf(llvm::StringRef function_name, const Policy& policy);
+std::string libraryOf(llvm::StringRef function_name, const StaticPolicy& policy);
 
 }  // namespace kb::analyze

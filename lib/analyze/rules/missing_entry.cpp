@@ -21,7 +21,7 @@ void MissingEntryRule::check(const MatchFinder::MatchResult& r) {
   ctx().symbols().defines_entry = true;
 }
 
-void finishMissingEntry(const std::vector<SymbolFacts>& facts, bool all_parsed, const Policy& policy,
+void finishMissingEntry(const std::vector<SymbolFacts>& facts, bool all_parsed, const StaticPolicy& policy,
                         std::vector<Finding>& findings) {
   const std::string sev = policy.severityOf("missing-entry");
   if (sev == "off" || !all_parsed) return;

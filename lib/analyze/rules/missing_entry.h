@@ -20,7 +20,7 @@ class MissingEntryRule : public Rule {
 // of extern "C" kb_forward in the solution. Silent when some source did not
 // parse (`all_parsed` false): Clang's recovery may have dropped the
 // definition, and the build decides.
-void finishMissingEntry(const std::vector<SymbolFacts>& facts, bool all_parsed, const Policy& policy,
+void finishMissingEntry(const std::vector<SymbolFacts>& facts, bool all_parsed, const StaticPolicy& policy,
                         std::vector<Finding>& findings);
 
 }  // namespace kb::analyze
