@@ -1,23 +1,23 @@
 #include "agent/replay_policy.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
 
 namespace {
 
+// The file's bytes; a read error names the flag ("--replay: cannot read ...").
 std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError("--replay: cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return readFile(p);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("--replay: ") + e.what());
+  }
 }
 
 // One solution folder: every regular file below it, sorted by path. A link
