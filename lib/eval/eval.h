@@ -56,10 +56,13 @@ struct StaticOutcome {
 class StaticChecker {
  public:
   explicit StaticChecker(std::filesystem::path policy = {});  // empty: analyze::defaultPolicyPath()
+  virtual ~StaticChecker();
   static bool available();
   // Throws what analyze::loadStaticPolicy throws (kb::Error without Clang).
   const analyze::StaticPolicy& policy() const;
-  StaticOutcome check(const Solution& solution, const StaticOptions& options) const;
+  // Virtual only so that evaluate() reaches it without naming it: a tool that
+  // never makes a StaticChecker links no Clang (eval_static.cpp).
+  virtual StaticOutcome check(const Solution& solution, const StaticOptions& options) const;
 
  private:
   std::filesystem::path path_;
