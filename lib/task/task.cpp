@@ -20,6 +20,7 @@
 #include <torch/script.h>
 
 #include "core/error.h"
+#include "task/jit_inline.h"
 
 namespace fs = std::filesystem;
 
@@ -159,7 +160,7 @@ struct Reference::Impl {
 
 std::vector<std::string> Reference::opKinds() const {
   std::shared_ptr<torch::jit::Graph> graph = impl_->module.get_method("forward").graph()->copy();
-  torch::jit::Inline(*graph);
+  inlineAllCalls(*graph);
   std::set<std::string> kinds;
   std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
     for (torch::jit::Node* n : block->nodes()) {

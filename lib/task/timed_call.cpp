@@ -12,6 +12,7 @@
 #include <torch/script.h>
 
 #include "core/error.h"
+#include "task/jit_inline.h"
 
 namespace kb {
 namespace {
@@ -60,7 +61,7 @@ CallInputs::CallInputs(const Task& task, c10::Device device) : task_(&task), dev
   try {
     *module = torch::jit::load(path, device);
     std::shared_ptr<torch::jit::Graph> graph = module->get_method("forward").graph();
-    torch::jit::Inline(*graph);
+    inlineAllCalls(*graph);
     placeOn(*graph, graph->block(), device);
   } catch (const c10::Error& e) {
     throw Error(path + ": cannot load the input generator: " + e.what_without_backtrace());

@@ -1,11 +1,16 @@
 // The inputs and output digests of timed calls (task/timed_call.h): the
 // same seed gives the same values and no two seeds share them; a scripted
-// get_inputs keeps its structure; a digest sees every byte.
+// get_inputs keeps its structure; a digest sees every byte. And the
+// inliner lib/task runs over scripted graphs reaches nested calls.
 #include "task/timed_call.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/script.h>
+
+#include "task/jit_inline.h"
 
 #include <cstdlib>
 #include <set>
@@ -81,6 +86,37 @@ TEST(TensorDigest, SeesEveryByteAndTheDtype) {
   at::Tensor m = at::randn({5, 6});
   EXPECT_EQ(kb::tensorDigest(m.t()), kb::tensorDigest(m.t().contiguous()));
   EXPECT_EQ(kb::digestHex(0xabcULL), "0000000000000abc");
+}
+
+// Reference::opKinds and the scripted input generator see the whole call
+// tree, with the graph executor's optimizations off as lib/task runs them
+// (one torch::jit::Inline pass stopped one level down: KernelBench
+// level3/1_MLP, forward -> nn.Sequential -> nn.Linear, showed no aten::linear).
+TEST(InlineAllCalls, ReachesModulesNestedTwoDeepAndFunctions) {
+  torch::jit::setGraphExecutorOptimize(false);
+  torch::jit::Module leaf("Leaf");
+  leaf.define("def forward(self, x):\n    return torch.relu(x)\n");
+  torch::jit::Module mid("Mid");
+  mid.register_module("leaf", leaf);
+  mid.define("def forward(self, x):\n    return self.leaf.forward(x)\n");
+  torch::jit::Module top("Top");
+  top.register_module("mid", mid);
+  top.define("def forward(self, x):\n    return self.mid.forward(x) + 1\n");
+  auto kinds = [](torch::jit::Graph& g) {
+    std::set<std::string> k;
+    for (torch::jit::Node* n : g.nodes()) k.insert(n->kind().toQualString());
+    return k;
+  };
+  std::shared_ptr<torch::jit::Graph> once = top.get_method("forward").graph()->copy();
+  torch::jit::Inline(*once);
+  EXPECT_TRUE(kinds(*once).count("prim::CallMethod"));  // what one pass leaves
+  std::shared_ptr<torch::jit::Graph> all = top.get_method("forward").graph()->copy();
+  kb::inlineAllCalls(*all);
+  std::set<std::string> k = kinds(*all);
+  EXPECT_TRUE(k.count("aten::relu"));
+  EXPECT_TRUE(k.count("aten::add"));
+  EXPECT_FALSE(k.count("prim::CallMethod"));
+  EXPECT_FALSE(k.count("prim::CallFunction"));
 }
 
 }  // namespace
