@@ -161,6 +161,7 @@ struct PreparedProfile::State {
   std::string compile_error, task_hash;
   fs::path cache_dir, binary, scratch;
   WorkerRequest req;
+  WorkerLimits limits;  // o.limits with the result channel sized for the task
   std::optional<CandidateWorker> worker;
   std::optional<ReferenceWorker> reference;
   // Other processes with a context on the GPU when the profile started
@@ -258,6 +259,11 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   req.profile = profile;
   st.binary = o.worker.empty() ? findWorkerBinary() : o.worker;
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
+  // The result channel carries the seeds' outputs and the checked timed calls'.
+  st.limits = o.limits;
+  sizeWorkerForTask(bundle.info,
+                    with_candidate ? req.seeds.size() + static_cast<uint64_t>(std::max(1, o.checked_calls)) : 0,
+                    st.scratch, req, st.limits);
   if (!with_candidate || !o.start_workers_early) return p;
 
   // Both workers start now and get ready while the caller builds: the
@@ -266,7 +272,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // until it is handed its request, after the candidate's process group is
   // gone (ReferenceWorker).
   r.prepare_seconds = since(st.t0);
-  st.worker.emplace(req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
+  st.worker.emplace(req, st.limits, st.binary, st.scratch, /*keep_dir=*/true);
   st.reference.emplace(bundle.dir, r.device, req.seeds, st.scratch, st.binary,
                        o.limits.wall_seconds + o.reference_timeout_seconds + 600);
   return p;
@@ -353,10 +359,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   auto tw = Clock::now();
   if (library.empty()) {  // --baseline-only: no candidate, no question to answer
     st.req.library.clear();
-    r.worker = runWorker(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true);
+    r.worker = runWorker(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true);
   } else {
     if (!st.worker)  // --late-start: started now
-      st.worker.emplace(st.req, o.limits, st.binary, st.scratch, /*keep_dir=*/true, /*wait_seconds=*/0);
+      st.worker.emplace(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true, /*wait_seconds=*/0);
     channel = st.worker->dir() / "result.bin";
     r.worker = st.worker->finish(library, pick);
   }

@@ -35,6 +35,31 @@ uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) 
 
 }  // namespace
 
+void sizeWorkerForTask(const TaskInfo& info, uint64_t records, const fs::path& scratch, WorkerRequest& request,
+                       WorkerLimits& limits) {
+  uint64_t out_bytes = 0, in_bytes = 0;
+  for (const auto& o : info.outputs) out_bytes += specBytes(o.dtype, o.shape);
+  for (const auto& i : info.inputs)
+    if (i.kind == "tensor") in_bytes += specBytes(i.dtype, i.shape);
+  if (info.generator != "spec") in_bytes = 1ull << 30;  // unknown until generated
+  request.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
+  const uint64_t header = 1u << 20, base = 16u << 20;
+  const uint64_t honest = records * (out_bytes + header) + base;
+  uint64_t roomy = records * (request.max_output_bytes + in_bytes + header) + base;
+  std::error_code ec;
+  fs::space_info space = fs::space(scratch, ec);
+  if (!ec && space.available != static_cast<uintmax_t>(-1)) {
+    const uint64_t margin = 1ull << 30;
+    uint64_t free = space.available > margin ? space.available - margin : 0;
+    if (honest > free)
+      throw Error("the task's outputs need " + std::to_string(honest >> 20) + " MiB for the result channel in " +
+                  scratch.string() + ", which has " + std::to_string(space.available >> 20) +
+                  " MiB free (1 GiB kept back); free space there or point the scratch directory elsewhere");
+    roomy = std::min(roomy, free);
+  }
+  limits.result_limit = std::max(honest, roomy);
+}
+
 std::string checkDevice(const std::string& name) {
   if (name == "cpu") return name;
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
@@ -187,29 +212,20 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   std::vector<uint64_t> seeds = options.seeds.empty() ? info.correctness_seeds : options.seeds;
   if (seeds.empty()) throw UsageError(bundle.taskJson().string() + ": no correctness seeds");
 
-  // Limits sized from what the task says it produces.
-  uint64_t out_bytes = 0, in_bytes = 0;
-  for (const auto& o : info.outputs) out_bytes += specBytes(o.dtype, o.shape);
-  for (const auto& i : info.inputs)
-    if (i.kind == "tensor") in_bytes += specBytes(i.dtype, i.shape);
-  if (info.generator != "spec") in_bytes = 1ull << 30;  // unknown until generated
-
   WorkerRequest req;
   req.task_dir = bundle.dir;
   req.device = base.device;
   req.seeds = seeds;
-  req.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
   req.max_scratch_bytes = options.max_scratch_bytes;
   req.memory_budget_bytes = options.memory_budget_bytes;
   req.seccomp = options.seccomp;
   req.landlock = options.landlock;
   req.allow_open_rdwr = options.allow_open_rdwr;
   WorkerLimits limits = options.limits;
-  limits.result_limit = std::min<uint64_t>(
-      limits.result_limit,
-      seeds.size() * (req.max_output_bytes + in_bytes + (1u << 20)) + (16u << 20));
-  fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
+  // Output and channel sizes from what the task says it produces.
+  sizeWorkerForTask(info, seeds.size(), scratch, req, limits);
+  fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
 
   // 1. The candidates, one after the other. Their directories are kept
   //    until the reference has read the result channels. The reference

@@ -116,6 +116,23 @@ ReferenceVerdict compareWithReference(const CompareRequest& request, const std::
 // machine has no NVIDIA GPU.
 std::string checkDevice(const std::string& name);
 
+struct TaskInfo;
+
+// Sizes a candidate worker from what the task says it produces, for a run
+// whose result channel carries `records` sets of outputs (the correctness
+// seeds, plus kbprof's checked timed calls): request.max_output_bytes (4x
+// the outputs and 1 MiB: room for an honest candidate's extra allocations,
+// refused beyond) and limits.result_limit, sized for `records` records of
+// that many bytes and capped by the free space of `scratch`'s filesystem
+// (less 1 GiB), so that a candidate flooding the channel fills neither.
+// Outputs of gigabytes (KernelBench level 1: 6 GiB) get a channel to match
+// instead of a fixed 4 GiB, past which an honest candidate's records were
+// cut and read as a forged channel (hack_detected). Throws kb::Error when
+// even the honest size (`records` x the outputs) does not fit on that disk:
+// the machine's limit, not the candidate's fault.
+void sizeWorkerForTask(const TaskInfo& info, uint64_t records, const std::filesystem::path& scratch,
+                       WorkerRequest& request, WorkerLimits& limits);
+
 // Verifies `library` (a built solution.so) against the task bundle at
 // `task_dir`. Throws kb::UsageError for a bad task or device name; every
 // outcome of the candidate is a status.

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "solution/solution.h"
+#include "task/bundle.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -216,4 +217,41 @@ TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
   EXPECT_NE(r.message.find("cannot load the solution"), std::string::npos) << r.message;
 }
 
+// The candidate worker's output cap and result channel follow the task's
+// outputs: KernelBench level1/19_ReLU returns 6 GiB a call, and a fixed
+// 4 GiB channel cut an honest candidate's seed record, which then read as a
+// forged channel (hack_detected, on the H200). The disk bounds the channel,
+// and a disk too small for the honest size is the machine's limit (kb::Error).
+TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
+  kb::TaskInfo info;
+  info.generator = "spec";
+  info.outputs = {{"float32", {4, 8}}};  // 128 bytes
+  kb::WorkerRequest req;
+  kb::WorkerLimits limits;
+  kb::sizeWorkerForTask(info, 5, fs::temp_directory_path(), req, limits);
+  EXPECT_EQ(req.max_output_bytes, 4u * 128 + (1u << 20));
+  EXPECT_GE(limits.result_limit, 5u * (128 + (1u << 20)) + (16u << 20));  // the honest size fits
+  EXPECT_LE(limits.result_limit, 5u * (req.max_output_bytes + (1u << 20)) + (16u << 20));
+
+  info.outputs = {{"float32", {4096, 393216}}};  // 6 GiB
+  const uint64_t out = 4096ull * 393216 * 4;
+  std::error_code ec;
+  const uint64_t free = fs::space(fs::temp_directory_path(), ec).available;
+  if (!ec && free > out + (2ull << 30)) {
+    kb::sizeWorkerForTask(info, 1, fs::temp_directory_path(), req, limits);
+    EXPECT_GE(limits.result_limit, out + (1u << 20));  // more than the old fixed 4 GiB
+    EXPECT_LE(limits.result_limit, free);
+  }
+  // A run whose honest size no disk holds: the machine's limit, said before any work.
+  try {
+    kb::sizeWorkerForTask(info, 1u << 20, fs::temp_directory_path(), req, limits);
+    ADD_FAILURE() << "no error";
+  } catch (const kb::UsageError&) {
+    ADD_FAILURE() << "a full disk is not bad usage";
+  } catch (const kb::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("result channel"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
+
