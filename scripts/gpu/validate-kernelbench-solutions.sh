@@ -16,6 +16,11 @@
 #   4. kbreward report over the check/prof reports -> $OUT/report.{md,html}
 #      (scheme milestone with KB_COMPILED=1, else correctness: untimed
 #      rewards, but pass rate, > eager, eager geomean and fast_p)
+#   5. the same solutions through the agent loop (KB_ROLLOUT=0 skips it):
+#      kbrollout eval --replay (write_file, compile, verify, profile, finish;
+#      the replay folder is a flat copy, DIR/<stem>/, as --replay names
+#      solutions) -> $OUT/eval/results.jsonl -> kbreward report ->
+#      $OUT/eval-report.{md,html}: the paper's table from the RL path itself
 # Environment:
 #   KB_BUILD        build directory with tools/ (default $ROOT/build-gpu)
 #   KB_KERNELBENCH  KernelBench checkout with level1..3/ (default $ROOT/../shared/kernelbench)
@@ -26,6 +31,7 @@
 #   KB_IMPORT_JOBS  capture workers (default: kbsynth's own choice)
 #   KB_ONLY         space-separated ids or stems to restrict the run to (default: all)
 #   KB_BASELINE_CACHE  kbprof's baseline cache (default $OUT/.baselines)
+#   KB_ROLLOUT      0: skip step 5 (kbrollout eval with the replay policy)
 # Exit status: 0 when every task imported and both kbcheck and kbprof ended ok.
 # Usage: bash scripts/gpu/validate-kernelbench-solutions.sh
 set -uo pipefail
@@ -36,6 +42,7 @@ KB="${KB_KERNELBENCH:-$ROOT/../shared/kernelbench}"
 OUT="${OUT:-$ROOT/gpu-out/kernelbench-solutions}"
 T="${KB_TASKS:-$OUT/kb-tasks}"
 SOLS="$ROOT/testdata/solutions-kernelbench"
+title="KernelBench reference solutions (testdata/solutions-kernelbench)"
 export PATH="$ROOT/.carry/bin:$PATH"
 export KB_BASELINE_CACHE="${KB_BASELINE_CACHE:-$OUT/.baselines}"
 mkdir -p "$OUT" "$T"
@@ -150,7 +157,6 @@ for id in "${ids[@]}"; do
 done
 if [ ${#reports[@]} -gt 0 ]; then
   R="$B/tools/kbreward/kbreward"
-  title="KernelBench reference solutions (testdata/solutions-kernelbench)"
   # Without compile timings the milestone scheme excludes every task; the
   # correctness scheme still gives pass, > eager, the eager geomean and fast_p.
   scheme=()
@@ -159,5 +165,31 @@ if [ ${#reports[@]} -gt 0 ]; then
   "$R" report "${reports[@]}" "${scheme[@]}" --title "$title" --format markdown -o "$OUT/report.md" || rc=1
   "$R" report "${reports[@]}" "${scheme[@]}" --title "$title" --format html -o "$OUT/report.html" || rc=1
   echo "report: $OUT/report.md, $OUT/report.html"
+fi
+
+if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
+  echo
+  echo "== kbrollout eval --replay $(date +%T): the solutions through the agent loop"
+  replay="$OUT/replay"
+  rm -rf "$replay" "$OUT/eval" "$OUT/eval.work"
+  mkdir -p "$replay"
+  for id in "${ids[@]}"; do
+    [ -f "$T/$id/task.json" ] && cp -r "$SOLS/${id#kernelbench/}" "$replay/$(basename "$id")"
+  done
+  scheme_name=correctness
+  [ "${KB_COMPILED:-0}" = 1 ] && scheme_name=milestone
+  "$B/tools/kbrollout/kbrollout" eval --tasks "$T/kernelbench" --replay "$replay" --out "$OUT/eval" \
+    --scheme "$scheme_name" --device cuda --no-progress 2>"$OUT/eval.log" || rc=1
+  tail -3 "$OUT/eval.log"
+  if [ -s "$OUT/eval/results.jsonl" ]; then
+    R="$B/tools/kbreward/kbreward"
+    "$R" report "$OUT/eval/results.jsonl" --scheme "$scheme_name" --title "$title (kbrollout eval --replay)" || rc=1
+    "$R" report "$OUT/eval/results.jsonl" --scheme "$scheme_name" --format markdown -o "$OUT/eval-report.md" || rc=1
+    "$R" report "$OUT/eval/results.jsonl" --scheme "$scheme_name" --format html -o "$OUT/eval-report.html" || rc=1
+    echo "agent-loop report: $OUT/eval-report.md, $OUT/eval-report.html"
+  else
+    echo "  no results.jsonl (see $OUT/eval.log)"
+    rc=1
+  fi
 fi
 exit $rc
