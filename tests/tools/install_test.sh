@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `meson install --destdir` puts a working toolchain under a prefix that
 # reads nothing from the source tree (docs/install.md): the installed
-# kbcheck, kbsynth and kbrollout run from an empty directory with a cleaned
+# kbcheck, kbsynth, kbrollout, kbprof and kbreward run (and every tool
+# answers --help) from an empty directory with a cleaned
 # environment, and each data file they need is shown to be the installed
 # copy by marking that copy (a changed policy name, a marker in the agent
 # guide and the interface header, a file the installed capture.py writes) or
@@ -44,7 +45,9 @@ cp -r "$ROOT/testdata/agent/tasks/cpu_relu" "$TMP/in/cpu_relu"
 cp "$ROOT/testdata/tasks-src/kernelbench/level1/1_ReLU_Scale.py" "$TMP/in/model.py"
 run() { (cd "$TMP/cwd" && env -i PATH=/usr/bin:/bin HOME="$TMP/home" "$@"); }
 
-for t in kbcheck kbsynth kbrollout; do
+for t in kbcheck kbsynth kbrollout kbprof kbreward kbtrain kbpolicy; do
+  [ -x "$BIN/$t" ] || { [ "$t" = kbtrain ] || [ "$t" = kbpolicy ]; } || bad "installed bin/$t"
+  [ -x "$BIN/$t" ] || continue  # kbtrain and kbpolicy are built only with LibTorch
   run "$BIN/$t" --help >"$TMP/out/$t-help.txt" 2>&1
   expect "$t --help exits 0" test $? -eq 0
 done
@@ -75,6 +78,19 @@ mv "$LIBEXEC/kbcheck-worker" "$TMP/kbcheck-worker"
 run "$BIN/kbcheck" verify --device cpu "$TMP/in/linear_relu" "$TMP/in/ok_linear_relu" >/dev/null 2>"$TMP/out/verify-gone.err"
 expect "kbcheck verify looks for the installed worker" grep -qF "$LIBEXEC/kbcheck-worker" "$TMP/out/verify-gone.err"
 mv "$TMP/kbcheck-worker" "$LIBEXEC/kbcheck-worker"
+
+# kbprof on the CPU (host clock) and kbreward on its report: the installed
+# worker times the copied task and solution; the report scores.
+cp -r "$ROOT/testdata/solutions-cpu-timed/ok_host_object" "$TMP/in/ok_host_object"
+run "$BIN/kbprof" "$TMP/in/linear_relu" "$TMP/in/ok_host_object" --device cpu \
+  --budget-s 0.2 --json "$TMP/out/prof.json" >/dev/null 2>"$TMP/out/prof.err"
+rc=$?
+expect "kbprof --device cpu exits 0 (rc=$rc)" test $rc -eq 0
+expect "kbprof: status ok" test "$(jq -r '.status' "$TMP/out/prof.json" 2>/dev/null)" = ok
+run "$BIN/kbreward" score "$TMP/out/prof.json" --scheme correctness >"$TMP/out/score.jsonl" 2>"$TMP/out/score.err"
+rc=$?
+expect "kbreward score exits 0 (rc=$rc)" test $rc -eq 0
+expect "kbreward: the correct solution scores 1" jq -e '.reward == 1' "$TMP/out/score.jsonl"
 
 # kbsynth: the installed seed catalog and Python helpers.
 run "$BIN/kbsynth" seeds >"$TMP/out/seeds.out" 2>"$TMP/out/seeds.err"
