@@ -2,7 +2,7 @@
 // with a given environment and working directory, rlimits, a wall-clock
 // deadline after which the whole group is killed, and bounded capture of what
 // it prints. Every child of the tools is spawned here: compilers (lib/build),
-// the candidate worker (lib/harness/worker.h), and the trusted helper
+// the candidate worker (lib/verify/worker.h), and the trusted helper
 // programs (nvidia-smi, cuobjdump, the jail's probe) through runHelper; the
 // caller never dies with its child. Confinement is lib/sandbox's.
 #pragma once

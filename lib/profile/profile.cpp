@@ -18,10 +18,10 @@
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "core/speedup.h"
-#include "measure/baseline_cache.h"
-#include "measure/elf_symbols.h"
-#include "measure/gpu_peak.h"
-#include "measure/sass.h"
+#include "profile/baseline_cache.h"
+#include "profile/elf_symbols.h"
+#include "profile/gpu_peak.h"
+#include "profile/sass.h"
 #include "sandbox/confine.h"
 #include "task/bundle.h"
 #include "task/precision.h"
@@ -263,7 +263,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   st.limits = o.limits;
   sizeWorkerForTask(bundle.info,
                     with_candidate ? req.seeds.size() + static_cast<uint64_t>(std::max(1, o.checked_calls)) : 0,
-                    st.scratch, req, st.limits);
+                    /*candidates=*/1, st.scratch, req, st.limits);
   if (!with_candidate || !o.start_workers_early) return p;
 
   // Both workers start now and get ready while the caller builds: the
@@ -305,7 +305,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     return done(Status::HackDetected, "the solution library imports " + bad.front());
   }
   if (!st.device_error.empty()) throw UsageError(st.device_error);
-  // The own kernels' SASS (measure/sass.h), read beside the worker: their
+  // The own kernels' SASS (profile/sass.h), read beside the worker: their
   // precision classes, information for the report.
   std::future<SassScan> sass;
   if (!library.empty() && r.device != "cpu") sass = std::async(std::launch::async, readLibrarySass, library, 60);

@@ -2,10 +2,10 @@
 // torch.compile baseline on one GPU (DESIGN.md §6), with its run-time
 // provenance checked (§5) and the outputs of timed calls this process picks
 // after the loop verified. Torch-free: the timing runs in the candidate
-// worker (harness/timing.cpp), the comparison in the reference worker.
+// worker (profile/timing.cpp), the comparison in the reference worker.
 //
 // Order of events:
-//   1. the library's imports are read (measure/elf_symbols.h): torch
+//   1. the library's imports are read (profile/elf_symbols.h): torch
 //      symbols or the dynamic loader's look-ups end it as hack_detected;
 //   2. the compiled baseline is built if missing (scripts/baseline.py,
 //      once per task and GPU architecture);
@@ -30,11 +30,11 @@
 
 #include "core/json.h"
 #include "core/report.h"
-#include "harness/worker.h"
-#include "measure/plausibility.h"
-#include "measure/precision.h"
-#include "measure/provenance.h"
-#include "measure/stats.h"
+#include "verify/worker.h"
+#include "profile/plausibility.h"
+#include "profile/precision.h"
+#include "profile/provenance.h"
+#include "profile/stats.h"
 #include "verify/compare.h"
 
 namespace kb {
@@ -50,7 +50,7 @@ struct ProfileOptions {
   int warmup = 3;
   // GPU work (a spin kernel) queued after the L2 flush and before each
   // timed call's start event, so that the events do not see the host's
-  // launch latency (lib/harness/timing.cpp); 0: none.
+  // launch latency (lib/profile/timing.cpp); 0: none.
   double head_start_us = 200.0;
   int min_rounds = 10;
   int max_rounds = 2000;

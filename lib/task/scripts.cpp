@@ -130,7 +130,20 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
     for (int fd : {sv[0], sv[1], outp[0], outp[1]}) close(fd);
     throw;
   }
-  for (char** e = environ; *e; ++e) spec.env.emplace_back(*e);
+  // A temporary folder of its own, named to it as $TMPDIR and removed once
+  // it is reaped: what it leaves there goes with it, also when it is killed
+  // (a stop, a timeout, the out-of-memory killer) before its own clean-up.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = (fs::path(tmp && *tmp ? tmp : "/tmp") / "kbworker-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) {
+    int err = errno;
+    for (int fd : {sv[0], sv[1], outp[0], outp[1]}) close(fd);
+    throw Error("cannot make a temporary folder " + tmpl + " for " + script + ": " + std::strerror(err));
+  }
+  tmpdir_ = tmpl;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "TMPDIR=", 7) != 0) spec.env.emplace_back(*e);
+  spec.env.push_back("TMPDIR=" + tmpdir_);
   spec.stdin_fd = sv[1];
   spec.inherit_stderr = true;
   spec.die_with_parent = false;  // lives as long as this object, whichever thread made it
@@ -146,6 +159,8 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
   if (pid < 0) {
     close(sv[0]);
     close(outp[0]);
+    std::error_code ec;
+    fs::remove_all(tmpdir_, ec);
     throw Error("cannot run " + python + ": " + error + " (set --python or KB_PYTHON)");
   }
   pid_ = pid;
@@ -221,6 +236,8 @@ int ScriptWorker::wait() {
     while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
     reaped_ = true;
+    std::error_code ec;
+    fs::remove_all(tmpdir_, ec);
   }
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
 }

@@ -44,7 +44,8 @@ ScriptResult runScript(const std::string& python, const std::string& script,
 // line: JSON lines go to its stdin (a socket, so that writing to a dead
 // worker is an error, not SIGPIPE), lines come back from its stdout with a
 // time limit; its stderr goes straight to ours. It runs in its own process
-// group, which kill() and the destructor end with SIGKILL.
+// group, which kill() and the destructor end with SIGKILL, and with a
+// $TMPDIR of its own that goes when it is reaped, however it ended.
 class ScriptWorker {
  public:
   // Throws kb::Error when the interpreter cannot be started.
@@ -68,6 +69,7 @@ class ScriptWorker {
  private:
   int pid_ = -1;
   int in_ = -1, out_ = -1;
+  std::string tmpdir_;  // the worker's $TMPDIR, removed when it is reaped
   std::string buf_;
   bool reaped_ = false;
   int status_ = 0;

@@ -20,8 +20,8 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "harness/dtype.h"
-#include "harness/wire.h"
+#include "verify/dtype.h"
+#include "verify/wire.h"
 #include "kb/solution.h"
 #include "sandbox/confine.h"
 #include "task/task.h"

@@ -5,7 +5,7 @@
 // candidate's worker has ended; see ReferenceWorker in verify.h): load the
 // task's reference, make each seed's inputs again, run the reference, and
 // compare with what the candidate's worker sent back. The verdict goes back on fd 3 as one
-// "verdict" record (harness/wire.h) per candidate of the request (several
+// "verdict" record (verify/wire.h) per candidate of the request (several
 // candidates of one task share one reference process: verifySolutions). Neither kbcheck nor the candidate's
 // process ever holds the reference's outputs.
 //

@@ -35,27 +35,34 @@ uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) 
 
 }  // namespace
 
-void sizeWorkerForTask(const TaskInfo& info, uint64_t records, const fs::path& scratch, WorkerRequest& request,
-                       WorkerLimits& limits) {
-  uint64_t out_bytes = 0, in_bytes = 0;
+void sizeWorkerForTask(const TaskInfo& info, uint64_t records, uint64_t candidates, const fs::path& scratch,
+                       WorkerRequest& request, WorkerLimits& limits) {
+  candidates = std::max<uint64_t>(1, candidates);
+  uint64_t out_bytes = 0;
   for (const auto& o : info.outputs) out_bytes += specBytes(o.dtype, o.shape);
-  for (const auto& i : info.inputs)
-    if (i.kind == "tensor") in_bytes += specBytes(i.dtype, i.shape);
-  if (info.generator != "spec") in_bytes = 1ull << 30;  // unknown until generated
   request.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
+  // A record is the outputs and a header; inputs never travel (the records
+  // carry their digests only: worker.cpp).
   const uint64_t header = 1u << 20, base = 16u << 20;
   const uint64_t honest = records * (out_bytes + header) + base;
-  uint64_t roomy = records * (request.max_output_bytes + in_bytes + header) + base;
+  // Room for an honest candidate's larger outputs, but a flood stops at
+  // twice the honest size (4 GiB at least) and at this candidate's share of
+  // the disk: every candidate of a batch keeps its channel until the
+  // reference has read them all.
+  uint64_t roomy = std::min(records * (request.max_output_bytes + header) + base,
+                            std::max<uint64_t>(2 * honest, 4ull << 30));
   std::error_code ec;
   fs::space_info space = fs::space(scratch, ec);
   if (!ec && space.available != static_cast<uintmax_t>(-1)) {
     const uint64_t margin = 1ull << 30;
-    uint64_t free = space.available > margin ? space.available - margin : 0;
-    if (honest > free)
-      throw Error("the task's outputs need " + std::to_string(honest >> 20) + " MiB for the result channel in " +
-                  scratch.string() + ", which has " + std::to_string(space.available >> 20) +
+    const uint64_t free = space.available > margin ? space.available - margin : 0;
+    const uint64_t share = free / candidates;
+    if (honest > share)
+      throw Error("the task's outputs need " + std::to_string(honest >> 20) + " MiB for the result channel" +
+                  (candidates > 1 ? " of each of " + std::to_string(candidates) + " candidates" : std::string()) +
+                  " in " + scratch.string() + ", which has " + std::to_string(space.available >> 20) +
                   " MiB free (1 GiB kept back); free space there or point the scratch directory elsewhere");
-    roomy = std::min(roomy, free);
+    roomy = std::min(roomy, share);
   }
   limits.result_limit = std::max(honest, roomy);
 }
@@ -224,7 +231,7 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   WorkerLimits limits = options.limits;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
   // Output and channel sizes from what the task says it produces.
-  sizeWorkerForTask(info, seeds.size(), scratch, req, limits);
+  sizeWorkerForTask(info, seeds.size(), libraries.size(), scratch, req, limits);
   fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
 
   // 1. The candidates, one after the other. Their directories are kept

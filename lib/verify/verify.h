@@ -3,7 +3,7 @@
 // Order of events, which is what keeps the reference's output out of the
 // candidate's reach (docs/threat-model.md):
 //   1. the candidate runs in its own confined worker process
-//      (harness/worker.h) on fresh inputs for each correctness seed and
+//      (verify/worker.h) on fresh inputs for each correctness seed and
 //      sends back its outputs and its inputs as they were after the call;
 //   2. only when that process has ended (and its process group been killed)
 //      does a second worker process start, which loads the reference, makes
@@ -21,7 +21,7 @@
 
 #include "core/json.h"
 #include "core/report.h"
-#include "harness/worker.h"
+#include "verify/worker.h"
 #include "verify/compare.h"
 
 namespace kb {
@@ -120,18 +120,20 @@ struct TaskInfo;
 
 // Sizes a candidate worker from what the task says it produces, for a run
 // whose result channel carries `records` sets of outputs (the correctness
-// seeds, plus kbprof's checked timed calls): request.max_output_bytes (4x
-// the outputs and 1 MiB: room for an honest candidate's extra allocations,
-// refused beyond) and limits.result_limit, sized for `records` records of
-// that many bytes and capped by the free space of `scratch`'s filesystem
+// seeds, plus kbprof's checked timed calls) and which keeps `candidates`
+// such channels on disk at once (a batch: verifySolutions).
+// request.max_output_bytes: 4x the outputs and 1 MiB (room for an honest
+// candidate's extra allocations, refused beyond). limits.result_limit:
+// `records` records of that many bytes, but at most twice the honest size
+// (4 GiB at least) and this candidate's share of `scratch`'s free space
 // (less 1 GiB), so that a candidate flooding the channel fills neither.
 // Outputs of gigabytes (KernelBench level 1: 6 GiB) get a channel to match
 // instead of a fixed 4 GiB, past which an honest candidate's records were
 // cut and read as a forged channel (hack_detected). Throws kb::Error when
-// even the honest size (`records` x the outputs) does not fit on that disk:
-// the machine's limit, not the candidate's fault.
-void sizeWorkerForTask(const TaskInfo& info, uint64_t records, const std::filesystem::path& scratch,
-                       WorkerRequest& request, WorkerLimits& limits);
+// even the honest size (`records` x the outputs, for every candidate) does
+// not fit on that disk: the machine's limit, not the candidate's fault.
+void sizeWorkerForTask(const TaskInfo& info, uint64_t records, uint64_t candidates,
+                       const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits);
 
 // Verifies `library` (a built solution.so) against the task bundle at
 // `task_dir`. Throws kb::UsageError for a bad task or device name; every

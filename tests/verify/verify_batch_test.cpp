@@ -228,23 +228,41 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   info.outputs = {{"float32", {4, 8}}};  // 128 bytes
   kb::WorkerRequest req;
   kb::WorkerLimits limits;
-  kb::sizeWorkerForTask(info, 5, fs::temp_directory_path(), req, limits);
+  kb::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
   EXPECT_EQ(req.max_output_bytes, 4u * 128 + (1u << 20));
   EXPECT_GE(limits.result_limit, 5u * (128 + (1u << 20)) + (16u << 20));  // the honest size fits
   EXPECT_LE(limits.result_limit, 5u * (req.max_output_bytes + (1u << 20)) + (16u << 20));
+  // Inputs do not travel: a scripted generator's unknown input size adds nothing.
+  uint64_t spec_limit = limits.result_limit;
+  info.generator = "scripted";
+  kb::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
+  EXPECT_EQ(limits.result_limit, spec_limit);
 
   info.outputs = {{"float32", {4096, 393216}}};  // 6 GiB
   const uint64_t out = 4096ull * 393216 * 4;
   std::error_code ec;
   const uint64_t free = fs::space(fs::temp_directory_path(), ec).available;
   if (!ec && free > out + (2ull << 30)) {
-    kb::sizeWorkerForTask(info, 1, fs::temp_directory_path(), req, limits);
+    kb::sizeWorkerForTask(info, 1, 1, fs::temp_directory_path(), req, limits);
     EXPECT_GE(limits.result_limit, out + (1u << 20));  // more than the old fixed 4 GiB
     EXPECT_LE(limits.result_limit, free);
+    // A flood stops at twice the honest size, not at the disk's edge.
+    EXPECT_LE(limits.result_limit, 2 * (out + (1u << 20)) + (32u << 20));
+  }
+  // A batch keeps every candidate's channel: each gets its share of the disk,
+  // and a batch whose honest channels do not fit together is refused.
+  if (!ec && free > (4ull << 30)) {
+    const uint64_t n = free / (out + (1u << 20)) + 1;
+    try {
+      kb::sizeWorkerForTask(info, 1, n, fs::temp_directory_path(), req, limits);
+      ADD_FAILURE() << "no error for " << n << " candidates of 6 GiB on " << (free >> 30) << " GiB";
+    } catch (const kb::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("candidates"), std::string::npos) << e.what();
+    }
   }
   // A run whose honest size no disk holds: the machine's limit, said before any work.
   try {
-    kb::sizeWorkerForTask(info, 1u << 20, fs::temp_directory_path(), req, limits);
+    kb::sizeWorkerForTask(info, 1u << 20, 1, fs::temp_directory_path(), req, limits);
     ADD_FAILURE() << "no error";
   } catch (const kb::UsageError&) {
     ADD_FAILURE() << "a full disk is not bad usage";

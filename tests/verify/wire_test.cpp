@@ -1,4 +1,4 @@
-#include "harness/wire.h"
+#include "verify/wire.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // kbreward: the command line over lib/reward. It parses flags and calls
-// runScore or runReport (lib/reward/commands.h); all logic lives in lib/reward.
+// runScore or runReport (lib/report/commands.h); all logic lives in lib/reward.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,12 +9,13 @@
 #include "../cli_parse.h"
 #include "core/error.h"
 #include "kb_config.h"
-#include "reward/commands.h"
+#include "report/commands.h"
 #include "reward/reward.h"
 
 namespace {
 
 using namespace kb::reward;
+using namespace kb::report;
 
 constexpr const char* kFooter = R"(
 Rewards (eq. 1 of the CUDA Agent paper), with b(t, t0) = [(t0 - t) / t0 > margin]:

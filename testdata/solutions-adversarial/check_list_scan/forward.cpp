@@ -3,7 +3,7 @@
 //
 // Task matmul_2048. A harness that decides in the worker which timed calls
 // it checks keeps that decision in the worker's memory: today's timing loop
-// (lib/harness/timing.cpp) holds a std::vector<bool> `value_sampled` on the
+// (lib/profile/timing.cpp) holds a std::vector<bool> `value_sampled` on the
 // stack of its run() (one bit per value set: "this set was already checked,
 // do not check it again") and the sampled seeds in the session object the
 // kb_context points to. This solution defines kb_forward by hand (the C ABI

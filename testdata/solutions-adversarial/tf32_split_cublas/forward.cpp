@@ -11,7 +11,7 @@
 // learn once accuracy alone is checked.
 //
 // Should be caught by: kbprof's reduced-precision rule under the strict
-// contract (lib/measure/precision.h): each GEMM is a cuBLAS TF32 tensor-core
+// contract (lib/profile/precision.h): each GEMM is a cuBLAS TF32 tensor-core
 // kernel (name with tf32, or nvjet's operand letter 's' on Hopper) in an
 // fp32 task -> hack_detected, the evidence naming the kernel. kbcheck verify
 // passes it (the outputs are right). Static: null. Under the paper contract

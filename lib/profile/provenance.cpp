@@ -1,0 +1,236 @@
+#include "profile/provenance.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+namespace kb {
+namespace {
+
+std::string kindName(ActivityKind k) {
+  switch (k) {
+    case ActivityKind::Kernel: return "kernel";
+    case ActivityKind::Memcpy: return "memcpy";
+    case ActivityKind::Memset: return "memset";
+  }
+  return "?";
+}
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool startsWith(const std::string& s, const char* part) { return s.rfind(part, 0) == 0; }
+
+std::string ownerName(int64_t owner) {
+  if (owner == kOwnerHarness) return "the harness";
+  if (owner == kOwnerUnknown) return "no call";
+  return "call " + std::to_string(owner);
+}
+
+std::string describe(const Activity& a) {
+  std::string what = a.kind == ActivityKind::Kernel ? "kernel " + demangle(a.name)
+                                                    : kindName(a.kind) + " " + a.name + " (" +
+                                                          std::to_string(a.bytes) + " bytes)";
+  if (what.size() > 200) what = what.substr(0, 197) + "...";
+  return what + " on stream " + std::to_string(a.stream) + ", " + ownerName(a.owner);
+}
+
+}  // namespace
+
+std::string demangle(const std::string& name) {
+  if (!startsWith(name, "_Z")) return name;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
+                                             std::free);
+  return status == 0 && out ? std::string(out.get()) : name;
+}
+
+std::string kernelFramework(const std::string& name) {
+  std::string d = demangle(name);
+  // ATen's CUDA kernels live in namespace at (at::native, at::cuda, ...);
+  // their mangled names start _ZN2at or mention at:: in template arguments.
+  if (startsWith(name, "_ZN2at") || startsWith(d, "at::") || contains(d, "void at::") ||
+      contains(d, "at::native::") || contains(d, "at_cuda_detail"))
+    return "aten";
+  if (startsWith(name, "triton_") || startsWith(d, "triton_")) return "triton";
+  return "";
+}
+
+std::string kernelLibrary(const std::string& name) {
+  std::string d = demangle(name);
+  std::string lower = d;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  // cuDNN first: some of its kernels are GEMM-shaped ("xmma_fprop").
+  for (const char* p : {"cudnn", "fprop", "dgrad", "wgrad", "implicit_convolve", "winograd", "convolve_",
+                        "nchwtonhwc", "nhwctonchw", "fft2d", "fft_"})
+    if (contains(lower, p)) return "cudnn";
+  // cuBLAS / cuBLASLt: sm80_xmma_gemm_..., sm90_xmma_..., nvjet_... (Hopper),
+  // cutlass::Kernel<...gemm...>, gemv2T_kernel, splitKreduce_kernel, ...
+  for (const char* p : {"gemm", "gemv", "nvjet", "xmma", "cublas", "splitkreduce", "dot_kernel",
+                        "reduce_1block_kernel", "cutlass"})
+    if (contains(lower, p)) return "cublas";
+  return "";
+}
+
+Json Activity::toJson() const {
+  return Json::array({kindName(kind), name, stream, start_ns, end_ns, bytes, owner, thread});
+}
+
+Activity Activity::fromJson(const Json& j) {
+  Activity a;
+  std::string k = j.at(0).get<std::string>();
+  a.kind = k == "memcpy" ? ActivityKind::Memcpy : k == "memset" ? ActivityKind::Memset : ActivityKind::Kernel;
+  a.name = j.at(1).get<std::string>();
+  a.stream = j.at(2).get<uint32_t>();
+  a.start_ns = j.at(3).get<uint64_t>();
+  a.end_ns = j.at(4).get<uint64_t>();
+  a.bytes = j.at(5).get<uint64_t>();
+  a.owner = j.at(6).get<int64_t>();
+  a.thread = j.at(7).get<uint32_t>();
+  return a;
+}
+
+Json ProvenanceFinding::toJson() const { return Json{{"rule", rule}, {"evidence", evidence}}; }
+
+Json ProvenanceReport::toJson() const {
+  Json j;
+  j["ok"] = ok();
+  j["activities"] = activities;
+  Json f = Json::array();
+  for (const auto& x : findings) f.push_back(x.toJson());
+  j["findings"] = f;
+  return j;
+}
+
+// A kernel's name with what differs between its host stub's symbol and
+// CUPTI's report taken out: demangled, anonymous-namespace markers and
+// nvcc's per-file "_INTERNAL_<hash>_" prefixes dropped.
+std::string normalizedKernelName(const std::string& name) {
+  std::string d = demangle(name);
+  for (const std::string marker : {"(anonymous namespace)::"}) {
+    for (auto p = d.find(marker); p != std::string::npos; p = d.find(marker)) d.erase(p, marker.size());
+  }
+  for (auto p = d.find("_INTERNAL_"); p != std::string::npos; p = d.find("_INTERNAL_", p)) {
+    auto end = d.find("::", p);
+    if (end == std::string::npos) break;
+    d.erase(p, end + 2 - p);
+  }
+  return d;
+}
+
+ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
+                                 const std::vector<CallWindow>& calls, uint32_t launch_stream,
+                                 const ProvenancePolicy& policy, std::size_t max_findings) {
+  ProvenanceReport report;
+  std::set<std::string> own_normalized;
+  for (const auto& k : policy.own_kernels) own_normalized.insert(normalizedKernelName(k));
+  std::map<int64_t, uint64_t> marker;
+  for (const auto& c : calls) marker[c.index] = c.marker_start_ns;
+  std::map<std::string, std::size_t> count;
+  std::map<std::string, std::string> first_seen;  // one finding per distinct evidence
+  auto add = [&](const std::string& rule, const std::string& evidence) {
+    if (first_seen.count(rule + evidence)) return;
+    first_seen[rule + evidence] = rule;
+    if (count[rule]++ < max_findings) report.findings.push_back({rule, evidence});
+  };
+  for (const auto& a : activities) {
+    if (a.owner == kOwnerHarness) continue;
+    if (a.owner == kOwnerUnknown) {
+      add("unowned-work", describe(a) + ": launched outside every call and not by the harness (another host thread?)");
+      continue;
+    }
+    ++report.activities;
+    if (a.stream != launch_stream)
+      add("other-stream", describe(a) + ": not the launch stream " + std::to_string(launch_stream));
+    auto m = marker.find(a.owner);
+    if (m != marker.end() && m->second != 0 && a.end_ns > m->second)
+      add("after-return", describe(a) + ": still running " +
+                              std::to_string((a.end_ns - m->second) / 1000) + " us after the call returned");
+    if (a.kind != ActivityKind::Kernel || policy.own_kernels.count(a.name) ||
+        own_normalized.count(normalizedKernelName(a.name)))
+      continue;
+    std::string framework = kernelFramework(a.name);
+    if (!framework.empty()) {
+      add("foreign-kernel", describe(a) + ": a " + (framework == "aten" ? "PyTorch ATen" : "Triton") +
+                                " kernel, not the solution's own");
+      continue;
+    }
+    std::string lib = kernelLibrary(a.name);
+    if (lib == "cublas" && policy.allow_gemm_library) continue;
+    if (lib == "cudnn" && policy.allow_conv_library) continue;
+    if (!lib.empty())
+      add("foreign-kernel", describe(a) + ": a " + lib + " kernel, not allowed for this task's ops (" +
+                                (lib == "cublas" ? "no GEMM in the reference" : "no convolution in the reference") + ")");
+    else
+      add("foreign-kernel", describe(a) + ": not defined by the solution's library nor by an allowed library");
+  }
+  // skipped-work: the kernels every verified call launched (the warm-up
+  // calls' when nothing was verified) must appear in every timed call.
+  std::map<int64_t, std::set<std::string>> launched;
+  for (const auto& a : activities)
+    if (a.owner >= 0 && a.kind == ActivityKind::Kernel) launched[a.owner].insert(a.name);
+  for (const char* reference_kind : {"seed", "warmup"}) {
+    std::optional<std::set<std::string>> common;
+    for (const auto& c : calls) {
+      if (c.kind != reference_kind) continue;
+      const auto& k = launched[c.index];
+      if (!common) {
+        common = k;
+      } else {
+        std::set<std::string> both;
+        for (const auto& n : *common)
+          if (k.count(n)) both.insert(n);
+        common = both;
+      }
+    }
+    if (!common) continue;
+    for (const auto& c : calls) {
+      if (c.kind != "timed") continue;
+      for (const auto& n : *common)
+        if (!launched[c.index].count(n)) {
+          std::string name = demangle(n);
+          if (name.size() > 160) name = name.substr(0, 157) + "...";
+          add("skipped-work", "timed call " + std::to_string(c.index) + " did not launch " + name +
+                                  ", which every " + (std::string(reference_kind) == "seed" ? "verified" : "warm-up") +
+                                  " call launched (a result replayed instead of computed?)");
+          break;
+        }
+    }
+    break;
+  }
+  for (const auto& [rule, n] : count)
+    if (n > max_findings)
+      report.findings.push_back({rule, "... and " + std::to_string(n - max_findings) + " more"});
+  return report;
+}
+
+Json KernelStat::toJson() const {
+  return Json{{"name", name}, {"calls", calls}, {"total_ms", total_ms}, {"mean_ms", mean_ms}, {"share", share}};
+}
+
+std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities) {
+  std::map<std::string, KernelStat> by;
+  double total = 0;
+  for (const auto& a : activities) {
+    if (a.owner < 0) continue;
+    std::string key = a.kind == ActivityKind::Kernel ? demangle(a.name) : "[" + kindName(a.kind) + " " + a.name + "]";
+    KernelStat& k = by[key];
+    k.name = key;
+    ++k.calls;
+    k.total_ms += a.ms();
+    total += a.ms();
+  }
+  std::vector<KernelStat> out;
+  for (auto& [name, k] : by) {
+    k.mean_ms = k.calls ? k.total_ms / static_cast<double>(k.calls) : 0;
+    k.share = total > 0 ? k.total_ms / total : 0;
+    out.push_back(k);
+  }
+  std::sort(out.begin(), out.end(), [](const KernelStat& a, const KernelStat& b) { return a.total_ms > b.total_ms; });
+  return out;
+}
+
+}  // namespace kb

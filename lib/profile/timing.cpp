@@ -1,0 +1,816 @@
+// The timing phases of the candidate worker (kbprof; DESIGN.md §5, §6).
+//
+// Baselines (runBaselines, trusted: before the candidate's library is
+// loaded, so no candidate code has ever run in this process): the eager
+// reference and the compiled baseline, interleaved round by round on one
+// stream; or, when the cache has them, a short re-check of the eager time
+// that replaces the cached figures when the GPU disagrees.
+//
+// The candidate (run, after kb_init and the correctness seeds). Each call:
+//   (harness, untimed)  a seed drawn from the kernel (getrandom) right now,
+//                       so that it exists nowhere before; the call's inputs
+//                       made from it on the device (task/timed_call.h): no
+//                       two calls of a run see the same values; outputs and
+//                       scratch allocated and poisoned beforehand; L2 flushed
+//                       by writing a buffer of twice its size; then a spin
+//                       kernel of `head_start_us` (the head start, below)
+//   (timed)             CUDA event, kb_forward, CUDA event, on the launch stream
+//   (harness, untimed)  an end-of-call marker kernel, a synchronisation, then
+//                       for a timed call the digests of its outputs and of the
+//                       state, sent at once as a "commit" record: what the call
+//                       returned is on record before any later candidate code
+//                       runs. The outputs themselves are kept.
+// Every timed call is treated alike: this process holds no list of calls to
+// check and never learns one until the loop is over. Then the timing record
+// goes out, the worker asks the parent (on its stdin socket) which calls to
+// send, and the parent, which draws the pick only now, answers; the chosen
+// calls' kept outputs go out as "call" records, which the reference worker
+// checks against the commits and against the reference run on the same
+// inputs (verify/compare.h).
+//
+// The head start: without it the GPU drains the flush before the host has
+// recorded the start event and launched the call's first kernel, so the
+// event time includes the host's launch latency, which differs between
+// processes (two modes 20-70 us apart on the H200 for the same kernel). A
+// spin kernel queued after the flush keeps the GPU busy while the host
+// queues the start event and the call (nvbench blocks the stream for the
+// same reason).
+//
+// CUPTI records every kernel, memcpy and memset from set-up to the end. The
+// harness pushes an external correlation id on its thread: its own id by
+// default, the call's id around each candidate call, a baseline call's id
+// around each baseline call. Activities launched from any other thread carry
+// none. profile/provenance.h classifies what the candidate's calls launched;
+// the device time of each call is the sum of its activities.
+//
+// On the CPU (CI, CPU tasks) the same protocol runs with the host clock as
+// the timer and no CUPTI: it is how the CPU tests prove it.
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/gpu_info.h"
+#include "profile/timing.h"
+#include "profile/baseline_cache.h"
+#include "profile/provenance.h"
+#include "profile/stats.h"
+#include "task/timed_call.h"
+
+#if KB_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cupti.h>
+#endif
+
+namespace kb {
+
+namespace {
+
+// External correlation ids (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
+// Candidate call k is k + 1.
+constexpr uint64_t kHarnessId = 1ull << 40;
+constexpr uint64_t kMarkerBase = 1ull << 41;   // + call index: end-of-call marker
+constexpr uint64_t kEagerBase = 1ull << 42;    // + call index
+constexpr uint64_t kCompileBase = 1ull << 43;  // + call index
+
+#if KB_WITH_CUDA
+constexpr auto kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+
+// CUPTI hands buffers to callbacks that carry no user pointer, so the
+// completed buffers wait here: the one piece of process-wide state, in the
+// worker process only.
+struct CuptiBuffers {
+  std::mutex mutex;
+  std::vector<std::pair<uint8_t*, size_t>> done;
+  uint64_t dropped = 0;
+};
+CuptiBuffers& cuptiBuffers() {
+  static CuptiBuffers buffers;
+  return buffers;
+}
+
+void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 16u << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped);
+  std::lock_guard<std::mutex> lock(cuptiBuffers().mutex);
+  cuptiBuffers().done.push_back({buffer, valid});
+  cuptiBuffers().dropped += dropped;
+}
+
+void cupti(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  throw Error(std::string("CUPTI ") + what + ": " + (s ? s : "error"));
+}
+
+void push(uint64_t id) { cuptiActivityPushExternalCorrelationId(kExternalKind, id); }
+void pop() {
+  uint64_t last = 0;
+  cuptiActivityPopExternalCorrelationId(kExternalKind, &last);
+}
+
+std::string kernelName(const char* name) { return name ? name : "?"; }
+
+// The fields every kernel, memcpy and memset record has; returns its
+// correlation id.
+template <typename Record>
+uint32_t common(Activity& a, ActivityKind kind, const Record& r) {
+  a.kind = kind;
+  a.stream = r.streamId;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  return r.correlationId;
+}
+
+std::string copyKindName(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
+    default: return "memcpy";
+  }
+}
+#else
+void push(uint64_t) {}
+void pop() {}
+#endif
+
+uint64_t tensorBytes(const std::vector<c10::IValue>& values) {
+  uint64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += v.toTensor().nbytes();
+  return n;
+}
+
+std::string trim(std::string s) { return s.size() > 300 ? s.substr(0, 297) + "..." : s; }
+
+// A seed from the kernel, drawn when it is needed: it is in no memory of
+// this process before the call it is for. Kept below 2^63 (JSON readers
+// take it as a signed integer too).
+uint64_t freshSeed() {
+  uint64_t s = 0;
+  for (std::size_t got = 0; got < sizeof s;) {
+    ssize_t n = ::getrandom(reinterpret_cast<char*>(&s) + got, sizeof s - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  return s >> 1;
+}
+
+// One line from the parent on fd 0 (the stdin socket), at most 64 KiB.
+std::optional<std::string> readLine(int fd) {
+  std::string line;
+  char c;
+  while (line.size() < (64u << 10)) {
+    ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return std::nullopt;
+}
+
+bool writeAll(int fd, const std::string& s) {
+  for (std::size_t sent = 0; sent < s.size();) {
+    ssize_t n = ::write(fd, s.data() + sent, s.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+struct Participant {
+  std::string name;
+  bool measured = false;
+  std::vector<double> event_ms, host_ms;
+  std::vector<uint64_t> ids;  // external id of each timed call, in order
+};
+
+// The outputs of one timed call, kept until the parent has picked.
+struct KeptCall {
+  uint64_t seed = 0;
+  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
+};
+
+class Timing final : public TimingSession, public HarnessWork {
+ public:
+  Timing(const WorkerRequest& req, const Task& task, const Reference& reference, const Device& dev)
+      : task_(task), reference_(reference), dev_(dev), opts_(req.profile), cuda_(dev.device.is_cuda()) {
+    auto opt = at::TensorOptions().device(dev.device);
+    gpu_ = "cpu";
+    arch_ = "cpu";
+#if KB_WITH_CUDA
+    if (cuda_) {
+      auto index = dev.device.index();
+      cudaDeviceProp* prop = at::cuda::getDeviceProperties(index);
+      gpu_ = prop->name;
+      arch_ = "sm_" + std::to_string(prop->major) + std::to_string(prop->minor);
+      l2_bytes_ = static_cast<uint64_t>(prop->l2CacheSize);
+      stream_ = c10::cuda::getCurrentCUDAStream(index);
+    }
+#endif
+
+    // Baselines: cached for this task, GPU, driver and torch, or measured.
+    time_baselines_ = opts_.value("baselines", true);
+    if (time_baselines_ && opts_.contains("baseline_cache_dir")) {
+      key_.task_hash = opts_.value("task_hash", "");
+      key_.gpu = gpu_;
+      key_.driver = nvidiaDriverVersion();
+      key_.torch_version = torchVersion();
+      key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
+      if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
+    }
+    eager_.name = "eager";
+    compile_.name = "compile";
+    candidate_.name = "candidate";
+
+    // The maker of every call's inputs (fresh values per call), and the
+    // baselines' one fixed input set.
+    inputs_.emplace(task, dev.device);
+    baseline_inputs_ = inputs_->make(opts_.value("baseline_seed", uint64_t{1}));
+    input_bytes_ = tensorBytes(baseline_inputs_);
+
+#if KB_WITH_CUDA
+    if (cuda_) {
+      // L2 flush buffer: twice the L2 (KernelBench writes a buffer as large).
+      flush_bytes_ = std::max<uint64_t>(2 * l2_bytes_, 32u << 20);
+      flush_ = at::empty({static_cast<int64_t>(flush_bytes_ / 4)}, opt.dtype(at::kInt));
+      marker_ = at::zeros({1}, opt.dtype(at::kInt));
+      measureBandwidth();
+      calibrateHeadStart(opts_.value("head_start_us", 0.0));
+
+      // CUPTI, from here to the end. Everything this thread launches is the
+      // harness's unless a call's id is pushed above it.
+      cupti(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted), "register callbacks");
+      for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                   CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+        cupti(cuptiActivityEnable(k), "enable activity");
+      push(kHarnessId);
+      c10::cuda::device_synchronize();
+    }
+#endif
+    (void)opt;
+  }
+
+  HarnessWork* harnessWork() override { return this; }
+  void enter() override { push(kHarnessId); }
+  void leave() override { pop(); }
+
+  void beginCall(const char* kind) override {
+    calls_.push_back({static_cast<int64_t>(calls_.size()), kind});
+    push(static_cast<uint64_t>(calls_.size()));  // call k has id k + 1
+  }
+  void endCall() override {
+    pop();
+#if KB_WITH_CUDA
+    if (cuda_) {
+      int64_t k = static_cast<int64_t>(calls_.size()) - 1;
+      push(kMarkerBase + static_cast<uint64_t>(k));
+      marker_.fill_(static_cast<int>(k & 0x7fffffff));
+      pop();
+    }
+#endif
+  }
+
+  // Trusted: runs before the candidate's library is loaded.
+  void runBaselines() override {
+    if (!time_baselines_) return;
+    auto t0 = Clock::now();
+    int warmup = opts_.value("warmup", 3);
+    if (!cached_.is_null()) {
+      // A cache hit is re-checked: a short run of the eager baseline here, in
+      // a process no candidate has touched, must agree with the cached
+      // median within noise; otherwise the cache is replaced.
+      const Json& ce = cached_.value("eager", Json::object());
+      double cached_median = ce.value("median_ms", 0.0);
+      eager_.measured = true;
+      int rounds = opts_.value("check_rounds", 10);
+      for (int w = 0; w < warmup; ++w) baselineCall(eager_, false);
+      for (int i = 0; i < rounds; ++i) baselineCall(eager_, true);
+      SampleStats s = summarize(eager_.event_ms);
+      double tolerance = std::max(opts_.value("check_tolerance", 0.05), 3 * s.ciHalfWidth());
+      bool agrees = cached_median > 0 && std::abs(s.median / cached_median - 1.0) <= tolerance;
+      check_["cached_median_ms"] = cached_median;
+      check_["check_median_ms"] = s.median;
+      check_["rounds"] = rounds;
+      check_["tolerance"] = tolerance;
+      check_["agrees"] = agrees;
+      check_["replaced"] = !agrees;
+      if (agrees) {
+        eager_ = Participant();
+        eager_.name = "eager";
+        baseline_seconds_ = since(t0);
+        return;
+      }
+      // The GPU disagrees with the cache: measure both afresh, report it.
+      cached_replaced_ = cached_;
+      cached_ = Json();
+      eager_ = Participant();
+      eager_.name = "eager";
+    }
+    // The compiled package only now: a cache hit that agrees never loads it.
+    if (opts_.value("compile", true)) {
+      try {
+        compiled_.emplace(task_.compiled(dev_.device));
+      } catch (const std::exception& e) {
+        compile_error_ = firstLine(e.what());
+      }
+    }
+    eager_.measured = true;
+    compile_.measured = compiled_.has_value();
+    std::vector<Participant*> order;
+    for (Participant* p : {&eager_, &compile_})
+      if (p->measured) order.push_back(p);
+    for (int w = 0; w < warmup; ++w)
+      for (Participant* p : order) baselineCall(*p, false);
+    baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, t0, nullptr);
+    baseline_seconds_ = since(t0);
+  }
+
+  void run(kb_forward_fn forward, const kb_api& api,
+           const std::function<std::unique_ptr<kb_context>()>& make_context) override {
+    auto t0 = Clock::now();
+    int warmup = opts_.value("warmup", 3);
+    candidate_.measured = forward != nullptr;
+    uint64_t keep_budget = opts_.value("keep_bytes", cuda_ ? (uint64_t{16} << 30) : (uint64_t{1} << 30));
+
+    auto fail = [&](const std::string& message) {
+      Json rec;
+      rec["type"] = "timing";
+      rec["ok"] = false;
+      rec["message"] = trim(message);
+      send(rec);
+      finish(1);
+    };
+
+    // One candidate call; `timed` adds the timers, the commit and the kept outputs.
+    auto candidateCall = [&](bool timed) {
+      uint64_t seed = freshSeed();
+      std::vector<c10::IValue> inputs = inputs_->make(seed);
+      auto c = make_context();
+      c->inputs = &inputs;
+      for (const auto& spec : output_specs_) {
+        at::Tensor t = at::empty(spec.first, at::TensorOptions().dtype(spec.second).device(dev_.device));
+        poison(t);
+        c->prepared_outputs.push_back(t);
+      }
+      for (uint64_t bytes : scratch_sizes_) {
+        at::Tensor t = at::empty({static_cast<int64_t>(bytes) + 256},
+                                 at::TensorOptions().dtype(at::kByte).device(dev_.device));
+        t.fill_(0xFF);
+        c->prepared_scratch.push_back(t);
+      }
+      beforeCall();
+      Stopwatch watch = startWatch();
+      beginCall(timed ? "timed" : "warmup");
+      int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");
+      double event_ms = stopWatch(watch);
+      endCall();
+      double host_ms = 0;
+      try {
+        synchronize(dev_);
+        host_ms = since(watch.host) * 1e3;
+        if (!cuda_) event_ms = host_ms;
+#if KB_WITH_CUDA
+        if (cuda_) event_ms = watch.start->elapsed_time(*watch.end);
+#endif
+      } catch (const c10::Error& e) {
+        c->failure = firstLine(e.what_without_backtrace());
+        rc = 1;
+      }
+      uint64_t k = calls_.size() - 1;
+      if (rc != 0) fail("call " + std::to_string(k) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
+      if (output_specs_.empty())
+        for (const auto& o : c->outputs)
+          if (o.defined()) output_specs_.push_back({o.sizes().vec(), o.scalar_type()});
+      if (scratch_sizes_.empty()) scratch_sizes_ = c->scratch_requests;
+      if (!timed) return;
+      candidate_.event_ms.push_back(event_ms);
+      candidate_.host_ms.push_back(host_ms);
+      candidate_.ids.push_back(static_cast<uint64_t>(calls_.size()));
+      // The commit: what this call returned, out of the process now.
+      Json rec;
+      rec["type"] = "commit";
+      rec["call"] = kept_.size();
+      rec["seed"] = seed;
+      Json digests = Json::array();
+      KeptCall kept;
+      kept.seed = seed;
+      output_bytes_ = 0;
+      try {
+        for (const auto& o : c->outputs) {
+          digests.push_back(o.defined() ? Json(digestHex(tensorDigest(o))) : Json(nullptr));
+          if (o.defined()) output_bytes_ += o.nbytes();
+          kept.outputs.push_back(o);
+        }
+        rec["outputs"] = digests;
+        rec["state_digests"] = stateDigests(*c->state);
+      } catch (const std::exception& e) {
+        fail(std::string("digesting a timed call's outputs failed: ") + firstLine(e.what()));
+      }
+      send(rec);
+      kept_bytes_ += output_bytes_;
+      kept_.push_back(std::move(kept));
+    };
+
+    std::string stop = "no_candidate";
+    if (candidate_.measured) {
+      try {
+        for (int w = 0; w < warmup; ++w) candidateCall(false);
+      } catch (const std::exception& e) {
+        fail(std::string("warm-up: ") + firstLine(e.what()));
+      }
+      std::vector<Participant*> order{&candidate_};
+      try {
+        stop = loop(order, [&](Participant&) { candidateCall(true); }, t0,
+                    [&] { return kept_bytes_ + output_bytes_ > keep_budget; });
+      } catch (const std::exception& e) {
+        fail(firstLine(e.what()));
+      }
+    }
+
+    // Collect what CUPTI recorded.
+#if KB_WITH_CUDA
+    if (cuda_) {
+      pop();  // the harness's id
+      c10::cuda::device_synchronize();
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      collect();
+    }
+#endif
+    sendTiming(stop, since(t0));
+    if (candidate_.measured) sendPickedCalls();
+  }
+
+ private:
+  struct CallInfo {
+    int64_t index;
+    std::string kind;
+  };
+  struct Stopwatch {
+    Clock::time_point host;
+#if KB_WITH_CUDA
+    std::optional<at::cuda::CUDAEvent> start, end;
+#endif
+  };
+
+  // Flush and head start before a timed call (CUDA); nothing on the CPU.
+  void beforeCall() {
+#if KB_WITH_CUDA
+    if (cuda_) {
+      flush_.zero_();
+      if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
+    }
+#endif
+  }
+  Stopwatch startWatch() {
+    Stopwatch w;
+#if KB_WITH_CUDA
+    if (cuda_) {
+      w.start.emplace(cudaEventDefault);
+      w.end.emplace(cudaEventDefault);
+    }
+#endif
+    w.host = Clock::now();
+#if KB_WITH_CUDA
+    if (cuda_) w.start->record(stream_);
+#endif
+    return w;
+  }
+  // Records the end event; the event time is read after synchronising.
+  double stopWatch(Stopwatch& w) {
+#if KB_WITH_CUDA
+    if (cuda_) w.end->record(stream_);
+#endif
+    (void)w;
+    return 0.0;
+  }
+
+  // Rounds until every participant's median is precise, the budget is spent,
+  // max_rounds is reached or `full` says the kept outputs fill their budget.
+  template <typename Call>
+  std::string loop(const std::vector<Participant*>& order, Call call, Clock::time_point t0,
+                   const std::function<bool()>& full) {
+    int min_rounds = opts_.value("min_rounds", 10);
+    int max_rounds = opts_.value("max_rounds", 2000);
+    double target = opts_.value("target_ci", 0.01);
+    double budget = opts_.value("budget_seconds", 5.0);
+    for (int rounds = 0; rounds < max_rounds;) {
+      // Rotate who goes first so that each follows each.
+      for (std::size_t i = 0; i < order.size(); ++i) call(*order[(i + static_cast<std::size_t>(rounds)) % order.size()]);
+      ++rounds;
+      if (full && full()) return "keep_budget";
+      if (rounds < min_rounds) continue;
+      bool all = true;
+      for (Participant* p : order) all = all && precise(summarize(p->event_ms), target, min_rounds);
+      if (all) return "precise";
+      if (since(t0) > budget) return "budget";
+    }
+    return "max_rounds";
+  }
+
+  void baselineCall(Participant& p, bool timed) {
+    uint64_t id = (&p == &eager_ ? kEagerBase : kCompileBase) + p.ids.size() + (timed ? 0 : 1'000'000);
+    beforeCall();
+    Stopwatch watch = startWatch();
+    push(id);
+    try {
+      if (&p == &eager_)
+        (void)reference_.run(baseline_inputs_);
+      else
+        (void)compiled_->run(baseline_inputs_);
+    } catch (const std::exception& e) {
+      pop();
+      // A baseline that cannot run is the harness's problem, not a candidate's.
+      std::fprintf(stderr, "kbcheck-worker: %s baseline failed: %s\n", p.name.c_str(), firstLine(e.what()).c_str());
+      finish(70);
+    }
+    pop();
+    stopWatch(watch);
+    synchronize(dev_);
+    double host_ms = since(watch.host) * 1e3;
+    if (!timed) return;
+    double event_ms = host_ms;
+#if KB_WITH_CUDA
+    if (cuda_) event_ms = watch.start->elapsed_time(*watch.end);
+#endif
+    p.event_ms.push_back(event_ms);
+    p.host_ms.push_back(host_ms);
+    p.ids.push_back(id);
+  }
+
+  void sendTiming(const std::string& stop, double seconds) {
+    Json rec;
+    rec["type"] = "timing";
+    rec["ok"] = true;
+    rec["timing_method"] = cuda_ ? "cuda_events" : "host_clock";
+    rec["gpu"] = gpu_;
+    rec["arch"] = arch_;
+    rec["driver"] = cuda_ ? nvidiaDriverVersion() : "";
+    rec["torch_version"] = torchVersion();
+    rec["l2_bytes"] = l2_bytes_;
+    rec["flush_bytes"] = flush_bytes_;
+    rec["bandwidth_gbps"] = bandwidth_gbps_;
+    rec["head_start_us"] = head_start_us_;
+    rec["head_start_cycles"] = head_start_cycles_;
+    rec["launch_stream"] = launch_stream_;
+    rec["ops"] = reference_.opKinds();
+    rec["input_bytes"] = input_bytes_;
+    rec["output_bytes"] = output_bytes_;
+    rec["input_method"] = inputs_->method();
+    rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
+    rec["timed_calls"] = kept_.size();
+    rec["kept_bytes"] = kept_bytes_;
+    rec["stop"] = stop;
+    rec["seconds"] = seconds;
+    rec["baseline_rounds"] = static_cast<int64_t>(eager_.event_ms.size());
+    rec["baseline_stop"] = baseline_stop_;
+    rec["baseline_seconds"] = baseline_seconds_;
+    rec["cupti_dropped"] = dropped_;
+    rec["baselines_cached"] = !cached_.is_null();
+    if (!cached_.is_null()) rec["cached"] = cached_;
+    if (!check_.is_null()) rec["baseline_check"] = check_;
+    if (!cached_replaced_.is_null()) rec["cached_replaced"] = cached_replaced_;
+    if (!compile_error_.empty()) rec["compile_error"] = compile_error_;
+    for (Participant* p : {&eager_, &compile_, &candidate_}) {
+      if (!p->measured) continue;
+      Json j;
+      j["event_ms"] = p->event_ms;
+      j["host_ms"] = p->host_ms;
+      std::vector<double> device;
+      for (uint64_t id : p->ids) device.push_back(device_ms_.count(id) ? device_ms_[id] : 0.0);
+      j["device_ms"] = cuda_ ? Json(device) : Json::array();
+      rec[p->name] = j;
+    }
+    Json calls = Json::array();
+    for (const auto& c : calls_)
+      calls.push_back(Json::array({c.index, c.kind, marker_ns_.count(c.index) ? marker_ns_[c.index] : 0}));
+    rec["calls"] = calls;
+    Json acts = Json::array();
+    for (const auto& a : activities_) acts.push_back(a.toJson());
+    rec["activities"] = acts;
+    send(rec);
+  }
+
+  // Asks the parent which timed calls to send, and sends them. The parent
+  // answers once, after it has seen this worker's timing record.
+  void sendPickedCalls() {
+    Json picked;
+    if (!writeAll(0, "select " + std::to_string(kept_.size()) + "\n")) return;  // no parent to ask: nothing sent
+    std::optional<std::string> line = readLine(0);
+    if (!line) return;
+    try {
+      picked = Json::parse(*line);
+    } catch (const std::exception&) {
+      return;
+    }
+    for (const auto& v : picked.value("calls", Json::array())) {
+      if (!v.is_number_unsigned()) continue;
+      uint64_t k = v.get<uint64_t>();
+      if (k >= kept_.size()) continue;
+      const KeptCall& kept = kept_[k];
+      Json rec;
+      rec["type"] = "call";
+      rec["call"] = k;
+      rec["seed"] = kept.seed;
+      WirePayload payload;
+      try {
+        payload = describeOutputs(kept.outputs, rec);
+      } catch (const std::exception& e) {
+        rec["ok"] = false;
+        rec["message"] = std::string("reading a timed call's outputs failed: ") + firstLine(e.what());
+        send(rec);
+        finish(1);
+      }
+      rec["ok"] = true;
+      send(rec, payload);
+    }
+  }
+
+#if KB_WITH_CUDA
+  void measureBandwidth() {
+    // Device-to-device copy of 256 MiB, best of 5: read + write bytes per second.
+    int64_t n = 64ll << 20;  // floats
+    auto opt = at::TensorOptions().device(dev_.device).dtype(at::kFloat);
+    at::Tensor a = at::ones({n}, opt), b = at::empty({n}, opt);
+    double best = 0;
+    for (int i = 0; i < 6; ++i) {
+      at::cuda::CUDAEvent s(cudaEventDefault), e(cudaEventDefault);
+      s.record(stream_);
+      b.copy_(a);
+      e.record(stream_);
+      stream_.synchronize();
+      double ms = s.elapsed_time(e);
+      if (i > 0 && ms > 0) best = std::max(best, 2.0 * static_cast<double>(n) * 4 / (ms * 1e-3) / 1e9);
+    }
+    bandwidth_gbps_ = best;
+  }
+
+  // Converts the head start from microseconds to the spin kernel's clock
+  // cycles: a spin of known cycles timed with events, the fastest of three
+  // (the first kernel's launch latency lands in its event time).
+  // at::cuda::sleep launches on the current stream, which the worker set to
+  // the launch stream (stream_) at start-up.
+  void calibrateHeadStart(double us) {
+    if (us <= 0) return;
+    constexpr int64_t kProbe = int64_t{4} << 20;
+    double best_ms = 0;
+    for (int i = 0; i < 4; ++i) {
+      at::cuda::CUDAEvent s(cudaEventDefault), e(cudaEventDefault);
+      s.record(stream_);
+      at::cuda::sleep(kProbe);
+      e.record(stream_);
+      stream_.synchronize();
+      double ms = s.elapsed_time(e);
+      if (i > 0 && ms > 0) best_ms = best_ms == 0 ? ms : std::min(best_ms, ms);
+    }
+    if (best_ms <= 0) throw Error("head start: the spin kernel took no time");
+    head_start_us_ = us;
+    head_start_cycles_ = static_cast<int64_t>(static_cast<double>(kProbe) * us / (best_ms * 1e3));
+  }
+
+  // Turns CUPTI's buffers into owned activities: the candidate's and the
+  // unowned ones kept, the baselines' summed per call, markers noted.
+  void collect() {
+    std::vector<std::pair<uint8_t*, size_t>> buffers;
+    {
+      std::lock_guard<std::mutex> lock(cuptiBuffers().mutex);
+      buffers.swap(cuptiBuffers().done);
+      dropped_ = cuptiBuffers().dropped;
+    }
+    std::unordered_map<uint32_t, uint64_t> external;  // correlation id -> external id
+    std::vector<std::pair<Activity, uint32_t>> raw;    // with correlation id
+    for (auto [buffer, valid] : buffers) {
+      CUpti_Activity* r = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+        Activity a;
+        uint32_t corr = 0;
+        switch (r->kind) {
+          case CUPTI_ACTIVITY_KIND_KERNEL:
+          case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+            auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(r);
+            corr = common(a, ActivityKind::Kernel, *k);
+            a.name = kernelName(k->name);
+            break;
+          }
+          case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(r);
+            corr = common(a, ActivityKind::Memcpy, *m);
+            a.name = copyKindName(m->copyKind);
+            a.bytes = m->bytes;
+            break;
+          }
+          case CUPTI_ACTIVITY_KIND_MEMSET: {
+            auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(r);
+            corr = common(a, ActivityKind::Memset, *m);
+            a.name = "memset";
+            a.bytes = m->bytes;
+            break;
+          }
+          case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+            auto* x = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(r);
+            if (x->externalKind == kExternalKind) external[x->correlationId] = x->externalId;
+            continue;
+          }
+          default:
+            continue;
+        }
+        raw.push_back({a, corr});
+      }
+      std::free(buffer);
+    }
+    for (auto& [a, corr] : raw) {
+      auto it = external.find(corr);
+      uint64_t id = it == external.end() ? 0 : it->second;
+      if (id == 0) {
+        a.owner = kOwnerUnknown;
+      } else if (id < kHarnessId) {
+        a.owner = static_cast<int64_t>(id - 1);
+        device_ms_[id] += a.ms();
+      } else if (id == kHarnessId) {
+        continue;
+      } else if (id < kEagerBase) {  // a marker
+        int64_t call = static_cast<int64_t>(id - kMarkerBase);
+        marker_ns_[call] = a.start_ns;
+        launch_stream_ = a.stream;
+        continue;
+      } else {  // a baseline call
+        device_ms_[id] += a.ms();
+        continue;
+      }
+      activities_.push_back(a);
+    }
+  }
+#endif
+
+  const Task& task_;
+  const Reference& reference_;
+  const Device& dev_;
+  Json opts_;
+  bool cuda_ = false;
+  std::string gpu_, arch_;
+  uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0, kept_bytes_ = 0;
+  double bandwidth_gbps_ = 0;
+  double head_start_us_ = 0;
+  int64_t head_start_cycles_ = 0;
+#if KB_WITH_CUDA
+  c10::cuda::CUDAStream stream_ = c10::cuda::getDefaultCUDAStream();
+  at::Tensor flush_, marker_;
+#endif
+  bool time_baselines_ = true;
+  BaselineKey key_;
+  Json cached_, cached_replaced_, check_;
+  std::string baseline_stop_;
+  double baseline_seconds_ = 0;
+  std::optional<CompiledBaseline> compiled_;
+  std::string compile_error_;
+  std::optional<CallInputs> inputs_;
+  std::vector<c10::IValue> baseline_inputs_;
+  std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
+  std::vector<uint64_t> scratch_sizes_;
+  std::vector<KeptCall> kept_;
+  Participant eager_, compile_, candidate_;
+  std::vector<CallInfo> calls_;
+  std::vector<Activity> activities_;
+  std::map<uint64_t, double> device_ms_;
+  std::map<int64_t, uint64_t> marker_ns_;
+  uint32_t launch_stream_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
+                                             const Reference& reference, const Device& dev) {
+#if !KB_WITH_CUDA
+  if (dev.device.is_cuda())
+    throw Error("profiling on a GPU needs a CUDA build of kbcheck-worker (meson -Dtorch_cuda=true)");
+#endif
+  return std::make_unique<Timing>(req, task, reference, dev);
+}
+
+}  // namespace kb

@@ -1,0 +1,20 @@
+// The timing loop of a profile (kbprof), which runs inside the candidate
+// worker: kbcheck-worker hands prepareTiming to workerMain (verify/worker.h).
+// The protocol is described at the top of timing.cpp. Includes ATen; not for
+// torch-free code.
+#pragma once
+
+#include <memory>
+
+#include "task/task.h"
+#include "verify/worker.h"
+#include "verify/worker_internal.h"
+
+namespace kb {
+
+// The timing session of `req` (its "profile" object): baselines first, then
+// the candidate; on the CPU the host clock is the timer.
+std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
+                                             const Reference& reference, const Device& dev);
+
+}  // namespace kb

@@ -1,0 +1,207 @@
+#include "verify/wire.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "core/error.h"
+#include "kb/solution.h"
+
+namespace kb {
+namespace {
+
+constexpr char kMagic[4] = {'K', 'B', 'W', '1'};
+constexpr uint32_t kMaxHeader = 16u << 20;
+
+}  // namespace
+
+std::size_t dtypeSize(int32_t dtype) {
+  switch (dtype) {
+    case KB_FLOAT32: return 4;
+    case KB_FLOAT16: return 2;
+    case KB_BFLOAT16: return 2;
+    case KB_FLOAT64: return 8;
+    case KB_INT8: return 1;
+    case KB_UINT8: return 1;
+    case KB_INT16: return 2;
+    case KB_INT32: return 4;
+    case KB_INT64: return 8;
+    case KB_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+std::string dtypeName(int32_t dtype) {
+  switch (dtype) {
+    case KB_FLOAT32: return "float32";
+    case KB_FLOAT16: return "float16";
+    case KB_BFLOAT16: return "bfloat16";
+    case KB_FLOAT64: return "float64";
+    case KB_INT8: return "int8";
+    case KB_UINT8: return "uint8";
+    case KB_INT16: return "int16";
+    case KB_INT32: return "int32";
+    case KB_INT64: return "int64";
+    case KB_BOOL: return "bool";
+    default: return "dtype#" + std::to_string(dtype);
+  }
+}
+
+bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>& parts, uint64_t* written) {
+  std::string h = header.dump();
+  uint64_t pl = 0;
+  for (const auto& part : parts) pl += part.size();
+  if (written) {
+    // magic + length + header + payload length, then the payload.
+    uint64_t start = *written + 4 + 4 + h.size() + 8;
+    h.append(static_cast<std::size_t>((64 - start % 64) % 64), ' ');
+  }
+  uint32_t hl = static_cast<uint32_t>(h.size());
+  std::vector<struct iovec> iov;
+  iov.push_back({const_cast<char*>(kMagic), 4});
+  iov.push_back({&hl, 4});
+  iov.push_back({h.data(), h.size()});
+  iov.push_back({&pl, 8});
+  for (const auto& part : parts)
+    if (!part.empty()) iov.push_back({const_cast<char*>(part.data()), part.size()});
+  uint64_t total = 4 + 4 + h.size() + 8 + pl;
+  std::size_t first = 0;
+  while (first < iov.size()) {
+    int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
+    ssize_t w = ::writev(fd, iov.data() + first, count);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    // Skip what was written, possibly part of one buffer.
+    auto left = static_cast<std::size_t>(w);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  if (written) *written += total;
+  return true;
+}
+
+std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem, bool headers_only) {
+  std::vector<WireRecord> out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *problem = "no result channel file " + path.string();
+    return out;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    *problem = "cannot stat " + path.string();
+    return out;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return out;
+  }
+  // The reader of the tensors wants every page: fault them in at once.
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (headers_only ? 0 : MAP_POPULATE), fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    *problem = "cannot map " + path.string() + ": " + std::strerror(errno);
+    return out;
+  }
+  std::shared_ptr<const void> mapping(base, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  const char* data = static_cast<const char*>(base);
+  uint64_t pos = 0;
+  while (pos < size) {
+    uint32_t hl = 0;
+    if (size - pos < 8 || std::memcmp(data + pos, kMagic, 4) != 0) {
+      *problem = "malformed record at byte " + std::to_string(pos);
+      return out;
+    }
+    std::memcpy(&hl, data + pos + 4, 4);
+    pos += 8;
+    if (hl > kMaxHeader || hl > size - pos) {
+      *problem = "record header of " + std::to_string(hl) + " bytes at byte " + std::to_string(pos);
+      return out;
+    }
+    std::string_view h(data + pos, hl);
+    pos += hl;
+    uint64_t pl = 0;
+    if (size - pos < 8) {
+      *problem = "truncated record at byte " + std::to_string(pos);
+      return out;
+    }
+    std::memcpy(&pl, data + pos, 8);
+    pos += 8;
+    if (pl > size - pos) {
+      *problem = "record payload of " + std::to_string(pl) + " bytes, " +
+                 std::to_string(size - pos) + " left";
+      return out;
+    }
+    WireRecord r;
+    if (!headers_only) {
+      r.payload = std::string_view(data + pos, pl);
+      r.mapping = mapping;
+    }
+    pos += pl;
+    try {
+      r.header = Json::parse(h);
+    } catch (const std::exception& e) {
+      *problem = std::string("record header is not JSON: ") + e.what();
+      return out;
+    }
+    if (!r.header.is_object() || !r.header.contains("type") || !r.header["type"].is_string()) {
+      *problem = "record header without a type";
+      return out;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Json tensorHeader(const WireTensor& t) {
+  Json j;
+  j["dtype"] = t.dtype;
+  j["sizes"] = t.sizes;
+  j["nbytes"] = t.bytes.size();
+  j["data_ptr"] = t.data_ptr;
+  j["storage_bytes"] = t.storage_bytes;
+  return j;
+}
+
+std::vector<WireTensor> takeTensors(const Json& list, std::string_view payload,
+                                    std::size_t* offset) {
+  std::vector<WireTensor> out;
+  if (!list.is_array()) throw Error("tensor list is not an array");
+  for (const auto& d : list) {
+    WireTensor t;
+    t.dtype = d.at("dtype").get<int32_t>();
+    t.sizes = d.at("sizes").get<std::vector<int64_t>>();
+    t.data_ptr = d.value("data_ptr", uint64_t{0});
+    t.storage_bytes = d.value("storage_bytes", uint64_t{0});
+    uint64_t nbytes = d.at("nbytes").get<uint64_t>();
+    std::size_t esize = dtypeSize(t.dtype);
+    if (esize == 0) throw Error("unknown dtype " + std::to_string(t.dtype));
+    if (t.sizes.size() > KB_MAX_DIMS) throw Error("too many dimensions");
+    uint64_t total = esize;
+    for (int64_t s : t.sizes) {
+      if (s < 0) throw Error("negative size");
+      if (__builtin_mul_overflow(total, static_cast<uint64_t>(s), &total))
+        throw Error("shape overflows");
+    }
+    if (total != nbytes) throw Error("byte count does not match shape and dtype");
+    if (nbytes > payload.size() - *offset) throw Error("payload too short");
+    t.bytes = payload.substr(*offset, nbytes);
+    *offset += nbytes;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace kb

@@ -1,0 +1,162 @@
+// The candidate worker: one child process per candidate, in which the built
+// solution runs over harness-owned tensors (kb/solution.h backed by
+// LibTorch), and nothing else.
+//
+// Parent side (torch-free): runWorker() writes a request, starts the worker
+// binary (kbcheck-worker) in its own process group and session with a
+// scrubbed environment, a fresh working directory and rlimits, waits for its
+// end under a wall-clock limit, reads what it sent back (verify/wire.h)
+// and classifies the end.
+//
+// Worker side (workerMain, worker.cpp, the LibTorch translation unit):
+//   start-up   read the request, open the task, load the reference's
+//              parameters and buffers, set up the device (stream, cuBLAS,
+//              cuBLASLt, cuDNN handles)
+//   confine    lower rlimits, drop capabilities, Landlock, seccomp
+//              (sandbox/confine.h); then send "hello"
+//   candidate  dlopen solution.so (RTLD_LOCAL), kb_init once, then for each
+//              seed: fresh inputs, kb_forward, synchronise, send outputs
+//              and the inputs as they are after the call
+// Candidate code (including the library's static constructors) runs only
+// after "hello", so nothing that happens after it is ever an infra_error.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/report.h"
+#include "verify/wire.h"
+#include "core/process.h"
+
+namespace kb {
+
+struct WorkerRequest {
+  std::filesystem::path task_dir;
+  std::filesystem::path library;        // solution.so
+  std::string device = "cpu";           // "cpu" or "cuda:N"
+  std::vector<uint64_t> seeds;
+  uint64_t max_output_bytes = 1ull << 30;   // all outputs of one call
+  uint64_t max_scratch_bytes = 1ull << 30;  // scratch of one call (and state, in init)
+  uint64_t memory_budget_bytes = 8ull << 30;  // host memory above start-up use
+  bool seccomp = true;
+  bool landlock = true;
+  bool allow_open_rdwr = false;
+  // The library's path comes on stdin after the trusted start-up
+  // (CandidateWorker); `library` is empty then.
+  bool library_on_stdin = false;
+  // kbprof: the timing phase after the seeds (verify/worker_internal.h,
+  // docs/kbprof.md "profile request"); null for verification.
+  Json profile;
+
+  Json toJson() const;
+  static WorkerRequest fromJson(const Json& j);
+};
+
+struct WorkerLimits {
+  double wall_seconds = 60.0;          // whole worker, start-up included
+  uint64_t cpu_seconds = 60;           // RLIMIT_CPU
+  uint64_t file_size_bytes = 1 << 20;  // RLIMIT_FSIZE
+  uint64_t processes = 0;              // RLIMIT_NPROC (0: inherited)
+  std::size_t output_limit = 64 * 1024;  // stdout+stderr kept
+  uint64_t result_limit = 4ull << 30;    // result channel kept
+};
+
+// One candidate's run, as the parent saw it.
+struct WorkerRun {
+  ProcessResult process;
+  std::vector<WireRecord> records;
+  std::string protocol_problem;  // the result channel was malformed
+  bool started = false;          // "hello" arrived: candidate code may have run
+  bool finished = false;         // "done" arrived
+  Json hello;                    // the hello record's header
+  // The end, classified: ok (finished cleanly), timeout, crash,
+  // runtime_error, hack_detected (a blocked system call, a forged or
+  // duplicated record) or infra_error (the worker failed before "hello").
+  Status status = Status::InfraError;
+  std::string message;
+  std::string blocked_syscall;   // the name from the SIGSYS report, if any
+  std::filesystem::path dir;     // its directory (removed unless keep_dir)
+  Json toJson() const;           // the "worker" object of the verify report
+};
+
+// Runs `binary candidate REQUEST` in a fresh directory under `scratch`:
+// request.json, result.bin (the result channel) and work/ (the worker's
+// working directory), removed afterwards unless keep_dir. Never throws for
+// what the worker does.
+WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
+                    const std::filesystem::path& binary, const std::filesystem::path& scratch,
+                    bool keep_dir = false);
+
+// A candidate worker started before its library exists, so that its
+// trusted start-up (LibTorch, CUDA, the task, the input sets, kbprof's timing
+// set-up) overlaps the build. It waits on stdin for the library's path and
+// only then confines itself and loads candidate code. Its wall-clock limit
+// is `wait_seconds` more until finish(), then `limits.wall_seconds` from
+// there. Destroyed unfinished (the build failed): stdin is closed and the
+// worker exits before any candidate code, its directory removed.
+class CandidateWorker {
+ public:
+  CandidateWorker(WorkerRequest request, const WorkerLimits& limits, const std::filesystem::path& binary,
+                  const std::filesystem::path& scratch, bool keep_dir = false, double wait_seconds = 600);
+  ~CandidateWorker();
+  CandidateWorker(const CandidateWorker&) = delete;
+  CandidateWorker& operator=(const CandidateWorker&) = delete;
+
+  // Hands over the library, waits for the worker's end: runWorker's result.
+  // `respond` answers the one question a profiling worker asks after its
+  // timed loop ("select N": which of its N timed calls to send; see
+  // profile/timing.cpp); without it the worker gets no answer.
+  WorkerRun finish(const std::filesystem::path& library,
+                   const std::function<std::string(const std::string&)>& respond = {});
+  // Its directory (request.json, result.bin, work/); empty if it could not be made.
+  const std::filesystem::path& dir() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Removes a worker's directory (kept by runWorker(keep_dir=true) until the
+// reference worker has read its result channel) when it goes out of scope,
+// unless `keep` (kbcheck/kbprof --keep-workdir).
+class WorkerDirGuard {
+ public:
+  WorkerDirGuard(std::filesystem::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
+  ~WorkerDirGuard();
+  WorkerDirGuard(const WorkerDirGuard&) = delete;
+  WorkerDirGuard& operator=(const WorkerDirGuard&) = delete;
+
+ private:
+  std::filesystem::path dir_;
+  bool keep_;
+};
+
+// $KB_WORKER, else kbcheck-worker next to the running executable, else (an
+// installed tool) <prefix>/libexec/kernelbench-rl/kbcheck-worker, else (in
+// the build tree) tools/kbcheck/kbcheck-worker. Throws kb::Error if none exists.
+std::filesystem::path findWorkerBinary();
+
+class TimingSession;
+struct Device;
+class Task;
+class Reference;
+// The timing phase of a request with a "profile" object (kbprof): set up
+// before confinement, it times the baselines and the candidate
+// (verify/worker_internal.h). lib/profile's prepareTiming
+// (profile/timing.h), which kbcheck-worker hands in, so that verification
+// does not depend on profiling.
+using PrepareTiming = std::unique_ptr<TimingSession> (*)(const WorkerRequest& req, const Task& task,
+                                                          const Reference& reference, const Device& dev);
+
+// The candidate worker's main(): `kbcheck-worker candidate REQUEST.json`
+// (argv[0] is "candidate"). Exit status 0 when every seed ran; the result
+// channel (fd 3) carries the rest. A profile request fails at start-up (an
+// internal error) when `prepare_timing` is null.
+int workerMain(int argc, char** argv, PrepareTiming prepare_timing);
+
+}  // namespace kb

@@ -1,0 +1,148 @@
+// Internal to the worker's translation units (worker.cpp, timing.cpp): the
+// harness's per-call state behind kb_context, the device set-up and the
+// helpers that send records. Includes ATen; not for torch-free code.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "verify/worker.h"
+#include "kb/solution.h"
+#include "task/task.h"
+
+namespace kb {
+
+constexpr int kResultFd = 3;
+constexpr int kMaxOutputs = 64;
+constexpr std::size_t kMaxMessage = 2048;
+
+enum class Phase { Init, Forward };
+
+// Host objects a solution's init hook left with the harness (a CUDA graph, a
+// cuBLASLt plan): kept for forward, destroyed when the worker ends.
+struct HostObjects {
+  struct Entry {
+    void* object = nullptr;
+    void (*destroy)(void*) = nullptr;
+  };
+  std::map<std::string, Entry> by_name;
+  ~HostObjects() {
+    for (auto& [name, e] : by_name)
+      if (e.destroy) e.destroy(e.object);
+  }
+};
+
+// Brackets work the harness does while a candidate call is being traced
+// (poisoning an output it allocates on the candidate's behalf), so that the
+// provenance check does not count it as the candidate's. No-op when
+// profiling is off.
+struct HarnessWork {
+  virtual ~HarnessWork() = default;
+  virtual void enter() = 0;
+  virtual void leave() = 0;
+};
+
+}  // namespace kb
+
+// The harness's per-call state behind the opaque kb_context.
+struct kb_context {
+  kb::Phase phase = kb::Phase::Forward;
+  c10::Device device{c10::kCPU};
+  const std::vector<c10::IValue>* inputs = nullptr;
+  const std::vector<kb::NamedTensor>* params = nullptr;
+  std::map<std::string, at::Tensor>* state = nullptr;
+  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
+  std::vector<at::Tensor> scratch;
+  uint64_t scratch_bytes = 0, max_scratch = 0;
+  uint64_t output_bytes = 0, max_output = 0;
+  std::string failure;
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+  // Timed calls: outputs poisoned before the call (outside the timed
+  // region), handed out when the shape and dtype match what is asked.
+  std::vector<at::Tensor> prepared_outputs;
+  // Timed calls: scratch blocks poisoned before the call, handed out in
+  // order when the size asked matches (else one is made and poisoned on the
+  // spot, as harness work).
+  std::vector<at::Tensor> prepared_scratch;
+  std::size_t scratch_taken = 0;
+  std::vector<uint64_t> scratch_requests;  // the sizes asked, in order
+  kb::HarnessWork* harness = nullptr;
+  // Host objects set in init (kb_api set_host_object), by name.
+  kb::HostObjects* host_objects = nullptr;
+};
+
+namespace kb {
+
+struct Device {
+  c10::Device device{c10::kCPU};
+  void* stream = nullptr;
+  void* cublas = nullptr;
+  void* cublaslt = nullptr;
+  void* cudnn = nullptr;
+  std::string notes;
+};
+
+// Fresh memory the solution must overwrite: NaN for floating types, a
+// pattern for the others, so that an output it never writes is seen.
+void poison(at::Tensor& t);
+std::string firstLine(const std::string& s);
+[[noreturn]] void finish(int code);
+// The bytes of a record's tensors, on the host: `parts` are views of `keep`.
+struct WirePayload {
+  std::vector<at::Tensor> keep;
+  std::vector<std::string_view> parts;
+};
+void send(const Json& header, const WirePayload& payload = {});
+void synchronize(const Device& d);
+// Calls an entry point; exceptions thrown through the C ABI are caught.
+int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
+// Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
+// "seed" record for a finished call. Throws on a read failure.
+WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
+                         const std::vector<NamedTensor>& params,
+                         const std::map<std::string, at::Tensor>& state, Json& rec);
+// Fills `rec` ("outputs") and returns the payload of a "call" record: the
+// kept outputs of a timed call the parent picked.
+WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec);
+// The digest of every state tensor by name (task/timed_call.h), for the
+// init, seed and commit records: state is read-only in forward, and the
+// reference worker compares these after every call with what init left.
+Json stateDigests(const std::map<std::string, at::Tensor>& state);
+
+// The timing phases of `kbcheck-worker candidate` when the request has a
+// "profile" object (kbprof): set up before confinement (compiled baseline,
+// CUPTI, L2 flush buffer, bandwidth), baselines before the candidate's
+// library is loaded, the candidate after the correctness seeds. Made by the
+// PrepareTiming handed to workerMain (lib/profile/timing.cpp).
+class TimingSession {
+ public:
+  virtual ~TimingSession() = default;
+  // The baselines (eager, compiled), or the re-check of cached ones. Called
+  // before the candidate's library is loaded: only trusted code has run in
+  // the process, so nothing a candidate does can slow them down.
+  virtual void runBaselines() = 0;
+  // Runs the timed calls and sends the "timing" record and the sampled
+  // calls' "seed" records. `make_context` gives a fresh forward context.
+  // A null `forward` times the baselines only.
+  virtual void run(kb_forward_fn forward, const kb_api& api,
+                   const std::function<std::unique_ptr<kb_context>()>& make_context) = 0;
+  // Brackets harness work inside a candidate call.
+  virtual HarnessWork* harnessWork() = 0;
+  // Brackets a candidate call made outside run() (kind "init", "seed"), so
+  // its GPU work is traced as the candidate's.
+  virtual void beginCall(const char* kind) = 0;
+  virtual void endCall() = 0;
+};
+
+}  // namespace kb

@@ -1,0 +1,158 @@
+// The solution library's symbols, the plausibility floor, the baseline cache.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/json.h"
+#include "profile/baseline_cache.h"
+#include "profile/elf_symbols.h"
+#include "profile/plausibility.h"
+
+namespace fs = std::filesystem;
+
+namespace kb {
+namespace {
+
+fs::path tempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kb-measure-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Builds a shared object from `source` with the system C++ compiler.
+fs::path buildSo(const fs::path& dir, const std::string& name, const std::string& source) {
+  fs::path src = dir / (name + ".cpp"), so = dir / (name + ".so");
+  std::ofstream(src) << source;
+  std::string cmd = "c++ -shared -fPIC -O1 -o '" + so.string() + "' '" + src.string() + "' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return so;
+}
+
+TEST(ElfSymbols, DefinedFunctionsAndImports) {
+  fs::path d = tempDir("elf");
+  fs::path so = buildSo(d, "clean", R"(
+    #include <cmath>
+    extern "C" float kb_forward_like(float x) { return std::sqrt(x); }
+    namespace { float helper(float x) { return x * 2; } }
+    float mangled_kernel_stub(const float* x, int n) { return helper(x[n]); }
+  )");
+  ElfSymbols s = readElfSymbols(so);
+  EXPECT_TRUE(s.defined_functions.count("kb_forward_like"));
+  EXPECT_TRUE(s.defined_functions.count("_Z19mangled_kernel_stubPKfi"));
+  EXPECT_TRUE(forbiddenImports(s).empty());
+  fs::remove_all(d);
+}
+
+TEST(ElfSymbols, TorchSymbolsAndDlsymAreForbidden) {
+  fs::path d = tempDir("elf-bad");
+  // A weak declaration of an ATen function links under -z defs and is
+  // resolved at load time against the worker's libtorch.
+  fs::path so = buildSo(d, "sneaky", R"(
+    #include <dlfcn.h>
+    namespace at { struct Tensor; Tensor& relu_(Tensor&) __attribute__((weak)); }
+    extern "C" void* look(const char* n) { return dlsym(RTLD_DEFAULT, n); }
+    extern "C" bool has() { return &at::relu_ != nullptr; }
+  )");
+  ElfSymbols s = readElfSymbols(so);
+  auto bad = forbiddenImports(s);
+  ASSERT_EQ(bad.size(), 2u) << testing::PrintToString(bad);
+  EXPECT_NE(bad[0].find("_ZN2at5relu_ERNS_6TensorE"), std::string::npos);
+  EXPECT_NE(bad[1].find("dlsym"), std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST(ElfSymbols, NotAnElfFile) {
+  fs::path d = tempDir("elf-not");
+  std::ofstream(d / "x.so") << "hello";
+  EXPECT_THROW(readElfSymbols(d / "x.so"), std::exception);
+  EXPECT_THROW(readElfSymbols(d / "missing.so"), std::exception);
+  fs::remove_all(d);
+}
+
+TEST(Plausibility, BytesOverBandwidth) {
+  PlausibilityInput in;
+  in.input_bytes = 3'000'000'000;  // 3 GB in, 1 GB out at 4000 GB/s: 1 ms
+  in.output_bytes = 1'000'000'000;
+  in.bandwidth_gbps = 4000;
+  Plausibility p = checkPlausibility(in, 1.2, 10.0);
+  EXPECT_NEAR(p.floor_ms, 1.0, 1e-12);
+  EXPECT_TRUE(p.ok);
+  EXPECT_NEAR(p.max_speedup_vs_eager, 10.0, 1e-9);
+  EXPECT_TRUE(checkPlausibility(in, 0.81, 10.0).ok);
+  EXPECT_FALSE(checkPlausibility(in, 0.79, 10.0).ok);  // below 0.8 x floor
+}
+
+TEST(Plausibility, FlopsFloorWhenStated) {
+  PlausibilityInput in;
+  in.flops = 2e12;  // 2 TFLOP at 1000 TFLOP/s: 2 ms
+  in.peak_tflops = 1000;
+  Plausibility p = checkPlausibility(in, 1.0, 0);
+  EXPECT_NEAR(p.flops_floor_ms, 2.0, 1e-12);
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.max_speedup_vs_eager, 0);
+}
+
+TEST(Plausibility, UnknownBandwidthNeverFlags) {
+  PlausibilityInput in;
+  in.input_bytes = 1 << 30;
+  EXPECT_TRUE(checkPlausibility(in, 1e-9, 1.0).ok);
+}
+
+TEST(BaselineCache, RoundTripAndKeyMismatch) {
+  fs::path d = tempDir("cache");
+  BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0"};
+  EXPECT_FALSE(readBaselineCache(d, k));
+  Json entry{{"eager", {{"median_ms", 1.5}}}};
+  writeBaselineCache(d, k, entry);
+  auto hit = readBaselineCache(d, k);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ((*hit)["eager"]["median_ms"], 1.5);
+  EXPECT_EQ(baselineCacheFile(d, k).filename(), "0123456789abcdef-NVIDIA_H200-580.1-2.11.0.json");
+  BaselineKey other = k;
+  other.driver = "580.2";
+  EXPECT_FALSE(readBaselineCache(d, other));
+  other = k;
+  other.method = "v2";  // same file name, different method: not a hit
+  EXPECT_FALSE(readBaselineCache(d, other));
+  std::ofstream(baselineCacheFile(d, k)) << "{ corrupt";
+  EXPECT_FALSE(readBaselineCache(d, k));
+  fs::remove_all(d);
+}
+
+TEST(BaselineCache, HeadStartIsPartOfTheMethod) {
+  EXPECT_EQ(timingMethodName(0), "events+l2flush/v1");
+  EXPECT_EQ(timingMethodName(200), "events+l2flush+headstart200us/v2");
+  EXPECT_NE(timingMethodName(200), timingMethodName(100));
+  // Baselines timed with one head start are not served to a run with another.
+  fs::path d = tempDir("method");
+  BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0", timingMethodName(200)};
+  writeBaselineCache(d, k, Json{{"eager", {{"median_ms", 1.5}}}});
+  BaselineKey plain = k;
+  plain.method = timingMethodName(0);
+  EXPECT_TRUE(readBaselineCache(d, k));
+  EXPECT_FALSE(readBaselineCache(d, plain));
+  fs::remove_all(d);
+}
+
+TEST(BaselineCache, TaskHashFollowsTheFiles) {
+  fs::path d = tempDir("hash");
+  std::ofstream(d / "task.json") << "{}";
+  std::ofstream(d / "reference.pt") << "weights";
+  std::string h1 = taskContentHash(d, "sm_90");
+  EXPECT_EQ(h1, taskContentHash(d, "sm_90"));
+  fs::create_directories(d / "compiled");
+  std::ofstream(d / "compiled" / "sm_90.pt2") << "package";
+  EXPECT_NE(h1, taskContentHash(d, "sm_90"));
+  EXPECT_EQ(h1, taskContentHash(d, "sm_80"));
+  std::ofstream(d / "reference.pt") << "other weights";
+  EXPECT_NE(h1, taskContentHash(d, "sm_80"));
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace kb
