@@ -53,6 +53,36 @@ T guarded(bool as_infra, Work&& work, OnError&& on_error) {
   }
 }
 
+// The failing stage `s` decides the request's status and message.
+void fail(Result& r, const StageResult& s, const std::string& why) {
+  r.header.status = s.status;
+  r.message = s.name + ": " + firstLine(why);
+}
+
+VerifyResult verifyInfraError(const std::string& why, const std::string& device) {
+  VerifyResult v;
+  v.status = Status::InfraError;
+  v.message = why;
+  v.device = device;
+  return v;
+}
+
+// r.verify, just made, into its stage and the header; false when it failed.
+bool recordVerify(Result& r, double seconds) {
+  StageResult& st = r.stages[2];
+  st.skipped = false;
+  st.status = r.verify->status;
+  st.seconds = seconds;
+  st.detail = r.verify->toJson();
+  if (r.header.task_id.empty()) r.header.task_id = r.verify->task_id;
+  r.header.gpu = r.verify->gpu;
+  r.header.driver = r.verify->driver;
+  r.header.torch_version = r.verify->torch_version;
+  if (st.status == Status::Ok) return true;
+  fail(r, st, r.verify->message);
+  return false;
+}
+
 }  // namespace
 
 const StageResult& Result::stage(std::string_view name) const {
@@ -69,7 +99,6 @@ Result evaluate(const Request& q) {
   r.stages = {skipped("static"), skipped("build"), skipped("verify"), skipped("profile")};
   StageResult& st_static = r.stages[0];
   StageResult& st_build = r.stages[1];
-  StageResult& st_verify = r.stages[2];
   StageResult& st_profile = r.stages[3];
   const bool as_infra = q.stage_errors_as_infra;
 
@@ -91,10 +120,7 @@ Result evaluate(const Request& q) {
     r.seconds = since(t0);
     return std::move(r);
   };
-  auto failed = [&](const StageResult& s, const std::string& why) {
-    r.header.status = s.status;
-    r.message = s.name + ": " + firstLine(why);
-  };
+  auto failed = [&](const StageResult& s, const std::string& why) { fail(r, s, why); };
 
   // static
   if (q.stages.static_check && q.static_checker && !StaticChecker::available())
@@ -166,25 +192,8 @@ Result evaluate(const Request& q) {
     auto tv = Clock::now();
     r.verify = guarded<VerifyResult>(
         as_infra, [&] { return verifySolution(bundle ? bundle->dir : q.task_dir, library, q.verify); },
-        [&](const std::string& why) {
-          VerifyResult v;
-          v.status = Status::InfraError;
-          v.message = why;
-          v.device = q.verify.device;
-          return v;
-        });
-    st_verify.skipped = false;
-    st_verify.status = r.verify->status;
-    st_verify.seconds = since(tv);
-    st_verify.detail = r.verify->toJson();
-    if (r.header.task_id.empty()) r.header.task_id = r.verify->task_id;
-    r.header.gpu = r.verify->gpu;
-    r.header.driver = r.verify->driver;
-    r.header.torch_version = r.verify->torch_version;
-    if (st_verify.status != Status::Ok) {
-      failed(st_verify, r.verify->message);
-      return finish();
-    }
+        [&](const std::string& why) { return verifyInfraError(why, q.verify.device); });
+    if (!recordVerify(r, since(tv))) return finish();
   }
 
   // profile
@@ -215,6 +224,43 @@ Result evaluate(const Request& q) {
     if (st_profile.status != Status::Ok) failed(st_profile, r.profile->message);
   }
   return finish();
+}
+
+std::vector<Result> evaluateBatch(const Request& q, const std::vector<Solution>& solutions) {
+  if (q.stages.profile) throw UsageError("evaluateBatch: the profile stage is not offered for a batch");
+  if (!q.stages.verify || !q.stages.build) throw UsageError("evaluateBatch: a batch is built and verified");
+  // Static and build, one solution at a time (the build cache is shared).
+  std::vector<Result> out;
+  std::vector<fs::path> libraries;
+  std::vector<size_t> built;
+  for (size_t k = 0; k < solutions.size(); ++k) {
+    Request one = q;
+    one.solution = &solutions[k];
+    one.solution_dir.clear();
+    one.stages.verify = false;
+    out.push_back(evaluate(one));
+    if (out.back().status() == Status::Ok && out.back().build && !q.build.device_only) {
+      libraries.push_back(out.back().build->library);
+      built.push_back(k);
+    }
+  }
+  if (built.empty()) return out;
+  // Verify, all at once: every result gets the batch's verify time.
+  auto tv = Clock::now();
+  std::vector<VerifyResult> verdicts = guarded<std::vector<VerifyResult>>(
+      q.stage_errors_as_infra, [&] { return verifySolutions(q.task_dir, libraries, q.verify); },
+      [&](const std::string& why) {
+        return std::vector<VerifyResult>(built.size(), verifyInfraError(why, q.verify.device));
+      });
+  const double seconds = since(tv);
+  for (size_t j = 0; j < built.size(); ++j) {
+    Result& r = out[built[j]];
+    r.verify = std::move(verdicts[j]);
+    recordVerify(r, seconds);
+    r.header.finished_at = nowIso8601();
+    r.seconds += seconds;
+  }
+  return out;
 }
 
 // ---- what callers render ---------------------------------------------------

@@ -124,6 +124,17 @@ struct Result {
 // or malformed task or solution (before any stage runs).
 Result evaluate(const Request& request);
 
+// Several solutions of one task (request.task_dir), already read by the
+// caller: each through evaluate()'s static and build stages, then the built
+// ones verified together (verifySolutions: a candidate worker each, one
+// reference worker for all, so the reference starts once per batch instead
+// of once per solution). One Result per solution, in order, as evaluate()
+// would give it. `request`'s solution fields are ignored; profile is not
+// offered (kb::UsageError), verify must be asked. With
+// stage_errors_as_infra, a failed batch verification makes every verified
+// solution's verify stage infra_error.
+std::vector<Result> evaluateBatch(const Request& request, const std::vector<Solution>& solutions);
+
 // ---- what callers render ---------------------------------------------------
 
 // kbcheck's report (docs/kbcheck-build-verify.md): the header with `stage`,

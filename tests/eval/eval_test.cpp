@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "core/speedup.h"
 #include "eval/eval.h"
 
@@ -160,6 +162,43 @@ TEST_F(Eval, ProfileOnTheCpuGivesTypedTimingsAndOneSpeedup) {
   EXPECT_EQ(j["speedup_vs_eager"].get<double>(), *p.speedup_vs_eager);
   EXPECT_TRUE(j["speedup_vs_compile"].is_null());
   EXPECT_EQ(j["build"]["status"], "ok");
+}
+
+TEST_F(Eval, BatchVerifiesTheBuiltSolutionsTogether) {
+  // Three solutions of one task: right, wrong, not C++. One Result each, in
+  // order, as evaluate() gives them; the two that build verified in one go.
+  fs::path broken = scratch / "broken";
+  fs::create_directories(broken);
+  std::ofstream(broken / "forward.cpp") << "this is not C++\n";
+  std::vector<kb::Solution> solutions = {kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"),
+                                         kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/wrong_result"),
+                                         kb::loadSolution(broken)};
+  kb::eval::Request q = request("", {.build = true, .verify = true});
+  q.stage_errors_as_infra = true;
+  std::vector<kb::eval::Result> r = kb::eval::evaluateBatch(q, solutions);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].status(), kb::Status::Ok) << r[0].message;
+  EXPECT_EQ(r[0].header.task_id, "testdata/linear_relu");
+  EXPECT_EQ(r[0].header.solution_hash, solutions[0].hash);
+  EXPECT_FALSE(r[0].stage("verify").skipped);
+  ASSERT_TRUE(r[0].verify);
+  EXPECT_EQ(r[1].status(), kb::Status::Incorrect);
+  EXPECT_EQ(r[1].message.rfind("verify: ", 0), 0u) << r[1].message;
+  EXPECT_EQ(r[1].stage("verify").status, kb::Status::Incorrect);
+  EXPECT_EQ(r[2].status(), kb::Status::CompileError);
+  EXPECT_EQ(r[2].message.rfind("build: ", 0), 0u) << r[2].message;
+  EXPECT_TRUE(r[2].stage("verify").skipped);
+  EXPECT_FALSE(r[2].verify);
+  // The same verdicts one at a time.
+  for (size_t k = 0; k < 2; ++k) {
+    kb::eval::Request one = request("", {.build = true, .verify = true});
+    one.solution = &solutions[k];
+    EXPECT_EQ(kb::eval::evaluate(one).status(), r[k].status()) << k;
+  }
+  // A batch is built and verified; profile is not offered.
+  EXPECT_THROW(kb::eval::evaluateBatch(request("", {.build = true, .verify = true, .profile = true}), solutions),
+               kb::UsageError);
+  EXPECT_THROW(kb::eval::evaluateBatch(request("", {.build = true}), solutions), kb::UsageError);
 }
 
 TEST(Speedup, OneRatio) {
