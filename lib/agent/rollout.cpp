@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/episode.h"
 #include "agent/trajectory.h"
 #include "chat/client.h"
 #include "core/clock.h"
@@ -45,7 +46,9 @@ std::string taskMessage(const RolloutSpec& spec, const std::string& model_py) {
   return s;
 }
 
-Json stageJson(const StageResult& r) {
+}  // namespace
+
+Json stageToJson(const StageResult& r) {
   return {{"available", r.available},
           {"status", r.available ? Json(std::string(statusName(r.status))) : Json(nullptr)},
           {"seconds", r.seconds},
@@ -53,6 +56,8 @@ Json stageJson(const StageResult& r) {
           {"resources", r.resources},
           {"report", r.report}};
 }
+
+namespace {
 
 // The final check: compile, then verify, then profile, each only if the one
 // before passed. Fills record["final"], the top-level status/timings and
@@ -77,17 +82,17 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
     status = Status::CompileError;  // no loadable solution (e.g. forward.cpp deleted)
   } else {
     StageResult c = env.compile(solution_dir);
-    stages["compile"] = stageJson(c);
+    stages["compile"] = stageToJson(c);
     if (c.status != Status::Ok) {
       status = c.status;
     } else {
       StageResult v = env.verify(solution_dir);
-      stages["verify"] = stageJson(v);
+      stages["verify"] = stageToJson(v);
       if (v.available) {
         status = v.status;
         if (v.status == Status::Ok) {
           StageResult p = env.profile(solution_dir);
-          stages["profile"] = stageJson(p);
+          stages["profile"] = stageToJson(p);
           if (p.available && p.status != Status::Ok) status = p.status;
           if (p.available && p.report.contains("timings")) timings = p.report["timings"];
           if (p.available) typed_timings = p.timings;
@@ -165,26 +170,73 @@ int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample) {
   return static_cast<int64_t>((v & 0x7fffffffffffffffULL) % 0x80000000ULL);
 }
 
+namespace {
+
+// kbrollout's task family: a workspace with the reference, the agent's tools
+// on it, a nudge for a reply without a tool call, and the final check of
+// solution/ through the environment.
+class WorkspaceEpisode : public Episode {
+ public:
+  WorkspaceEpisode(const RolloutSpec& spec, Workspace ws, Environment& env, const RolloutOptions& options)
+      : spec_(spec), ws_(ws), env_(env), tools_(std::move(ws), env, options.tools), guide_(options.guide_text) {}
+
+  std::vector<chat::Message> prompt() override {
+    std::string guide = guide_.empty() ? readText(spec_.guide) : guide_;
+    return {{.role = "system", .content = guide},
+            {.role = "user", .content = taskMessage(spec_, readText(spec_.task_dir / "model.py"))}};
+  }
+  std::vector<chat::ToolSpec> tools() override { return tools_.specs(); }
+  Observation call(const chat::ToolCall& c) override { return tools_.call(c); }
+  std::optional<std::string> replyWithoutTools(const chat::Completion&) override {
+    return "No tool was called. Use the tools to work on solution/; call finish when you are done.";
+  }
+  void judge(Json& record, const RolloutOptions& options) override {
+    finalCheck(record, env_, ws_.solutionDir(), options);
+  }
+  std::string solutionHash() override {
+    try {
+      return loadSolution(ws_.solutionDir()).hash;
+    } catch (const std::exception&) {
+      return "";
+    }
+  }
+
+ private:
+  const RolloutSpec& spec_;
+  Workspace ws_;
+  Environment& env_;
+  ToolBox tools_;
+  std::string guide_;
+};
+
+}  // namespace
+
 Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
-                const RolloutOptions& options_in) {
+                const RolloutOptions& options) {
+  if (!reward::parseSchemeName(options.reward_scheme))
+    throw UsageError("unknown reward scheme \"" + options.reward_scheme + "\"");
+  WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};
+  Workspace ws = Workspace::create(spec.workspace_dir, setup);
+  WorkspaceEpisode episode(spec, ws, env, options);
+  return runEpisode({.tool = "kbrollout", .task_id = spec.task_id, .sample = spec.sample,
+                     .workspace = ws.root().string()},
+                    episode, policy, options);
+}
+
+Json runEpisode(const EpisodeInfo& info, Episode& episode, chat::Policy& policy, const RolloutOptions& options_in) {
   if (!reward::parseSchemeName(options_in.reward_scheme))
     throw UsageError("unknown reward scheme \"" + options_in.reward_scheme + "\"");
   RolloutOptions options = options_in;
   if (options.sampling.seed && !options.same_seed)
-    options.sampling.seed = sampleSeed(*options_in.sampling.seed, spec.task_id, spec.sample);
-  options.sampling.sample = spec.sample;
+    options.sampling.seed = sampleSeed(*options_in.sampling.seed, info.task_id, info.sample);
+  options.sampling.sample = info.sample;
   const auto start = Clock::now();
   const std::string started_at = nowIso8601();
-  WorkspaceSetup setup{spec.task_dir, spec.guide, spec.interface_header};
-  Workspace ws = Workspace::create(spec.workspace_dir, setup);
-  ToolBox tools(ws, env, options.tools);
-  const std::vector<chat::ToolSpec> specs = tools.specs();
+  const std::vector<chat::ToolSpec> specs = episode.tools();
   const RolloutLimits& lim = options.limits;
 
-  std::string guide = options.guide_text.empty() ? readText(spec.guide) : options.guide_text;
-  std::vector<chat::Message> messages;
-  messages.push_back({.role = "system", .content = guide});
-  messages.push_back({.role = "user", .content = taskMessage(spec, readText(spec.task_dir / "model.py"))});
+  std::vector<chat::Message> messages = episode.prompt();
+  const size_t prompt_size = messages.size();
   std::vector<bool> elided(messages.size(), false);
   std::vector<int> turn_of(messages.size(), -1);  // which turn a message belongs to
 
@@ -221,7 +273,8 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
     };
     Json newly = Json::array();
     int64_t estimate = estimateTokens(promptChars(), tokens_per_char);
-    for (size_t i = 2; i < messages.size() && estimate + options.sampling.max_tokens > lim.context_tokens; ++i) {
+    for (size_t i = prompt_size;
+         i < messages.size() && estimate + options.sampling.max_tokens > lim.context_tokens; ++i) {
       if (elided[i] || messages[i].role != "tool") continue;
       if (turn_of[i] >= turn - lim.keep_recent_turns) break;
       elided[i] = true;
@@ -296,13 +349,16 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
 
     Json observations = Json::array();
     bool finished = false;
-    if (r.tool_calls.empty()) {
+    std::optional<std::string> nudge;
+    if (r.tool_calls.empty()) nudge = episode.replyWithoutTools(r);
+    if (r.tool_calls.empty() && !nudge) {
+      finished = true;  // the reply is the episode's answer
+    } else if (r.tool_calls.empty()) {
       ++idle;
-      std::string nudge = "No tool was called. Use the tools to work on solution/; call finish when you are done.";
-      messages.push_back({.role = "user", .content = nudge});
+      messages.push_back({.role = "user", .content = *nudge});
       elided.push_back(false);
       turn_of.push_back(turn);
-      t["nudge"] = nudge;
+      t["nudge"] = *nudge;
     } else {
       idle = 0;
       for (const chat::ToolCall& c : r.tool_calls) {
@@ -312,7 +368,7 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
           obs.error_kind = "after_finish";
           obs.text = "error: not run: finish was called earlier in this turn";
         } else {
-          obs = tools.call(c);
+          obs = episode.call(c);
         }
         if (obs.finish) finished = true;
         observations.push_back({{"tool_call_id", c.id},
@@ -346,11 +402,11 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
   Json rec;
   rec["format"] = "kb-trajectory";
   rec["format_version"] = kTrajectoryFormatVersion;
-  rec["tool"] = "kbrollout";
+  rec["tool"] = info.tool;
   rec["version"] = KB_VERSION;
-  rec["rollout_id"] = rolloutId(spec.task_id, spec.sample);
-  rec["task_id"] = spec.task_id;
-  rec["sample"] = spec.sample;
+  rec["rollout_id"] = rolloutId(info.task_id, info.sample);
+  rec["task_id"] = info.task_id;
+  rec["sample"] = info.sample;
   rec["mode"] = options.mode;
   rec["policy"] = policy.describe();
   rec["sampling"] = {{"temperature", options.sampling.temperature},
@@ -365,7 +421,7 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                    {"wall_seconds", lim.wall_seconds},
                    {"keep_recent_turns", lim.keep_recent_turns},
                    {"max_idle_turns", lim.max_idle_turns}};
-  rec["workspace"] = ws.root().string();
+  if (!info.workspace.empty()) rec["workspace"] = info.workspace;
   rec["started_at"] = started_at;
   rec["end"] = {{"reason", end_reason}, {"message", end_message}, {"turns", turns.size()},
                 {"seconds", since(start)}};
@@ -379,11 +435,7 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
     // The policy could not answer (server unreachable, retries spent, an
     // HTTP error): the episode was cut by the infrastructure, not ended by
     // the model, so it is neither checked nor rewarded; resume redoes it.
-    std::string hash;
-    try {
-      hash = loadSolution(ws.solutionDir()).hash;
-    } catch (const std::exception&) {
-    }
+    const std::string hash = episode.solutionHash();
     reward::Scheme scheme;
     scheme.kind = *reward::parseSchemeName(options.reward_scheme);
     rec["solution_hash"] = hash.empty() ? Json(nullptr) : Json(hash);
@@ -400,7 +452,7 @@ Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                      {"excluded", "infra_error"},
                      {"correct", false}};
   } else {
-    finalCheck(rec, env, ws.solutionDir(), options);
+    episode.judge(rec, options);
   }
   rec["finished_at"] = nowIso8601();
   rec["duration_s"] = since(start);

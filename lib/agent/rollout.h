@@ -66,6 +66,10 @@ int64_t sampleSeed(int64_t run_seed, const std::string& task_id, int sample);
 Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                 const RolloutOptions& options);
 
+// A stage's result as the trajectory records it (final.stages.<name>):
+// available, status, seconds, summary, resources, report.
+Json stageToJson(const StageResult& result);
+
 class Interrupted : public Error {
  public:
   using Error::Error;

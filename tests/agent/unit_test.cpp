@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "agent/client.h"
+#include "agent/episode.h"
 #include "agent/pool.h"
+#include "agent/presampled_policy.h"
 #include "agent/rollout.h"
 #include "agent/tools.h"
 #include "agent/trajectory.h"
@@ -517,4 +519,76 @@ TEST(Seeds, EachSampleOfATaskGetsItsOwnReproducibleSeed) {
   std::string hex = sha256Hex("kbrollout-seed-v1\n1\nlevel1/gemm\n0");
   uint64_t v = std::stoull(hex.substr(0, 16), nullptr, 16);
   EXPECT_EQ(sampleSeed(1, "level1/gemm", 0), static_cast<int64_t>((v & 0x7fffffffffffffffULL) % 0x80000000ULL));
+}
+
+// A family of one answer, as kbtrain's toy family is: no tools, the first
+// reply ends the episode (or, when `nudge` is set, is nudged like
+// kbrollout's), and judge() records what it was shown.
+class OneAnswer : public Episode {
+ public:
+  std::optional<std::string> nudge;
+  std::string answer;
+  std::vector<Message> prompt() override {
+    return {{.role = "system", .content = "answer"}, {.role = "user", .content = "2 + 2?"}};
+  }
+  std::vector<ToolSpec> tools() override { return {}; }
+  Observation call(const ToolCall&) override {
+    Observation o;
+    o.ok = false;
+    o.text = "no tools";
+    return o;
+  }
+  std::optional<std::string> replyWithoutTools(const Completion& reply) override {
+    answer = reply.content;
+    return nudge;
+  }
+  void judge(Json& record, const RolloutOptions&) override {
+    record["status"] = answer == "4" ? "ok" : "incorrect";
+    record["reward"] = {{"value", answer == "4" ? 1 : -1}};
+  }
+  std::string solutionHash() override { return "sha256:none"; }
+};
+
+TEST(Episode, OneReplyIsTheAnswerAndThePresampledPolicyGivesIt) {
+  Completion four;
+  four.content = "4";
+  four.finish_reason = "stop";
+  four.token_ids = {52};
+  PresampledPolicy policy({four}, {{"kind", "presampled"}});
+  OneAnswer episode;
+  RolloutOptions options;
+  options.sampling.seed = 3;
+  options.same_seed = true;
+  Json r = runEpisode({.tool = "test-family", .task_id = "sum", .sample = 2, .workspace = ""}, episode, policy,
+                      options);
+  EXPECT_EQ(r["tool"], "test-family");
+  EXPECT_EQ(r["rollout_id"], "sum#2");
+  EXPECT_EQ(r["policy"]["kind"], "presampled");
+  EXPECT_EQ(r["sampling"]["seed"], 3);
+  EXPECT_FALSE(r.contains("workspace"));
+  EXPECT_EQ(r["end"]["reason"], "finish");
+  EXPECT_EQ(r["turns"].size(), 1u);
+  EXPECT_EQ(r["turns"][0]["response"]["token_ids"], Json({52}));
+  EXPECT_EQ(r["messages"].size(), 3u);
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_EQ(r["reward"]["value"], 1);
+}
+
+TEST(Episode, APresampledPolicyOutOfRepliesIsAPolicyError) {
+  // Nudged after its one reply, the episode asks again: the policy has
+  // nothing left, so the rollout ends infra_error, unjudged.
+  Completion five;
+  five.content = "5";
+  PresampledPolicy policy({five}, {{"kind", "presampled"}});
+  OneAnswer episode;
+  episode.nudge = "Think again.";
+  Json r = runEpisode({.tool = "test-family", .task_id = "sum", .sample = 0, .workspace = ""}, episode, policy,
+                      RolloutOptions{});
+  EXPECT_EQ(r["end"]["reason"], "policy_error");
+  EXPECT_EQ(r["turns"].size(), 2u);
+  EXPECT_EQ(r["turns"][0]["nudge"], "Think again.");
+  EXPECT_EQ(r["status"], "infra_error");
+  EXPECT_EQ(r["solution_hash"], "sha256:none");
+  EXPECT_TRUE(r["reward"]["value"].is_null());
+  EXPECT_EQ(r["messages"].size(), 4u);  // system, user, the reply, the nudge
 }
