@@ -4,16 +4,10 @@
 
 #include <atomic>
 #include <fstream>
-#include <algorithm>
-#include <map>
-#include <mutex>
-#include <thread>
+#include <sstream>
 
-#include "build/build.h"
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
-#include "solution/solution.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -100,97 +94,11 @@ void writeFile(const fs::path& p, const std::string& text) {
 
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-ToyScore scoreOf(Status status, const std::string& message) {
-  ToyScore s;
-  s.status = statusName(status);
-  s.reason = status == Status::Ok ? "ok" : s.status;
-  s.message = message;
-  s.correct = status == Status::Ok;
-  s.excluded = status == Status::InfraError;
-  s.reward = s.correct ? 1.0 : -1.0;
-  return s;
-}
+// The answer file's text around the answer.
+std::string answerPrefix(bool cuda) { return cuda ? "#include <cuda_runtime.h>\n\n" : std::string(kCpuStandIn) + "\n"; }
+std::string answerSuffix(bool cuda) { return std::string("\n") + (cuda ? kLaunchCuda : kLaunchCpu); }
 
-// Writes and builds one answer's solution: its library, or (library empty)
-// the score of an answer that did not build.
-std::pair<fs::path, ToyScore> buildAnswer(const fs::path& dir, const std::string& answer, const ToyEnvOptions& o,
-                                          bool cuda) {
-  BuildOptions bo;
-  bo.target = cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
-  bo.arch = o.arch;
-  bo.jobs = 1;
-  if (!o.build_cache.empty()) bo.cache_dir = o.build_cache;
-  BuildResult b;
-  try {  // in a job's thread: every failure becomes a status (a disk error writing the solution: infra_error)
-    writeToySolution(dir, answer, cuda);
-    Solution sol;
-    try {
-      sol = loadSolution(dir);
-    } catch (const UsageError& e) {
-      // Not source code (a NUL byte, over the size limits): the answer's fault.
-      b.status = Status::CompileError;
-      b.message = e.what();
-    }
-    if (b.message.empty()) b = buildSolution(sol, bo);
-  } catch (const std::exception& e) {
-    b.status = Status::InfraError;
-    b.message = e.what();
-  }
-  if (b.status != Status::Ok) return {fs::path(), scoreOf(b.status, b.message)};
-  return {b.library, ToyScore{}};
-}
-
-// One task's answers: each built, then the built ones verified together
-// (verifySolutions: a worker process each, one reference worker for all).
-std::vector<ToyScore> scoreTaskAnswers(const fs::path& bundle, const std::vector<fs::path>& dirs,
-                                       const std::vector<std::string>& answers, const ToyEnvOptions& o,
-                                       const std::string& device, std::atomic<int>& verified) {
-  std::vector<ToyScore> out(answers.size());
-  std::vector<fs::path> libraries;
-  std::vector<size_t> built;
-  for (size_t k = 0; k < answers.size(); ++k) {
-    auto [library, score] = buildAnswer(dirs[k], answers[k], o, isCuda(device));
-    if (library.empty()) {
-      out[k] = score;
-    } else {
-      libraries.push_back(library);
-      built.push_back(k);
-    }
-  }
-  if (built.empty()) return out;
-  VerifyOptions vo;
-  vo.device = device;
-  std::vector<VerifyResult> results;
-  try {
-    results = verifySolutions(bundle, libraries, vo);
-  } catch (const std::exception& e) {
-    for (size_t k : built) out[k] = scoreOf(Status::InfraError, e.what());
-    return out;
-  }
-  verified += static_cast<int>(built.size());
-  for (size_t j = 0; j < built.size(); ++j) out[built[j]] = scoreOf(results[j].status, results[j].message);
-  return out;
-}
-
-using VerdictKey = std::pair<std::string, std::string>;  // task id, answer's SHA-256
-
-std::map<VerdictKey, ToyScore> readVerdicts(const fs::path& file) {
-  std::map<VerdictKey, ToyScore> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("task") || !j.contains("answer_sha256")) continue;  // a torn last line
-    ToyScore s;
-    s.status = j.value("status", "");
-    s.reason = j.value("reason", "");
-    s.message = j.value("message", "");
-    s.correct = s.status == "ok";
-    s.reward = s.correct ? 1.0 : -1.0;
-    out[{j["task"].get<std::string>(), j["answer_sha256"].get<std::string>()}] = s;
-  }
-  return out;
-}
+std::atomic<uint64_t> next_work_dir{0};  // distinct temporary directories within one process
 
 }  // namespace
 
@@ -221,117 +129,112 @@ std::vector<std::string> toyEnvDevices(const std::string& device) {
 void writeToySolution(const fs::path& dir, const std::string& answer, bool cuda) {
   if (cuda) {
     writeFile(dir / "forward.cpp", kForwardCuda);
-    writeFile(dir / "kernels/answer.cu", "#include <cuda_runtime.h>\n\n" + answer + "\n" + kLaunchCuda);
+    writeFile(dir / "kernels/answer.cu", answerPrefix(true) + answer + answerSuffix(true));
   } else {
     writeFile(dir / "forward.cpp", kForwardCpu);
-    writeFile(dir / "answer.cpp", std::string(kCpuStandIn) + "\n" + answer + "\n" + kLaunchCpu);
+    writeFile(dir / "answer.cpp", answerPrefix(false) + answer + answerSuffix(false));
   }
 }
 
-std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
-                                                   const std::vector<std::string>& answers,
-                                                   const ToyEnvOptions& o, Json* stats) {
-  if (tasks.size() != answers.size()) throw UsageError("toy environment: one answer per task expected");
-  const std::vector<std::string> devices = toyEnvDevices(o.device);
-  const auto t0 = Clock::now();
-  // Distinct pairs, in first-seen order.
-  std::map<std::pair<std::string, std::string>, size_t> index;
-  std::vector<size_t> pair_of(tasks.size());
-  std::vector<size_t> first;  // an answer index per distinct pair
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    auto [it, fresh] = index.try_emplace({tasks[i].id, answers[i]}, first.size());
-    if (fresh) {
-      first.push_back(i);
-      toyBundleDir(o.bundles, tasks[i]);
-    }
-    pair_of[i] = it->second;
+std::optional<std::string> readToyAnswer(const fs::path& dir) {
+  for (bool cuda : {true, false}) {
+    std::ifstream in(dir / (cuda ? "kernels/answer.cu" : "answer.cpp"), std::ios::binary);
+    if (!in) continue;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str(), pre = answerPrefix(cuda), post = answerSuffix(cuda);
+    if (text.size() < pre.size() + post.size() || text.compare(0, pre.size(), pre) != 0 ||
+        text.compare(text.size() - post.size(), post.size(), post) != 0)
+      return std::nullopt;
+    return text.substr(pre.size(), text.size() - pre.size() - post.size());
   }
-
-  // Verdicts from earlier calls; infra errors are not kept, so they are tried again.
-  std::map<VerdictKey, ToyScore> known;
-  if (!o.verdict_cache.empty()) known = readVerdicts(o.verdict_cache);
-  std::vector<ToyScore> distinct(first.size());
-  std::vector<bool> todo(first.size(), true);
-  std::vector<std::string> answer_sha(first.size());
-  int cached = 0;
-  for (size_t d = 0; d < first.size(); ++d) {
-    answer_sha[d] = sha256Hex(answers[first[d]]);
-    auto it = known.find({tasks[first[d]].id, answer_sha[d]});
-    if (it != known.end()) {
-      distinct[d] = it->second;
-      todo[d] = false;
-      ++cached;
-    }
-  }
-
-  fs::path work = o.work_dir;
-  const bool temporary = work.empty();
-  if (temporary) work = fs::temp_directory_path() / ("kb-toy-env-" + std::to_string(::getpid()));
-  fs::create_directories(work);
-
-  // Each verdict is appended as soon as its task's batch is done, so an
-  // interrupted call (a time limit) loses none of the batches it finished.
-  std::ofstream cache_file;
-  std::mutex cache_mutex;
-  if (!o.verdict_cache.empty()) {
-    if (o.verdict_cache.has_parent_path()) fs::create_directories(o.verdict_cache.parent_path());
-    cache_file.open(o.verdict_cache, std::ios::app);
-    if (!cache_file) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
-  }
-  // The work, by task: each job builds one task's new answers and verifies
-  // them against one reference worker.
-  std::map<std::string, std::vector<size_t>> by_task;  // task id -> distinct pairs to score
-  for (size_t d = 0; d < first.size(); ++d)
-    if (todo[d]) by_task[tasks[first[d]].id].push_back(d);
-  std::vector<const std::vector<size_t>*> batches;
-  for (const auto& [id, ds] : by_task) batches.push_back(&ds);
-  std::atomic<size_t> next{0};
-  std::atomic<int> verified{0};
-  auto worker = [&](const std::string& device) {
-    for (size_t b; (b = next++) < batches.size();) {
-      const std::vector<size_t>& ds = *batches[b];
-      const ToyTask& task = tasks[first[ds.front()]];
-      std::vector<fs::path> dirs;
-      std::vector<std::string> texts;
-      for (size_t d : ds) {
-        // One directory per pair; the build cache makes a repeated answer text cheap.
-        dirs.push_back(work / task.id / answer_sha[d].substr(0, 16));
-        texts.push_back(answers[first[d]]);
-      }
-      const std::vector<ToyScore> scores = scoreTaskAnswers(o.bundles / task.id, dirs, texts, o, device, verified);
-      std::lock_guard<std::mutex> lock(cache_mutex);
-      for (size_t j = 0; j < ds.size(); ++j) {
-        distinct[ds[j]] = scores[j];
-        if (cache_file.is_open() && !scores[j].excluded)  // infra errors are tried again next time
-          cache_file << Json{{"task", task.id}, {"answer_sha256", answer_sha[ds[j]]}, {"status", scores[j].status},
-                             {"reason", scores[j].reason}, {"message", scores[j].message}}.dump()
-                     << '\n' << std::flush;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  const size_t n_threads = std::min<size_t>(static_cast<size_t>(std::max(1, o.jobs)), batches.size());
-  for (size_t k = 0; k < n_threads; ++k) threads.emplace_back(worker, devices[k % devices.size()]);
-  for (auto& t : threads) t.join();
-  if (temporary) {
-    std::error_code ec;
-    fs::remove_all(work, ec);
-  }
-  if (cache_file.is_open() && !cache_file) throw Error("cannot write the verdict cache " + o.verdict_cache.string());
-
-  std::vector<ToyScore> out(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) out[i] = distinct[pair_of[i]];
-  if (stats) {
-    auto count = [&](auto pred) { return std::count_if(distinct.begin(), distinct.end(), pred); };
-    *stats = {{"distinct", first.size()},
-              {"cached", cached},
-              {"compile_errors", count([](const ToyScore& s) { return s.status == "compile_error"; })},
-              {"verified", verified.load()},
-              {"correct", count([](const ToyScore& s) { return s.correct; })},
-              {"infra_errors", count([](const ToyScore& s) { return s.excluded; })},
-              {"seconds", since(t0)}};
-  }
-  return out;
+  return std::nullopt;
 }
+
+agent::StageResult toyStage(const std::string& stage, Status status, const std::string& reason,
+                            const std::string& message, bool cached) {
+  agent::StageResult r;
+  r.stage = stage;
+  r.status = status;
+  r.text = message.empty() ? reason : message;
+  r.report = {{"status", statusName(status)}, {"reason", reason}, {"message", message}, {"cached", cached}};
+  return r;
+}
+
+// ---- what both environments share -----------------------------------------
+
+ToyEnvironment::ToyEnvironment(fs::path work, bool cuda) : work_(std::move(work)), cuda_(cuda) {
+  temporary_ = work_.empty();
+  if (temporary_)
+    work_ = fs::temp_directory_path() /
+            ("kb-toy-env-" + std::to_string(::getpid()) + "-" + std::to_string(next_work_dir++));
+  fs::create_directories(work_);
+}
+
+ToyEnvironment::~ToyEnvironment() {
+  if (!temporary_) return;
+  std::error_code ec;
+  fs::remove_all(work_, ec);
+}
+
+fs::path ToyEnvironment::writeAnswer(const ToyTask& task, const std::string& answer) {
+  const std::string sha = sha256Hex(answer);
+  // One directory per pair; the build cache makes a repeated answer text cheap.
+  const fs::path dir = work_ / task.id / sha.substr(0, 16);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (written_.count(dir)) return dir;
+  writeToySolution(dir, answer, cuda_);
+  written_[dir] = {task, sha};
+  return dir;
+}
+
+ToyEnvironment::Written ToyEnvironment::written(const fs::path& dir) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = written_.find(dir);
+  if (it == written_.end()) throw Error("toy environment: " + dir.string() + " is not an answer it wrote");
+  return it->second;
+}
+
+void ToyEnvironment::prepare(const std::vector<ToyTask>&, const std::vector<std::string>&) {}
+
+agent::ShellResult ToyEnvironment::bash(const fs::path&, const std::string&, double) {
+  agent::ShellResult r;
+  r.message = "the toy environment has no shell";
+  return r;
+}
+
+agent::StageResult ToyEnvironment::profile(const fs::path&) {
+  agent::StageResult r;
+  r.stage = "profile";
+  r.available = false;
+  r.text = "the toy environment does not profile";
+  return r;
+}
+
+// ---- expr: the expression evaluator ----------------------------------------
+
+namespace {
+
+class ExprToyEnvironment : public ToyEnvironment {
+ public:
+  ExprToyEnvironment() : ToyEnvironment({}, /*cuda=*/false) {}
+
+  // Any text is an answer the evaluator can read.
+  agent::StageResult compile(const fs::path& dir) override {
+    written(dir);
+    return toyStage("compile", Status::Ok, "ok", "");
+  }
+  agent::StageResult verify(const fs::path& dir) override {
+    const Written w = written(dir);
+    const std::optional<std::string> answer = readToyAnswer(dir);
+    if (!answer) return toyStage("verify", Status::InfraError, "infra_error", "cannot read the answer back");
+    const ToyScore s = scoreToyAnswer(w.task, *answer);
+    return toyStage("verify", s.correct ? Status::Ok : Status::Incorrect, s.reason, "");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ToyEnvironment> makeExprToyEnvironment() { return std::make_unique<ExprToyEnvironment>(); }
 
 }  // namespace kb::rl

@@ -1,21 +1,30 @@
-// The toy family's answers (toy_task.h) scored by the real environment
-// instead of the expression evaluator: each distinct (task, answer) pair
-// becomes a solution directory -- the answer's kernel text spliced into a
-// fixed forward.cpp that launches it on the task's input -- built by
-// lib/build (nvcc for CUDA; the host compiler with a small CUDA stand-in
-// for CPU) and verified by lib/verify against the task's bundle
-// (reference.pt; `kbtrain toy tasks` writes the programs, `kbsynth import`
-// captures them). So a compile error is nvcc's, a wrong answer is
-// the verifier's, and the reward is the milestone reward's fail and
-// correct levels (-1, +1). No static check (the answer is spliced into a
-// fixed template) and no profile (its cost per answer would dominate a
+// The toy family's environments (toy_task.h), as lib/agent's Environment:
+// an answer becomes a solution directory -- the answer's kernel text spliced
+// into a fixed forward.cpp that launches it on the task's input -- and the
+// loop's final check (toy_episode.h) judges it with compile, then verify.
+// No shell and no profile (the profile's cost per answer would dominate a
 // learning run); docs/kbtrain.md says so.
+//
+// Two of them:
+// - "expr": the expression evaluator (scoreToyAnswer): compile accepts any
+//   text, verify evaluates the kernel line on 16 probe inputs.
+// - "kbcheck": lib/eval's build (nvcc for CUDA; the host compiler with a
+//   small CUDA stand-in for CPU) and verify against the task's bundle
+//   (reference.pt; `kbtrain toy tasks` writes the programs, `kbsynth import`
+//   captures them). So a compile error is nvcc's, a wrong answer is the
+//   verifier's. No static check (the answer is spliced into a fixed
+//   template).
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/environment.h"
 #include "core/json.h"
 #include "rl/toy_task.h"
 
@@ -53,18 +62,67 @@ std::vector<std::string> toyEnvDevices(const std::string& device);
 // The solution directory for `answer`: forward.cpp and the answer's file
 // (kernels/answer.cu for CUDA, answer.cpp with the stand-in for CPU).
 void writeToySolution(const std::filesystem::path& dir, const std::string& answer, bool cuda);
+// The answer back from a directory writeToySolution wrote (nullopt: not one).
+std::optional<std::string> readToyAnswer(const std::filesystem::path& dir);
 
-// One score per answer (answers[i] answers tasks[i]). Identical pairs are
-// built and verified once (and not at all when the verdict cache has it).
-// The work goes by task, `jobs` tasks at once: a task's new answers are
-// built, then verified together (verifySolutions: one reference worker per
-// task instead of one per answer).
-// `stats` (when given) receives {distinct (pairs), cached (of them, from the
-// verdict cache), compile_errors and correct (distinct pairs, cached ones
-// included), verified (answers verified by this call), infra_errors,
-// seconds}.
-std::vector<ToyScore> scoreToyAnswersInEnvironment(const std::vector<ToyTask>& tasks,
-                                                   const std::vector<std::string>& answers,
-                                                   const ToyEnvOptions& options, Json* stats = nullptr);
+// What the two environments share: the solution directories
+// (<work>/<task id>/<first 16 hex of the answer's SHA-256>, written once per
+// distinct pair), no shell, no profile. Thread-safe.
+class ToyEnvironment : public agent::Environment {
+ public:
+  // `work`: where the solutions go; empty: a temporary directory, removed
+  // with the environment.
+  ToyEnvironment(std::filesystem::path work, bool cuda);
+  ~ToyEnvironment() override;
+
+  // The answer to `task` as a solution directory that compile and verify
+  // judge. Throws kb::Error when it cannot be written.
+  std::filesystem::path writeAnswer(const ToyTask& task, const std::string& answer);
+  // Scores ahead of the loop what is cheaper scored together (answers[i]
+  // answers tasks[i]); compile and verify then answer from what it found.
+  // Default: nothing.
+  virtual void prepare(const std::vector<ToyTask>& tasks, const std::vector<std::string>& answers);
+  // The rollout summary's "environment" object (null: none).
+  virtual Json stats() const { return nullptr; }
+
+  agent::ShellResult bash(const std::filesystem::path& workspace, const std::string& command,
+                          double timeout_seconds) override;  // not started: no shell here
+  agent::StageResult profile(const std::filesystem::path& solution_dir) override;  // not available
+
+ protected:
+  struct Written {
+    ToyTask task;
+    std::string answer_sha256;
+  };
+  // What writeAnswer wrote there; kb::Error for a directory it did not write.
+  Written written(const std::filesystem::path& dir) const;
+
+ private:
+  std::filesystem::path work_;
+  bool temporary_ = false;
+  bool cuda_ = false;
+  mutable std::mutex mu_;
+  std::map<std::filesystem::path, Written> written_;
+};
+
+// The stage results of both: report {status, reason, message, cached}, where
+// reason is final.check's word ("ok", "no_kernel_line", "parse_error: ...",
+// "wrong_value" from the evaluator; the status from kbcheck).
+agent::StageResult toyStage(const std::string& stage, Status status, const std::string& reason,
+                            const std::string& message, bool cached = false);
+
+// "expr": the evaluator. Solutions in a temporary directory.
+std::unique_ptr<ToyEnvironment> makeExprToyEnvironment();
+
+// "kbcheck": lib/eval. prepare() scores by task, `jobs` tasks at once: a
+// task's new answers built, then verified together (eval::evaluateBatch:
+// one reference worker per task instead of one per answer); pairs in the
+// verdict cache are not built or verified again. stats(): {distinct (pairs),
+// cached (of them, from the verdict cache), compile_errors and correct
+// (distinct pairs, cached ones included), verified (answers verified by
+// prepare), infra_errors, seconds}. compile and verify of a pair prepare
+// did not see run one lib/eval request each. Throws kb::UsageError for a
+// bad device list.
+std::unique_ptr<ToyEnvironment> makeKbcheckToyEnvironment(const ToyEnvOptions& options);
 
 }  // namespace kb::rl

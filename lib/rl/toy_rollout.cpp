@@ -3,26 +3,54 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <memory>
 
+#include "agent/trajectory.h"
 #include "core/error.h"
 #include "llm/model.h"
 #include "llm/policy.h"
+#include "rl/toy_episode.h"
 #include "rl/toy_task.h"
 
 namespace fs = std::filesystem;
 
 namespace kb::rl {
 
+namespace {
+
+// A batch generation as the reply the loop records (what LocalPolicy::complete
+// gives, but the text kept whole: a toy answer is not parsed for tool calls).
+chat::Completion toyReply(const llm::Generation& g, std::vector<int32_t> prompt_ids, const Json& policy) {
+  chat::Completion c;
+  c.content = g.text;
+  c.has_content = true;
+  c.finish_reason = g.finish_reason == "length" ? "length" : "stop";
+  c.token_ids.assign(g.token_ids.begin(), g.token_ids.end());
+  c.logprobs.assign(g.logprobs.begin(), g.logprobs.end());
+  c.prompt_token_ids.assign(prompt_ids.begin(), prompt_ids.end());
+  c.prompt_tokens = static_cast<int64_t>(prompt_ids.size());
+  c.completion_tokens = static_cast<int64_t>(g.token_ids.size());
+  c.model = policy.value("model", "");
+  return c;
+}
+
+}  // namespace
+
 Json runToyRollout(const ToyRolloutOptions& o) {
   if (o.last_seed < o.first_seed) throw UsageError("toy rollout: the last seed is before the first");
   if (o.env != "expr" && o.env != "kbcheck") throw UsageError("toy rollout: --env is expr or kbcheck, not " + o.env);
+  std::unique_ptr<ToyEnvironment> env;
   if (o.env == "kbcheck") {  // every bundle is there before any answer is sampled
     if (o.env_options.bundles.empty()) throw UsageError("toy rollout: --env kbcheck needs --bundles");
     toyEnvDevices(o.env_options.device);
     for (uint64_t s = o.first_seed; s <= o.last_seed; ++s) toyBundleDir(o.env_options.bundles, makeToyTask(s));
+    env = makeKbcheckToyEnvironment(o.env_options);
+  } else {
+    env = makeExprToyEnvironment();
   }
   auto policy = llm::loadLocalPolicy({.model_dir = o.model, .device = o.device, .dtype = o.dtype,
                                          .max_batch_size = o.max_batch});
+  const Json described = policy->describe();
   std::vector<ToyTask> tasks;
   std::vector<std::vector<chat::Message>> convs;
   std::vector<int> sample_of;
@@ -40,43 +68,41 @@ Json runToyRollout(const ToyRolloutOptions& o) {
   sp.temperature = o.temperature;
   sp.max_tokens = o.max_new_tokens;
   sp.seed = o.sampling_seed;
+  // Every rollout's one policy call, in one batch (generateBatch); then each
+  // rollout runs through the loop with its reply, the environment having
+  // scored the batch's answers together where that is cheaper (kbcheck: one
+  // reference worker per task).
   const std::vector<llm::Generation> out = policy->generateChat(convs, nullptr, sp);
-  std::vector<ToyScore> scores;
-  Json env_stats;
-  if (o.env == "kbcheck") {
-    std::vector<std::string> answers;
-    for (const llm::Generation& c : out) answers.push_back(c.text);
-    scores = scoreToyAnswersInEnvironment(tasks, answers, o.env_options, &env_stats);
-  } else {
-    for (size_t i = 0; i < out.size(); ++i) scores.push_back(scoreToyAnswer(tasks[i], out[i].text));
-  }
-  if (o.out.has_parent_path()) fs::create_directories(o.out.parent_path());
-  std::ofstream file(o.out);
-  if (!file) throw UsageError("cannot write " + o.out.string());
+  std::vector<std::string> answers;
+  for (const llm::Generation& g : out) answers.push_back(g.text);
+  env->prepare(tasks, answers);
+
+  if (fs::exists(o.out)) fs::remove(o.out);  // overwritten, not resumed
+  agent::TrajectoryWriter writer(o.out);
+  const agent::RolloutOptions options = toyRolloutOptions(sp, o.mode);
   double sum = 0, passed = 0, scored = 0;
   std::map<std::string, int> reasons;
   for (size_t i = 0; i < out.size(); ++i) {
-    const llm::Generation& c = out[i];
-    Json response = {{"finish_reason", c.finish_reason == "length" ? "length" : "stop"},
-                     {"token_ids", c.token_ids},
-                     {"logprobs", c.logprobs},
-                     {"prompt_token_ids",
-                      policy->chatTemplate().encode(policy->tokenizer(), convs[i], nullptr, true).ids}};
-    Json t = toyTrajectory(tasks[i], sample_of[i], c.text, response, o.mode, scores[i]);
-    if (!scores[i].excluded) {
-      sum += scores[i].reward;
-      passed += scores[i].correct;
+    const std::vector<int32_t> prompt_ids =
+        policy->chatTemplate().encode(policy->tokenizer(), convs[i], nullptr, true).ids;
+    const Json t = runToyEpisode(tasks[i], sample_of[i], toyReply(out[i], prompt_ids, described), described, *env,
+                                 options);
+    const Json& reward = t["reward"];
+    if (reward["value"].is_number()) {
+      sum += reward["value"].get<double>();
+      passed += reward["correct"].get<bool>();
       ++scored;
     }
-    reasons[t["final"]["check"].get<std::string>().substr(0, t["final"]["check"].get<std::string>().find(':'))]++;
-    file << t.dump() << '\n';
+    const std::string check = t["final"]["check"].get<std::string>();
+    reasons[check.substr(0, check.find(':'))]++;
+    writer.append(t);
   }
   const double n = std::max(scored, 1.0);
   Json r = Json::object();
   for (auto& [k, v] : reasons) r[k] = v;
   Json result = {{"tasks", o.last_seed - o.first_seed + 1}, {"samples", out.size()}, {"mean_reward", sum / n},
                  {"pass_rate", passed / n}, {"reasons", r}, {"env", o.env}, {"out", o.out.string()}};
-  if (o.env == "kbcheck") result["environment"] = env_stats;
+  if (o.env == "kbcheck") result["environment"] = env->stats();
   return result;
 }
 
@@ -101,12 +127,23 @@ Json writeToyPrograms(uint64_t first, uint64_t last, const fs::path& dir) {
 
 Json writeToyDemonstrations(uint64_t first, uint64_t last, const fs::path& out) {
   if (last < first) throw UsageError("toy demos: the last seed is before the first");
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  std::ofstream file(out);
-  if (!file) throw UsageError("cannot write " + out.string());
+  // Each demonstration is a rollout whose reply is the canonical kernel
+  // (no token ids: kbtrain tokenizes it with the chat template), scored by
+  // the evaluator.
+  std::unique_ptr<ToyEnvironment> env = makeExprToyEnvironment();
+  const Json demonstrator = {{"kind", "demonstration"}, {"model", "toyDemonstration"}};
+  chat::SamplingParams sp;
+  sp.temperature = 0;
+  const agent::RolloutOptions options = toyRolloutOptions(sp, "demo");
+  if (fs::exists(out)) fs::remove(out);  // overwritten
+  agent::TrajectoryWriter writer(out);
   for (uint64_t s = first; s <= last; ++s) {
     const ToyTask t = makeToyTask(s);
-    file << toyTrajectory(t, 0, toyDemonstration(t), Json::object(), "demo").dump() << '\n';
+    chat::Completion reply;
+    reply.content = toyDemonstration(t);
+    reply.has_content = true;
+    reply.finish_reason = "stop";
+    writer.append(runToyEpisode(t, 0, reply, demonstrator, *env, options));
   }
   return {{"tasks", last - first + 1}, {"out", out.string()}};
 }

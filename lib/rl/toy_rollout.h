@@ -1,5 +1,7 @@
 // Rollouts of the toy task family (toy_task.h) with the local policy, and
-// its demonstrations: trajectory JSONL that kbtrain reads like kbrollout's.
+// its demonstrations: each one an episode of lib/agent's rollout loop
+// (toy_episode.h) judged by a toy environment (toy_env.h), written by
+// lib/agent's TrajectoryWriter, so kbtrain reads them like kbrollout's.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,10 @@ struct ToyRolloutOptions {
   ToyEnvOptions env_options;
 };
 
-// Samples, scores and writes; returns {tasks, samples, mean_reward,
+// Samples every answer in one batch on the local policy (generateBatch),
+// lets the environment score the batch where that is cheaper (kbcheck:
+// one reference worker per task), runs each answer through the loop and
+// writes the records (the file overwritten); returns {tasks, samples, mean_reward,
 // pass_rate, reasons{...}, env, (kbcheck) environment{...}}. Answers the
 // environment could not score (infra_error) carry no reward and are left
 // out of mean_reward and pass_rate.

@@ -218,11 +218,7 @@ ToyScore scoreToyAnswer(const ToyTask& task, const std::string& answer) {
 
 Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, const Json& response,
                    const std::string& mode) {
-  return toyTrajectory(task, sample, answer, response, mode, scoreToyAnswer(task, answer));
-}
-
-Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, const Json& response,
-                   const std::string& mode, const ToyScore& score) {
+  const ToyScore score = scoreToyAnswer(task, answer);
   Json messages = toyPromptMessages(task);
   messages.push_back({{"role", "assistant"}, {"content", answer}});
   Json t;
@@ -245,12 +241,9 @@ Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, c
   turn["response"] = r;
   turn["observations"] = Json::array();
   t["turns"] = Json::array({turn});
-  t["status"] = !score.status.empty() ? score.status : score.correct ? "ok" : "incorrect";
+  t["status"] = score.correct ? "ok" : "incorrect";
   t["final"] = {{"status", t["status"]}, {"check", score.reason}};
-  if (!score.message.empty()) t["final"]["message"] = score.message;
-  t["reward"] = {{"scheme", {{"name", "toy"}}},
-                 {"value", score.excluded ? Json(nullptr) : Json(score.reward)},
-                 {"excluded", score.excluded ? Json("infra_error") : Json(nullptr)},
+  t["reward"] = {{"scheme", {{"name", "toy"}}}, {"value", score.reward}, {"excluded", nullptr},
                  {"correct", score.correct}};
   t["finished_at"] = nowIso8601();
   return t;

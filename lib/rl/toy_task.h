@@ -38,11 +38,7 @@ std::string toyDemonstration(const ToyTask& task);
 struct ToyScore {
   double reward = -1;
   bool correct = false;
-  bool excluded = false;  // no reward: the environment failed, not the answer (infra_error)
-  std::string reason;     // "ok", "no_kernel_line", "parse_error: ...", "wrong_value"; from the
-                          // real environment (toy_env.h) a status: "compile_error", "incorrect", ...
-  std::string message;    // the environment's one-line explanation ("" from the evaluator)
-  std::string status;     // the trajectory's status; "": "ok" when correct, else "incorrect"
+  std::string reason;  // "ok", "no_kernel_line", "parse_error: ...", "wrong_value"
 };
 ToyScore scoreToyAnswer(const ToyTask& task, const std::string& answer);
 
@@ -51,12 +47,11 @@ ToyScore scoreToyAnswer(const ToyTask& task, const std::string& answer);
 // does not parse.
 std::optional<double> evalCExpression(const std::string& expr, double x, std::string* error = nullptr);
 
-// A trajectory record (docs/trajectory-format.md subset: identity, messages,
-// one turn, final, reward) for one answer of `task`, scored by `score`
-// (the first form: by scoreToyAnswer).
+// A hand-made trajectory record (docs/trajectory-format.md subset:
+// identity, messages, one turn, final, reward) for one answer of `task`,
+// scored by scoreToyAnswer: a fixture for tests that need no rollout loop.
+// kbtrain's toy commands write theirs through the loop (toy_episode.h).
 Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, const Json& response,
                    const std::string& mode);
-Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, const Json& response,
-                   const std::string& mode, const ToyScore& score);
 
 }  // namespace kb::rl
