@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -115,27 +116,68 @@ Json keepFrom(const fs::path& dir, Json& job) {
   return keep;
 }
 
+// The baselines of `dirs`, `jobs` baseline.py processes at once (0: the
+// default, baselineJobs), one bundle each: AOTInductor's builds are
+// CPU-bound, so several at once use the machine's cores, and a bundle whose
+// process crashes or is killed fails alone. Each process gets its share of
+// the cores for Inductor's compile workers and torch's threads. No new
+// bundle starts once `stopped` says so; the ones running get the stop from
+// kbsynth (tools/cli_parse.h StopSignals) and end without a result.
 std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
-                                            bool force, const std::string& weights, const std::string& python) {
+                                        bool force, const std::string& weights, const std::string& python,
+                                        int jobs, const std::function<bool()>& stopped) {
   std::map<std::string, Json> results;
   if (dirs.empty()) return results;
-  std::vector<std::string> args = {"--device", device, "--weights", weights};
-  if (force) args.push_back("--force");
-  args.insert(args.end(), dirs.begin(), dirs.end());
-  size_t done = 0;
-  ScriptResult r = runBaselineScript(python, args, [&](const Json& line) {
-    ++done;
-    std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s\n", done, dirs.size(), line.value("id", "?").c_str(),
-                 line.value("status", "") == "failed"
-                     ? (line.value("reason", "") + ": " + line.value("message", "")).c_str()
-                     : line.value("status", "").c_str());
-  });
-  if (r.exit_code == 3) throw Error("baseline.py: no CUDA device for --device " + device);
-  for (const auto& line : r.lines) results[line.value("dir", "")] = line;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  jobs = std::clamp(jobs > 0 ? jobs : baselineJobs(cores), 1, static_cast<int>(dirs.size()));
+  const std::string threads = std::to_string(std::max(1, cores / jobs));
+  const EnvOverrides env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
+  std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once, %s threads each\n", device.c_str(),
+               dirs.size(), jobs, threads.c_str());
+  std::mutex mu;
+  size_t next = 0, done = 0;
+  bool no_device = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto slot = [&] {
+    for (;;) {
+      size_t k = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= dirs.size() || no_device || (stopped && stopped())) return;
+        k = next++;
+      }
+      std::vector<std::string> args = {"--device", device, "--weights", weights};
+      if (force) args.push_back("--force");
+      args.push_back(dirs[k]);
+      ScriptResult r = runBaselineScript(python, args, {}, env);
+      std::lock_guard<std::mutex> lock(mu);
+      if (r.exit_code == 3) {
+        no_device = true;
+        return;
+      }
+      if (r.lines.empty()) continue;  // stopped or crashed: said below
+      Json line = r.lines.front();
+      if (!r.note.empty()) line["note"] = r.note.substr(1);
+      results[dirs[k]] = line;
+      ++done;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+      const int eta = rate > 0 ? static_cast<int>(static_cast<double>(dirs.size() - done) / rate) : 0;
+      const std::string what = line.value("status", "") == "failed"
+                                   ? line.value("reason", "") + ": " + line.value("message", "")
+                                   : line.value("status", "");
+      std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s (%.2f/min, %dm%02ds left)\n", done, dirs.size(),
+                   line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < jobs; ++t) pool.emplace_back(slot);
+  for (auto& t : pool) t.join();
+  if (no_device) throw Error("baseline.py: no CUDA device for --device " + device);
   for (const auto& d : dirs)
     if (!results.count(d))
       results[d] = {{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
-                    {"message", "baseline.py stopped before this task (exit " + std::to_string(r.exit_code) + ")"}};
+                    {"message", "baseline.py stopped before it reported this bundle (a stop, or the process died)"}};
   return results;
 }
 
@@ -208,7 +250,8 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     }
   }
   if (o.compiled != "none" && !stopped(o)) {
-    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, pythonPath(o.python));
+    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, pythonPath(o.python), o.baseline_jobs,
+                             [&o] { return stopped(o); });
     for (auto& e : entries) {
       auto it = built.find(e.value("dir", ""));
       if (it == built.end()) continue;
@@ -356,12 +399,15 @@ int runExport(const std::vector<std::string>& bundles, const std::string& id, co
   return finishCapture("export", started, entries, captured, {}, o, "");
 }
 
+int baselineJobs(int cores) { return std::clamp(cores / 4, 1, 8); }
+
 int buildBaselines(const std::vector<std::string>& bundles, const std::string& device, bool force,
-                 const std::string& weights, const std::string& python, const std::function<int()>& stop_signal) {
+                 const std::string& weights, const std::string& python, int jobs,
+                 const std::function<int()>& stop_signal) {
   auto stopped = [&] { return stop_signal && stop_signal() != 0; };
   std::vector<std::string> dirs;
   for (const auto& b : bundles) dirs.push_back(openBundle(b).dir.string());  // validates first
-  auto built = runBaseline(dirs, device, force, weights, pythonPath(python));
+  auto built = runBaseline(dirs, device, force, weights, pythonPath(python), jobs, stopped);
   int failed = 0, done = 0;
   for (const auto& d : dirs) {
     if (stopped() && built[d].value("reason", "") == "internal_error") continue;  // not reached

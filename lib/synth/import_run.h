@@ -25,6 +25,7 @@ struct CaptureOptions {
   bool skip_existing = false;      // import: keep bundles already captured from the same program
   int init_seed = -1;
   int jobs = 0;                    // capture workers (0: planCapture's choice)
+  int baseline_jobs = 0;           // baseline.py processes at once (0: baselineJobs)
   double memory_budget_gib = 0;    // for all workers together (0: 80% of MemAvailable)
   double timeout_s = 0;            // per task (0: $KB_CAPTURE_TIMEOUT, else 300)
   std::string torch_version;       // for the report header ("" when unknown)
@@ -46,10 +47,17 @@ int runImport(const std::vector<ImportItem>& items, const std::filesystem::path&
 // kb::UsageError for a folder without model.py or a bad id.
 int runExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o);
 
+// How many baseline.py processes build at once by default on `cores` cores:
+// a quarter of the cores (an AOTInductor build runs its own compile
+// workers), at least 1, at most 8 (on a GPU, each holds a CUDA context and
+// the task's tensors).
+int baselineJobs(int cores);
+
 // Builds (or keeps, unless force) compiled/<arch>.pt2 of each bundle for
-// `device`. Exit 0, 1 (any failed) or 128 + signal.
+// `device`, `jobs` bundles at once (0: baselineJobs). Exit 0, 1 (any
+// failed) or 128 + signal.
 int buildBaselines(const std::vector<std::string>& bundles, const std::string& device, bool force,
-                 const std::string& weights, const std::string& python,
+                 const std::string& weights, const std::string& python, int jobs,
                  const std::function<int()>& stop_signal);
 
 }  // namespace kb

@@ -243,13 +243,16 @@ int ScriptWorker::wait() {
 }
 
 ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
-                               const std::function<void(const Json&)>& on_line) {
-  ScriptResult r = runScript(python, "baseline.py", args, on_line);
+                               const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
+  ScriptResult r = runScript(python, "baseline.py", args, on_line, env);
   const char* cxx = std::getenv("CXX");
   if (r.exit_code < 128 || !cxx || !*cxx || !fs::exists("/usr/bin/c++")) return r;
   std::error_code ec;
   if (fs::equivalent(cxx, "/usr/bin/c++", ec)) return r;
-  ScriptResult again = runScript(python, "baseline.py", args, on_line, {{"CXX", "/usr/bin/c++"}, {"CC", "/usr/bin/cc"}});
+  EnvOverrides with_cxx = env;
+  with_cxx.emplace_back("CXX", "/usr/bin/c++");
+  with_cxx.emplace_back("CC", "/usr/bin/cc");
+  ScriptResult again = runScript(python, "baseline.py", args, on_line, with_cxx);
   again.note = std::string(" (baseline.py was killed by signal ") + std::to_string(r.exit_code - 128) +
                " with CXX=" + cxx + "; run again with /usr/bin/c++)";
   return again;

@@ -81,7 +81,7 @@ class ScriptWorker {
 // AOTInductor packages crash the loader (docs/gpu-validation.md). Bundles
 // the first run finished are "cached" in the second. `note` says so.
 ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
-                               const std::function<void(const Json&)>& on_line = {});
+                               const std::function<void(const Json&)>& on_line = {}, const EnvOverrides& env = {});
 
 // The compiled baseline for `arch` on first need: when checkCompiled() finds
 // compiled/<arch>.pt2 missing or stale, runs scripts/baseline.py for

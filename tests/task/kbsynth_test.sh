@@ -15,7 +15,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 OUT="$WORK/tasks"
 
 # 1. Import the samples and the bad programs; build the CPU compiled baseline.
-"$KBSYNTH" import "$SRC/kernelbench" "$SRC/bad" -o "$OUT" --compiled cpu >"$WORK/import.jsonl" 2>"$WORK/import.err"
+"$KBSYNTH" import "$SRC/kernelbench" "$SRC/bad" -o "$OUT" --compiled cpu --baseline-jobs 2 >"$WORK/import.jsonl" 2>"$WORK/import.err"
 rc=$?
 expect "import exits 0 (rc=$rc)" test $rc -eq 0
 R="$OUT/import-report.json"
@@ -27,6 +27,7 @@ expect "every failure has a reason and a message" \
   test "$(jq '[.tasks[] | select(.status != "ok") | select((.reason // "") == "" or (.message // "") == "")] | length' "$R")" = 0
 expect "failed bundles are removed" test ! -e "$OUT/bad/1_Syntax_Error"
 expect "8 compiled cpu baselines" test "$(jq '.summary.compiled.ok' "$R")" = 8
+expect "baselines built two at once, each with its own process" grep -q "baselines for cpu: 8 bundles, 2 at once" "$WORK/import.err"
 expect "summary line on stderr" grep -q "imported 8 of 12 tasks; skipped 4" "$WORK/import.err"
 expect "one JSON line per task on stdout" test "$(wc -l <"$WORK/import.jsonl")" = 12
 expect "the float-bounds module fell back to trace" \

@@ -50,6 +50,10 @@ void addBundleCommands(CLI::App& app, BundleCli& b) {
         ->check(CLI::Range(0.1, 1e6));
     sub->add_option("--timeout", b.co.timeout_s, "Seconds per task's capture (default $KB_CAPTURE_TIMEOUT, else 300)")
         ->check(CLI::Range(1.0, 1e6));
+    sub->add_option("--baseline-jobs", b.co.baseline_jobs,
+                    "With --compiled: baselines built at once, one baseline.py each with its share of the cores "
+                    "(default: a quarter of the cores, 1 to 8)")
+        ->check(CLI::Range(1, 64));
   };
   captureFlags(b.import);
   b.import->add_flag("--skip-existing", b.co.skip_existing,
@@ -77,6 +81,10 @@ void addBundleCommands(CLI::App& app, BundleCli& b) {
   b.baseline->add_option("bundles", b.bundles, "Bundle folders")->required()->check(tools::readablePath());
   b.baseline->add_option("--device", b.device, "cpu (default), cuda or cuda:N")->check(tools::deviceValidator());
   b.baseline->add_flag("--force", b.force, "Rebuild even when a current package exists");
+  b.baseline->add_option("-j,--jobs", b.baseline_jobs,
+                         "Bundles built at once, one baseline.py each with its share of the cores for AOTInductor's "
+                         "compile workers (default: a quarter of the cores, 1 to 8); a crash fails its bundle alone")
+      ->check(CLI::Range(1, 64));
   b.baseline->add_option("--weights", b.weights, "external (default; weights out of the package, supplied at load) or in_package")
       ->check(CLI::IsMember({"external", "in_package"}));
 
@@ -133,7 +141,7 @@ std::optional<int> runBundleCommands(BundleCli& b, const std::string& python) {
   if (*b.baseline) {
     std::string device = deviceArg(b.device);
     tools::StopSignals stop(true, SIGTERM);  // baseline.py has no quiet SIGINT handler
-    return buildBaselines(b.bundles, device, b.force, b.weights, python, stopSignal);
+    return buildBaselines(b.bundles, device, b.force, b.weights, python, b.baseline_jobs, stopSignal);
   }
   if (*b.check) {
     b.ck.seeds = tools::parseSeedList(b.seeds);

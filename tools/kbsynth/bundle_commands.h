@@ -23,6 +23,7 @@ struct BundleCli {
   std::string out_dir, export_id;
   std::string device = "cpu", weights = "external";
   bool force = false;
+  int baseline_jobs = 0;  // kbsynth baseline -j (0: baselineJobs)
   BundleCheckOptions ck;
   std::string seeds = "0,1,2";
   bool no_compiled = false;
