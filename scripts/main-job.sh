@@ -12,6 +12,15 @@
 #                       bundled tiny policy: rewards that differ, so the step learns
 # The tasks are CPU-sized and nothing times them, so the rewards are
 # correctness only (kbreward's `correctness` scheme), and every report says so.
+# With a GPU (nvidia-smi lists one) and KernelBench's problem files at
+# $KB_KERNELBENCH (default ../shared/kernelbench beside the checkout):
+#   5. timed on the GPU  five KernelBench tasks (levels 1-3) imported with
+#                       their sm_XX torch.compile baselines, the reference
+#                       solutions (testdata/solutions-kernelbench) checked,
+#                       timed against eager and torch.compile, and replayed
+#                       through the agent loop; kbreward's milestone table
+#                       (scripts/gpu/validate-kernelbench-solutions.sh with
+#                       KB_COMPILED=1; KB_MAIN_GPU=0 skips it)
 #
 #   bash scripts/main-job.sh [OUT]     (default $KB_BUILD/main-job)
 set -uo pipefail
@@ -49,6 +58,25 @@ jq -r '"  " + .rollout_id + ": " + .status + ", reward " + (.reward.value | tost
 "$B/kbtrain/kbtrain" grpo "$OUT/rl/trajectories.jsonl" --model "$KB_ROOT/testdata/policy/qwen2-tiny" -o "$OUT/rl/policy" \
   --device cpu 2>&1 | grep "grpo step" || exit 1
 
+KB="${KB_KERNELBENCH:-$KB_ROOT/../shared/kernelbench}"
+gpu=0
+if [ "${KB_MAIN_GPU:-1}" != 0 ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpu=1; fi
+if [ $gpu = 1 ] && [ -d "$KB/level1" ]; then
+  step "5. on the GPU: five KernelBench tasks with torch.compile baselines, the reference solutions timed and replayed"
+  KB_BUILD="$KB_BUILD" KB_KERNELBENCH="$KB" OUT="$OUT/kernelbench" KB_COMPILED=1 \
+    KB_ONLY="${KB_MAIN_GPU_TASKS:-40_LayerNorm 88_MinGPTNewGelu 14_Gemm_Divide_Sum_Scaling 76_Gemm_Add_ReLU 1_MLP}" \
+    bash "$KB_ROOT/scripts/gpu/validate-kernelbench-solutions.sh" 2>"$OUT/kernelbench.log" | tail -20 \
+    || { tail -5 "$OUT/kernelbench.log"; exit 1; }
+elif [ $gpu = 1 ]; then
+  step "5. skipped: a GPU, but no KernelBench at $KB (set KB_KERNELBENCH)"
+else
+  echo
+  echo "(no GPU here: the rewards above are correctness only; with a GPU and KernelBench at $KB,"
+  echo " step 5 times the reference solutions against eager and torch.compile)"
+fi
+
 echo
 echo "main job done in $(( $(date +%s) - t0 )) s. The report: $OUT/report.html (also report.json);"
 echo "trajectories: $OUT/eval/trajectories.jsonl; the trained step: $OUT/rl/policy (metrics.jsonl)."
+[ $gpu = 1 ] && [ -d "$KB/level1" ] && echo "Timed on the GPU: $OUT/kernelbench/report.html and eval-report.html."
+exit 0
