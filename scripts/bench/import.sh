@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Import benchmark (printed, not asserted; issue 20's target: all 250
+# KernelBench tasks of levels 1-3 with references and sm_90 torch.compile
+# baselines in <= 20 minutes on the 16-core H200 machine): one `kbsynth
+# import` of KernelBench's level folders, timed wall to wall, then
+#   - the funnel per level (ok / failed, failures by reason) and the compiled
+#     baselines built, from the import report;
+#   - every failure with its reason and message;
+#   - the wall time, the tasks per minute, and the ratio to the target.
+# The problem files are read where they are (never copied into the tree).
+# Environment:
+#   KB_BUILD        build directory with tools/kbsynth (default $ROOT/build)
+#   KB_KERNELBENCH  KernelBench with level1..3/ (default $ROOT/../shared/kernelbench)
+#   KB_LEVELS       which levels (default "level1 level2 level3")
+#   KB_COMPILED     the baselines' device: cuda (default when nvidia-smi lists
+#                   a GPU), cpu, or none
+#   KB_IMPORT_ARGS  more kbsynth import flags (e.g. "-j 8 --baseline-jobs 4")
+#   OUT             where the bundles and logs go (default: a temporary folder,
+#                   removed; set it to keep them or to resume with
+#                   KB_IMPORT_ARGS=--skip-existing)
+# Usage: bash scripts/bench/import.sh
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+B="${KB_BUILD:-$ROOT/build}"
+KBSYNTH="$B/tools/kbsynth/kbsynth"
+KB="${KB_KERNELBENCH:-$ROOT/../shared/kernelbench}"
+LEVELS="${KB_LEVELS:-level1 level2 level3}"
+if [ -z "${KB_COMPILED:-}" ]; then
+  if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then KB_COMPILED=cuda; else KB_COMPILED=none; fi
+fi
+TARGET_S=1200
+[ -x "$KBSYNTH" ] || { echo "bench/import: $KBSYNTH is not built" >&2; exit 2; }
+src=()
+for l in $LEVELS; do
+  [ -d "$KB/$l" ] || { echo "bench/import: no $KB/$l (set KB_KERNELBENCH)" >&2; exit 2; }
+  src+=("$KB/$l")
+done
+kept=1
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; else kept=0; OUT="$(mktemp -d)"; trap 'rm -rf "$OUT"' EXIT; fi
+R="$OUT/tasks/import-report.json"
+n=$(find "${src[@]}" -maxdepth 1 -name '*.py' | wc -l)
+echo "bench/import: $n problem files ($LEVELS) from $KB, compiled baselines: $KB_COMPILED, $(nproc) cores"
+s=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$KBSYNTH" import "${src[@]}" -o "$OUT/tasks" --compiled "$KB_COMPILED" ${KB_IMPORT_ARGS:-} \
+  >"$OUT/import.jsonl" 2>"$OUT/import.log"
+rc=$?
+e=$(date +%s.%N)
+[ -f "$R" ] || { echo "bench/import: no report (exit $rc)"; tail -5 "$OUT/import.log"; exit 1; }
+wall=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.1f", b - a }')
+echo "funnel per level (ok / failed, by reason):"
+jq -r '.summary.by_level | to_entries[] |
+  "  \(.key): \(.value.ok) ok, \(.value.failed) failed \(.value.by_reason | to_entries | map("\(.key)=\(.value)") | join(" "))"' "$R"
+jq -r '"  all: \(.summary.ok) of \(.summary.total) ok, \(.summary.failed) failed, \(.summary.interrupted) not done"' "$R"
+jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.summary.compiled.ok) built or cached, \(.summary.compiled.failed) failed" else empty end' "$R"
+echo "failures:"
+jq -r '.tasks[] | select(.status != "ok") | "  \(.id // .dir): \(.reason // .status): \(.message // "" | .[0:160])"' "$R"
+jq -r '.tasks[] | select(.compiled.status? == "failed") | "  \(.id) baseline: \(.compiled.reason // "?"): \(.compiled.message // "" | .[0:160])"' "$R"
+total=$(jq .summary.total "$R")
+awk -v w="$wall" -v n="$total" -v t="$TARGET_S" 'BEGIN {
+  printf "wall %.1f s for %d tasks (%.1f tasks/min); target %d s: %.2fx of it\n", w, n, (w > 0 ? n * 60 / w : 0), t, w / t }'
+if [ $kept = 1 ]; then echo "(kbsynth exit $rc; log $OUT/import.log)"; else echo "(kbsynth exit $rc; set OUT to keep the bundles and the log)"; fi
