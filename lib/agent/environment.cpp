@@ -88,7 +88,7 @@ class LibraryEnvironment : public Environment {
     q.stages = {.static_check = false, .build = false, .verify = true};
     q.verify.device = device;
     q.stage_errors_as_infra = true;
-    const VerifyResult v = *eval::evaluate(q).verify;
+    const verify::VerifyResult v = *eval::evaluate(q).verify;
     r.status = v.status;
     if (v.status == Status::Ok) {
       std::lock_guard<std::mutex> g(memo_mu_);
@@ -135,7 +135,7 @@ class LibraryEnvironment : public Environment {
     q.library = b.library;
     q.stages = {.static_check = false, .build = false, .verify = false, .profile = true};
     q.stage_errors_as_infra = true;
-    ProfileOptions& po = q.profile;
+    profile::ProfileOptions& po = q.profile;
     po.device = device;
     // A solution verify has just passed (the final check runs verify, then
     // profile) is not verified twice; the sampled timed calls are still
@@ -148,12 +148,12 @@ class LibraryEnvironment : public Environment {
     po.arch = o_.arch;
     po.budget_seconds = o_.profile_budget_seconds;
     q.solution_hash = hash;
-    const ProfileResult p = *eval::evaluate(q).profile;
+    const profile::ProfileResult p = *eval::evaluate(q).profile;
     r.status = p.status;
     r.timings = eval::rewardTimings(p);
     r.report = p.toJson();
     r.report.erase("worker");  // kept short in the trajectory; the status and message say how it ended
-    r.text = renderProfileText(p, 8);
+    r.text = profile::renderProfileText(p, 8);
     r.seconds = since(start);
     return r;
   }
@@ -169,9 +169,9 @@ class LibraryEnvironment : public Environment {
     StageResult& r = out.result;
     r.stage = "compile";
     auto start = Clock::now();
-    Solution sol;
+    solution::Solution sol;
     try {
-      sol = loadSolution(dir);
+      sol = solution::loadSolution(dir);
     } catch (const UsageError& e) {
       // No forward.cpp, a binary or oversized source: the solution's fault.
       r.status = Status::CompileError;
@@ -200,7 +200,7 @@ class LibraryEnvironment : public Environment {
     q.solution = &sol;
     q.stages = {.static_check = true, .build = true};
     q.static_checker = &static_checker_;
-    q.build.target = o_.cuda ? BuildTarget::Cuda : BuildTarget::Cpu;
+    q.build.target = o_.cuda ? build::BuildTarget::Cuda : build::BuildTarget::Cpu;
     q.build.arch = o_.arch;
     q.stage_errors_as_infra = true;
     eval::Result e = eval::evaluate(q);
@@ -252,7 +252,7 @@ class LibraryEnvironment : public Environment {
       static_note = "static check skipped (this build has no Clang checker)";
     }
     if (r.status == Status::Ok && e.build) {
-      const BuildResult& br = *e.build;
+      const build::BuildResult& br = *e.build;
       r.status = br.status;
       r.report["build"] = br.toJson();
       std::string where = o_.cuda ? "for CUDA " + o_.arch + " (nvcc)" : "for the host CPU (C++ compiler)";
@@ -281,7 +281,7 @@ class LibraryEnvironment : public Environment {
   // `incorrect` it names the worst element, with the candidate's and the
   // reference's value there, as kbcheck prints it), each seed's largest
   // error, and the first failing seed's message. No output tensor is shown.
-  static std::string renderVerdict(const VerifyResult& v) {
+  static std::string renderVerdict(const verify::VerifyResult& v) {
     std::string t = std::string(statusName(v.status));
     if (v.status == Status::Ok)
       t += ": outputs match the reference on " + std::to_string(v.seeds.size()) + " seed(s) (atol " +
@@ -292,9 +292,9 @@ class LibraryEnvironment : public Environment {
       t += ": " + v.message;
     t += "\n";
     std::string first_failure;
-    for (const SeedCheck& sd : v.seeds) {
+    for (const verify::SeedCheck& sd : v.seeds) {
       double worst = 0;
-      for (const OutputCheck& oc : sd.outputs) worst = std::max(worst, oc.max_abs_error);
+      for (const verify::OutputCheck& oc : sd.outputs) worst = std::max(worst, oc.max_abs_error);
       t += "seed " + std::to_string(sd.seed) + ": " + std::string(statusName(sd.status)) +
            ", max abs error " + fmtError(worst) + "\n";
       if (first_failure.empty() && sd.status != Status::Ok && !sd.message.empty())

@@ -66,7 +66,7 @@ std::string landlock(const std::string& workspace) {
   if (abi < 1) return "";
   const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
                         LANDLOCK_ACCESS_FS_READ_DIR;
-  const uint64_t write = kb::landlockWriteRights(abi);
+  const uint64_t write = kb::sandbox::landlockWriteRights(abi);
   struct landlock_ruleset_attr attr = {};
   attr.handled_access_fs = read | write;
   int rs = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));

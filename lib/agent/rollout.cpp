@@ -68,7 +68,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   Json fin;
   std::string hash;
   try {
-    hash = loadSolution(solution_dir).hash;
+    hash = solution::loadSolution(solution_dir).hash;
   } catch (const std::exception& e) {
     fin["error"] = e.what();
   }
@@ -195,7 +195,7 @@ class WorkspaceEpisode : public Episode {
   }
   std::string solutionHash() override {
     try {
-      return loadSolution(ws_.solutionDir()).hash;
+      return solution::loadSolution(ws_.solutionDir()).hash;
     } catch (const std::exception&) {
       return "";
     }

@@ -80,7 +80,7 @@ struct StaticResult {
 };
 
 // Parses and checks every source of `solution` against `policy`.
-StaticResult checkSolution(const Solution& solution, const StaticPolicy& policy,
+StaticResult checkSolution(const solution::Solution& solution, const StaticPolicy& policy,
                            const CheckOptions& options);
 
 }  // namespace kb::analyze

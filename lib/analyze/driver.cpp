@@ -310,9 +310,9 @@ PchSet ensurePch(const CheckOptions& o) {
 // One parse. With `use_pch`, against the precompiled header of `mode`;
 // without, the prelude it was built from is included as text (slower, same
 // declarations).
-ParseOutput parseOne(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
+ParseOutput parseOne(const solution::Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
                      const PchSet& pch, bool use_pch, const TokenScanner& scanner,
-                     const SolutionFile& file, Mode mode) {
+                     const solution::SolutionFile& file, Mode mode) {
   ParseOutput out;
   CheckContext ctx(solution, policy, options, mode == Mode::CudaDevice);
   std::vector<std::unique_ptr<Rule>> rules = makeRules(ctx);
@@ -344,7 +344,7 @@ void dedupe(std::vector<T>& v, Key key) {
   v = std::move(out);
 }
 
-void fillSourceLines(const Solution& solution, std::vector<Finding>& findings) {
+void fillSourceLines(const solution::Solution& solution, std::vector<Finding>& findings) {
   std::map<std::string, std::vector<std::string>> lines;
   for (auto& f : findings) {
     if (f.line == 0) continue;
@@ -389,7 +389,7 @@ CheckOptions defaultCheckOptions() {
   return o;
 }
 
-StaticResult checkSolution(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options) {
+StaticResult checkSolution(const solution::Solution& solution, const StaticPolicy& policy, const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   StaticResult result;
 
@@ -413,12 +413,12 @@ StaticResult checkSolution(const Solution& solution, const StaticPolicy& policy,
   }
 
   struct Job {
-    const SolutionFile* file;
+    const solution::SolutionFile* file;
     Mode mode;
   };
   std::vector<Job> jobs;
-  for (const SolutionFile* f : solution.sources()) {
-    if (f->kind == SourceKind::CudaSource) {
+  for (const solution::SolutionFile* f : solution.sources()) {
+    if (f->kind == solution::SourceKind::CudaSource) {
       jobs.push_back({f, Mode::CudaHost});
       jobs.push_back({f, Mode::CudaDevice});
     } else {

@@ -116,7 +116,7 @@ unsigned lineOf(const std::string& text, size_t offset) {
 // cannot be trusted to be all: every code file of the solution is lexed raw
 // (no macro expansion; macro bodies are lexed where they are written).
 void rawScanSolution(CheckContext& ctx, const TokenScanner& scanner, const LangOptions& lo) {
-  for (const SolutionFile& f : ctx.solution().files) {
+  for (const solution::SolutionFile& f : ctx.solution().files) {
     if (!ctx.solution().isCode(f)) continue;
     std::ifstream in(f.absolute, std::ios::binary);
     std::stringstream ss;

@@ -36,16 +36,16 @@ void printDiagnostics(std::ostream& out, const StaticResult& r, const std::strin
   for (const auto& e : r.parse_errors) out << e;
 }
 
-Json staticReportJson(const ReportHeader& header, const Solution& solution, const StaticPolicy& policy,
+Json staticReportJson(const ReportHeader& header, const solution::Solution& solution, const StaticPolicy& policy,
                       const StaticResult& r) {
   Json j = headerToJson(header);
   j["duration_s"] = r.seconds;
   j["policy"] = {{"name", policy.name}, {"hash", policy.source_hash}};
   Json files = Json::array();
   for (const auto& f : solution.files) {
-    const char* kind = f.kind == SourceKind::CudaSource  ? "cuda"
-                       : f.kind == SourceKind::CxxSource ? "cxx"
-                       : f.kind == SourceKind::Header    ? "header"
+    const char* kind = f.kind == solution::SourceKind::CudaSource  ? "cuda"
+                       : f.kind == solution::SourceKind::CxxSource ? "cxx"
+                       : f.kind == solution::SourceKind::Header    ? "header"
                                                          : "other";
     files.push_back({{"path", f.path}, {"kind", kind}, {"bytes", f.size}});
   }
@@ -79,7 +79,7 @@ Json staticReportJson(const ReportHeader& header, const Solution& solution, cons
   return j;
 }
 
-Json sarifJson(const Solution& solution, const StaticResult& r) {
+Json sarifJson(const solution::Solution& solution, const StaticResult& r) {
   Json rules = Json::array();
   for (const auto& info : allRules())
     rules.push_back({{"id", info.id},

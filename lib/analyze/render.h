@@ -19,9 +19,9 @@ Status staticStatus(const StaticResult& result);
 // "file:line:col: error: [rule] message", the source line and a caret.
 void printDiagnostics(std::ostream& out, const StaticResult& result, const std::string& root_display);
 
-Json staticReportJson(const ReportHeader& header, const Solution& solution, const StaticPolicy& policy,
+Json staticReportJson(const ReportHeader& header, const solution::Solution& solution, const StaticPolicy& policy,
                       const StaticResult& result);
 
-Json sarifJson(const Solution& solution, const StaticResult& result);
+Json sarifJson(const solution::Solution& solution, const StaticResult& result);
 
 }  // namespace kb::analyze

@@ -33,13 +33,13 @@ struct SymbolFacts {
 // Per-parse state shared by the rules of one translation unit.
 class CheckContext {
  public:
-  CheckContext(const Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
+  CheckContext(const solution::Solution& solution, const StaticPolicy& policy, const CheckOptions& options,
                bool device_side)
       : solution_(solution), policy_(policy), options_(options), device_side_(device_side) {}
 
   const StaticPolicy& policy() const { return policy_; }
   const CheckOptions& options() const { return options_; }
-  const Solution& solution() const { return solution_; }
+  const solution::Solution& solution() const { return solution_; }
   bool deviceSide() const { return device_side_; }
 
   // The solution-relative path of the file holding `loc` (macro expansions
@@ -60,7 +60,7 @@ class CheckContext {
   SymbolFacts& symbols() { return symbols_; }
 
  private:
-  const Solution& solution_;
+  const solution::Solution& solution_;
   const StaticPolicy& policy_;
   const CheckOptions& options_;
   bool device_side_;

@@ -25,7 +25,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::build {
 namespace {
 
 constexpr const char* kKeyVersion = "kb-build-v1";
@@ -303,7 +303,7 @@ void parallelFor(std::size_t n, int jobs, Fn fn) {
   for (auto& th : pool) th.join();
 }
 
-std::string keyOf(const Solution& s, const BuildOptions& o, const Toolchain& t) {
+std::string keyOf(const solution::Solution& s, const BuildOptions& o, const Toolchain& t) {
   Sha256 h;
   auto field = [&](const std::string& name, const std::string& value) {
     h.update(name);
@@ -431,7 +431,7 @@ BuildResult BuildResult::fromJson(const Json& j) {
   return r;
 }
 
-BuildResult buildSolution(const Solution& solution, const BuildOptions& options) {
+BuildResult buildSolution(const solution::Solution& solution, const BuildOptions& options) {
   auto t0 = Clock::now();
   BuildResult result;
   result.solution_hash = solution.hash;
@@ -492,9 +492,9 @@ BuildResult buildSolution(const Solution& solution, const BuildOptions& options)
     if (!writeFile(src / f.path, content)) return infra("cannot write " + (src / f.path).string());
   }
 
-  std::vector<const SolutionFile*> units;
-  for (const SolutionFile* f : solution.sources())
-    if (!options.device_only || f->kind == SourceKind::CudaSource) units.push_back(f);
+  std::vector<const solution::SolutionFile*> units;
+  for (const solution::SolutionFile* f : solution.sources())
+    if (!options.device_only || f->kind == solution::SourceKind::CudaSource) units.push_back(f);
   int jobs = options.jobs > 0 ? options.jobs
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<CompileStep> steps(units.size());
@@ -526,9 +526,9 @@ BuildResult buildSolution(const Solution& solution, const BuildOptions& options)
     });
   } else {
     parallelFor(units.size(), jobs, [&](std::size_t i) {
-      const SolutionFile* f = units[i];
+      const solution::SolutionFile* f = units[i];
       objects[i] = "../obj/" + std::to_string(i) + ".o";
-      if (f->kind == SourceKind::CudaSource)
+      if (f->kind == solution::SourceKind::CudaSource)
         steps[i] = compileCuda(tc, options, f->path, objects[i], src, "../obj/" + std::to_string(i) + ".nvcc");
       else
         steps[i] = runStep(f->path, "c++", cxxCommand(tc, options, f->path, objects[i]), src,
@@ -598,4 +598,4 @@ BuildResult buildSolution(const Solution& solution, const BuildOptions& options)
   return result;
 }
 
-}  // namespace kb
+}  // namespace kb::build

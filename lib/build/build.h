@@ -28,7 +28,7 @@
 #include "core/report.h"
 #include "solution/solution.h"
 
-namespace kb {
+namespace kb::build {
 
 enum class BuildTarget { Cuda, Cpu };
 
@@ -80,7 +80,7 @@ struct BuildResult {
 
 // Builds (or finds in the cache) `solution`. Never throws for anything the
 // solution's code does; infra_error carries toolchain and disk problems.
-BuildResult buildSolution(const Solution& solution, const BuildOptions& options);
+BuildResult buildSolution(const solution::Solution& solution, const BuildOptions& options);
 
 // $KB_CACHE_DIR/build, else $XDG_CACHE_HOME/kernelbench-rl/build, else
 // ~/.cache/kernelbench-rl/build.
@@ -91,4 +91,4 @@ std::filesystem::path defaultBuildCacheDir();
 std::string trimDiagnostics(const std::string& text, int max_errors, std::size_t max_bytes,
                             bool* truncated);
 
-}  // namespace kb
+}  // namespace kb::build

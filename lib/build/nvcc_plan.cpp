@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::build {
 namespace {
 
 std::string lookup(const std::vector<std::string>& vars, const std::string& name) {
@@ -181,4 +181,4 @@ std::optional<NvccPlan> parseNvccDryRun(const std::string& text, std::string* wh
   return plan;
 }
 
-}  // namespace kb
+}  // namespace kb::build

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::build {
 
 struct NvccPlan {
   std::vector<std::string> env;  // nvcc's variables ("NAME=value"), for every command
@@ -40,4 +40,4 @@ std::optional<NvccPlan> parseNvccDryRun(const std::string& text, std::string* wh
 // outside single quotes. Throws kb::Error on an unclosed quote.
 std::vector<std::string> splitShellWords(const std::string& line, const std::vector<std::string>& vars);
 
-}  // namespace kb
+}  // namespace kb::build

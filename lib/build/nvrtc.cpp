@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-namespace kb {
+namespace kb::build {
 
 struct Nvrtc::Api {
   using Program = void*;
@@ -88,4 +88,4 @@ NvrtcOutcome Nvrtc::compile(const std::string& source, const std::string& name,
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::build

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::build {
 
 struct NvrtcOutcome {
   bool ok = false;
@@ -32,4 +32,4 @@ class Nvrtc {
   std::string version_;
 };
 
-}  // namespace kb
+}  // namespace kb::build

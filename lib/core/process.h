@@ -97,7 +97,7 @@ ProcessResult runProcess(const ProcessSpec& spec);
 // apply; nothing watches the clock): its stdout goes to `stdout_fd` (stderr
 // too, unless spec says otherwise), its stdin is spec.stdin_fd. The child is
 // in its own process group; the caller talks to it, kills the group and
-// reaps it (lib/task's ScriptWorker). Returns the pid; throws kb::Error when
+// reaps it (lib/python's ScriptWorker). Returns the pid; throws kb::Error when
 // it cannot start (message as runProcess's SpawnFailed).
 int startProcess(const ProcessSpec& spec, int stdout_fd);
 

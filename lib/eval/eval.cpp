@@ -59,8 +59,8 @@ void fail(Result& r, const StageResult& s, const std::string& why) {
   r.message = s.name + ": " + firstLine(why);
 }
 
-VerifyResult verifyInfraError(const std::string& why, const std::string& device) {
-  VerifyResult v;
+verify::VerifyResult verifyInfraError(const std::string& why, const std::string& device) {
+  verify::VerifyResult v;
   v.status = Status::InfraError;
   v.message = why;
   v.device = device;
@@ -105,14 +105,14 @@ Result evaluate(const Request& q) {
   // A bad task is a usage error before the build; kbprof's order (solution,
   // then the task, opened by prepareProfile) where profile is asked. Without
   // a build, verify opens the task itself (once: a bundle's files are hashed).
-  std::optional<TaskBundle> bundle;
+  std::optional<task::TaskBundle> bundle;
   if (!q.task_dir.empty() && !q.stages.profile && q.stages.build) {
-    bundle = openBundle(q.task_dir);
+    bundle = task::openBundle(q.task_dir);
     r.header.task_id = bundle->info.id;
   }
-  std::optional<Solution> loaded;
-  const Solution* sol = q.solution;
-  if (!sol && !q.solution_dir.empty()) sol = &loaded.emplace(loadSolution(q.solution_dir));
+  std::optional<solution::Solution> loaded;
+  const solution::Solution* sol = q.solution;
+  if (!sol && !q.solution_dir.empty()) sol = &loaded.emplace(solution::loadSolution(q.solution_dir));
   r.header.solution_hash = sol ? sol->hash : q.solution_hash;
 
   auto finish = [&]() -> Result {
@@ -151,12 +151,12 @@ Result evaluate(const Request& q) {
 
   // profile, set up first: its workers get ready while the solution builds
   // (not when verify runs in between: they would wait through it).
-  std::unique_ptr<PreparedProfile> prepared;
+  std::unique_ptr<profile::PreparedProfile> prepared;
   const bool early_profile = q.stages.profile && !q.stages.verify && q.stages.build && sol;
   std::string prepare_error;  // stage_errors_as_infra: reported by the profile stage, after the build
   if (early_profile) {
     try {
-      prepared = prepareProfile(q.task_dir, q.profile);
+      prepared = profile::prepareProfile(q.task_dir, q.profile);
     } catch (const std::exception& e) {
       if (!as_infra) throw;
       prepare_error = e.what();
@@ -166,10 +166,10 @@ Result evaluate(const Request& q) {
   // build
   fs::path library = q.library;
   if (q.stages.build && sol) {
-    r.build = guarded<BuildResult>(
-        as_infra, [&] { return buildSolution(*sol, q.build); },
+    r.build = guarded<build::BuildResult>(
+        as_infra, [&] { return build::buildSolution(*sol, q.build); },
         [&](const std::string& why) {
-          BuildResult b;
+          build::BuildResult b;
           b.status = Status::InfraError;
           b.message = why;
           return b;
@@ -190,8 +190,8 @@ Result evaluate(const Request& q) {
   // verify
   if (q.stages.verify) {
     auto tv = Clock::now();
-    r.verify = guarded<VerifyResult>(
-        as_infra, [&] { return verifySolution(bundle ? bundle->dir : q.task_dir, library, q.verify); },
+    r.verify = guarded<verify::VerifyResult>(
+        as_infra, [&] { return verify::verifySolution(bundle ? bundle->dir : q.task_dir, library, q.verify); },
         [&](const std::string& why) { return verifyInfraError(why, q.verify.device); });
     if (!recordVerify(r, since(tv))) return finish();
   }
@@ -199,15 +199,15 @@ Result evaluate(const Request& q) {
   // profile
   if (q.stages.profile) {
     auto tp = Clock::now();
-    r.profile = guarded<ProfileResult>(
+    r.profile = guarded<profile::ProfileResult>(
         as_infra,
         [&] {
           if (!prepare_error.empty()) throw Error(prepare_error);
-          if (!prepared) prepared = prepareProfile(q.task_dir, q.profile, !library.empty());
+          if (!prepared) prepared = profile::prepareProfile(q.task_dir, q.profile, !library.empty());
           return prepared->run(library, r.header.solution_hash);
         },
         [&](const std::string& why) {
-          ProfileResult p;
+          profile::ProfileResult p;
           p.status = Status::InfraError;
           p.message = why;
           return p;
@@ -226,7 +226,7 @@ Result evaluate(const Request& q) {
   return finish();
 }
 
-std::vector<Result> evaluateBatch(const Request& q, const std::vector<Solution>& solutions) {
+std::vector<Result> evaluateBatch(const Request& q, const std::vector<solution::Solution>& solutions) {
   if (q.stages.profile) throw UsageError("evaluateBatch: the profile stage is not offered for a batch");
   if (!q.stages.verify || !q.stages.build) throw UsageError("evaluateBatch: a batch is built and verified");
   // Static and build, one solution at a time (the build cache is shared).
@@ -247,10 +247,10 @@ std::vector<Result> evaluateBatch(const Request& q, const std::vector<Solution>&
   if (built.empty()) return out;
   // Verify, all at once: every result gets the batch's verify time.
   auto tv = Clock::now();
-  std::vector<VerifyResult> verdicts = guarded<std::vector<VerifyResult>>(
-      q.stage_errors_as_infra, [&] { return verifySolutions(q.task_dir, libraries, q.verify); },
+  std::vector<verify::VerifyResult> verdicts = guarded<std::vector<verify::VerifyResult>>(
+      q.stage_errors_as_infra, [&] { return verify::verifySolutions(q.task_dir, libraries, q.verify); },
       [&](const std::string& why) {
-        return std::vector<VerifyResult>(built.size(), verifyInfraError(why, q.verify.device));
+        return std::vector<verify::VerifyResult>(built.size(), verifyInfraError(why, q.verify.device));
       });
   const double seconds = since(tv);
   for (size_t j = 0; j < built.size(); ++j) {
@@ -345,7 +345,7 @@ Json profileReportJson(const Result& result) {
     return j;
   }
   // A solution that never reached the GPU: the build failed.
-  const BuildResult b = result.build.value_or(BuildResult{});
+  const build::BuildResult b = result.build.value_or(build::BuildResult{});
   std::string now = nowIso8601();
   Json j = headerToJson(makeHeader("kbprof", "build", "", b.solution_hash, b.status, now, now));
   j["message"] = b.message;
@@ -356,8 +356,8 @@ Json profileReportJson(const Result& result) {
   return j;
 }
 
-reward::Timings rewardTimings(const ProfileResult& p) {
-  auto one = [](const TimingStats& t) {
+reward::Timings rewardTimings(const profile::ProfileResult& p) {
+  auto one = [](const profile::TimingStats& t) {
     reward::Timing x;  // all NaN when not timed
     if (!t.present()) return x;
     x.median_ms = t.event.median;

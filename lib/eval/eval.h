@@ -62,7 +62,7 @@ class StaticChecker {
   const analyze::StaticPolicy& policy() const;
   // Virtual only so that evaluate() reaches it without naming it: a tool that
   // never makes a StaticChecker links no Clang (eval_static.cpp).
-  virtual StaticOutcome check(const Solution& solution, const StaticOptions& options) const;
+  virtual StaticOutcome check(const solution::Solution& solution, const StaticOptions& options) const;
 
  private:
   std::filesystem::path path_;
@@ -82,15 +82,15 @@ struct Stages {
 struct Request {
   std::filesystem::path task_dir;      // empty: no task (build only)
   std::filesystem::path solution_dir;  // empty with profile: the baselines only (kbprof TASK)
-  const Solution* solution = nullptr;  // already read by the caller: used instead of solution_dir
+  const solution::Solution* solution = nullptr;  // already read by the caller: used instead of solution_dir
   std::filesystem::path library;       // build not asked: the solution.so built earlier
   std::string solution_hash;           // ... and the hash that names it (no solution given)
   Stages stages;
   const StaticChecker* static_checker = nullptr;  // none: the static stage is skipped
   StaticOptions static_options;
-  BuildOptions build;
-  VerifyOptions verify;
-  ProfileOptions profile;
+  build::BuildOptions build;
+  verify::VerifyOptions verify;
+  profile::ProfileOptions profile;
   std::string tool = "kbcheck";        // the header's tool
   // false: an exception from a stage propagates (the command lines report it
   // through runGuarded); true: that stage ends infra_error with its message.
@@ -112,9 +112,9 @@ struct Result {
   std::vector<StageResult> stages;  // always static, build, verify, profile, in that order
   // Typed, for what ran:
   std::optional<StaticOutcome> static_check;
-  std::optional<BuildResult> build;
-  std::optional<VerifyResult> verify;
-  std::optional<ProfileResult> profile;
+  std::optional<build::BuildResult> build;
+  std::optional<verify::VerifyResult> verify;
+  std::optional<profile::ProfileResult> profile;
 
   const StageResult& stage(std::string_view name) const;
   Status status() const { return header.status; }
@@ -133,7 +133,7 @@ Result evaluate(const Request& request);
 // offered (kb::UsageError), verify must be asked. With
 // stage_errors_as_infra, a failed batch verification makes every verified
 // solution's verify stage infra_error.
-std::vector<Result> evaluateBatch(const Request& request, const std::vector<Solution>& solutions);
+std::vector<Result> evaluateBatch(const Request& request, const std::vector<solution::Solution>& solutions);
 
 // ---- what callers render ---------------------------------------------------
 
@@ -149,6 +149,6 @@ Json profileReportJson(const Result& result);
 
 // The profile's timings as lib/reward scores them (median, mean, min and the
 // 95% interval of each participant; all NaN for one that was not timed).
-reward::Timings rewardTimings(const ProfileResult& profile);
+reward::Timings rewardTimings(const profile::ProfileResult& profile);
 
 }  // namespace kb::eval

@@ -26,7 +26,7 @@ const analyze::StaticPolicy& StaticChecker::policy() const {
 #endif
 }
 
-StaticOutcome StaticChecker::check(const Solution& solution, const StaticOptions& so) const {
+StaticOutcome StaticChecker::check(const solution::Solution& solution, const StaticOptions& so) const {
   StaticOutcome out;
 #ifdef KB_HAVE_CLANG
   out.available = true;

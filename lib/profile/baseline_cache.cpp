@@ -9,7 +9,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 std::string clean(const std::string& s) {
@@ -85,4 +85,4 @@ std::string taskContentHash(const fs::path& task_dir, const std::string& arch) {
   return "sha256:" + h.hexDigest();
 }
 
-}  // namespace kb
+}  // namespace kb::profile

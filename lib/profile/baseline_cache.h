@@ -11,7 +11,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::profile {
 
 // The name of the timing method, part of the cache key: CUDA events around
 // each call, L2 flushed before it, and a head start of `head_start_us` of
@@ -44,4 +44,4 @@ Json baselineKeyJson(const BaselineKey& key);
 // reference.pt, inputs.pt (when present) and compiled/<arch>.pt2 (when present).
 std::string taskContentHash(const std::filesystem::path& task_dir, const std::string& arch);
 
-}  // namespace kb
+}  // namespace kb::profile

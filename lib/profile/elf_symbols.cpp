@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 template <typename T>
@@ -58,9 +58,9 @@ ElfSymbols readElfSymbols(const std::filesystem::path& elf_file) {
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::profile
 
-namespace kb {
+namespace kb::profile {
 
 std::vector<std::string> forbiddenImports(const ElfSymbols& symbols) {
   std::vector<std::string> out;
@@ -80,4 +80,4 @@ std::vector<std::string> forbiddenImports(const ElfSymbols& symbols) {
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::profile {
 
 struct ElfSymbols {
   std::set<std::string> defined_functions;  // STT_FUNC, defined here
@@ -28,4 +28,4 @@ ElfSymbols readElfSymbols(const std::filesystem::path& elf_file);
 // One line per symbol; empty when clean.
 std::vector<std::string> forbiddenImports(const ElfSymbols& symbols);
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <regex>
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 std::string lower(std::string s) {
@@ -113,4 +113,4 @@ Json FlopsPeakChoice::toJson() const {
   return j;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

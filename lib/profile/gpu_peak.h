@@ -22,7 +22,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::profile {
 
 struct GpuPeak {
   std::string model;         // the table's name for it, e.g. "H100/H200 SXM"
@@ -54,4 +54,4 @@ struct FlopsPeakChoice {
 FlopsPeakChoice chooseFlopsPeak(const std::string& gpu_name, const std::string& arch, const std::string& contract,
                                 const std::string& task_float_dtype);
 
-}  // namespace kb
+}  // namespace kb::profile

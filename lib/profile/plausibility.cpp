@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace kb {
+namespace kb::profile {
 
 Plausibility checkPlausibility(const PlausibilityInput& in, double candidate_median_ms,
                                double eager_median_ms, double slack) {
@@ -57,4 +57,4 @@ std::string Plausibility::floorText() const {
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

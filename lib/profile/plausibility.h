@@ -18,7 +18,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::profile {
 
 struct PlausibilityInput {
   uint64_t input_bytes = 0;    // tensor inputs
@@ -50,4 +50,4 @@ struct Plausibility {
 Plausibility checkPlausibility(const PlausibilityInput& in, double candidate_median_ms,
                                double eager_median_ms, double slack = 0.8);
 
-}  // namespace kb
+}  // namespace kb::profile

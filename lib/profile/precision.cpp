@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <regex>
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 std::string lower(std::string s) {
@@ -224,4 +224,4 @@ PrecisionReport judgePrecision(const std::vector<Activity>& activities, const st
   return r;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -29,7 +29,7 @@
 #include "core/json.h"
 #include "profile/provenance.h"
 
-namespace kb {
+namespace kb::profile {
 
 // Precision classes, narrowest first: "fp4", "fp8", "int8", "bf16",
 // "fp16", "tf32", "fp32", "fp64"; "tensor" for tensor-core math whose input
@@ -104,4 +104,4 @@ PrecisionReport judgePrecision(const std::vector<Activity>& activities, const st
                                const PrecisionPolicy& policy, const std::map<std::string, SassKernel>& own_sass,
                                const std::string& sass_status, std::size_t max_findings = 5);
 
-}  // namespace kb
+}  // namespace kb::profile

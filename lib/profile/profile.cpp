@@ -25,12 +25,12 @@
 #include "sandbox/confine.h"
 #include "task/bundle.h"
 #include "task/precision.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 // "cuda:N" -> N ("cuda" is GPU 0).
@@ -157,13 +157,13 @@ struct PreparedProfile::State {
   ProfileResult r;
   bool ended = false;  // r is final (a failure while preparing)
   std::string device_error;  // thrown as a UsageError by run(), after the import check
-  TaskBundle bundle;
+  task::TaskBundle bundle;
   std::string compile_error, task_hash;
   fs::path cache_dir, binary, scratch;
-  WorkerRequest req;
-  WorkerLimits limits;  // o.limits with the result channel sized for the task
-  std::optional<CandidateWorker> worker;
-  std::optional<ReferenceWorker> reference;
+  verify::WorkerRequest req;
+  verify::WorkerLimits limits;  // o.limits with the result channel sized for the task
+  std::optional<verify::CandidateWorker> worker;
+  std::optional<verify::ReferenceWorker> reference;
   // Other processes with a context on the GPU when the profile started
   // (nullopt: nvidia-smi could not say); baselines measured beside one are
   // not cached.
@@ -192,19 +192,19 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   std::unique_ptr<PreparedProfile> p(new PreparedProfile());
   PreparedProfile::State& st = *p->state_;
   st.o = o;
-  protectMemoryFromSiblings();
+  sandbox::protectMemoryFromSiblings();
   ProfileResult& r = st.r;
   r.started_at = nowIso8601();
-  st.bundle = openBundle(task_dir);
-  TaskBundle& bundle = st.bundle;
+  st.bundle = task::openBundle(task_dir);
+  task::TaskBundle& bundle = st.bundle;
   r.task_id = bundle.info.id;
   // The precision contract every check of this profile uses (task/precision.h).
-  r.precision.policy = PrecisionPolicy::fromJson(resolveContract(bundle.info, o.precision).toJson());
+  r.precision.policy = PrecisionPolicy::fromJson(task::resolveContract(bundle.info, o.precision).toJson());
   // A device that cannot run this is a usage error, but only once the
   // library's imports have been read (run()): a build or import failure is
   // reported on any machine.
   try {
-    r.device = checkDevice(o.device);
+    r.device = verify::checkDevice(o.device);
   } catch (const UsageError& e) {
     st.device_error = e.what();
     return p;
@@ -218,7 +218,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   if (o.compile_baseline && !r.arch.empty() && !cpu) {
     auto tb = Clock::now();
     try {
-      bundle = ensureCompiled(bundle, r.arch, r.device, o.python);
+      bundle = python::ensureCompiled(bundle, r.arch, r.device, o.python);
     } catch (const std::exception& e) {
       st.compile_error = e.what();
     }
@@ -249,7 +249,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   profile["target_ci"] = o.target_ci;
   profile["budget_seconds"] = o.budget_seconds;
 
-  WorkerRequest& req = st.req;
+  verify::WorkerRequest& req = st.req;
   req.task_dir = bundle.dir;
   req.device = r.device;
   if (o.verify && with_candidate) req.seeds = bundle.info.correctness_seeds;
@@ -257,11 +257,11 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   req.landlock = o.landlock;
   req.allow_open_rdwr = o.allow_open_rdwr;
   req.profile = profile;
-  st.binary = o.worker.empty() ? findWorkerBinary() : o.worker;
+  st.binary = o.worker.empty() ? verify::findWorkerBinary() : o.worker;
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
   // The result channel carries the seeds' outputs and the checked timed calls'.
   st.limits = o.limits;
-  sizeWorkerForTask(bundle.info,
+  verify::sizeWorkerForTask(bundle.info,
                     with_candidate ? req.seeds.size() + static_cast<uint64_t>(std::max(1, o.checked_calls)) : 0,
                     /*candidates=*/1, st.scratch, req, st.limits);
   if (!with_candidate || !o.start_workers_early) return p;
@@ -288,7 +288,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (st.ended) return st.r;
   const ProfileOptions& o = st.o;
   ProfileResult& r = st.r;
-  TaskBundle& bundle = st.bundle;
+  task::TaskBundle& bundle = st.bundle;
   r.solution_hash = solution_hash;
   auto done = [&](Status s, const std::string& message) { return st.done(s, message); };
 
@@ -325,10 +325,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     }
     const Json* timing_rec = nullptr;
     uint64_t commits = 0;
-    std::vector<WireRecord> records;
+    std::vector<verify::WireRecord> records;
     for (auto t0 = Clock::now(); since(t0) < 60;) {
       std::string problem;
-      records = readRecords(channel, &problem, /*headers_only=*/true);
+      records = verify::readRecords(channel, &problem, /*headers_only=*/true);
       commits = 0;
       timing_rec = nullptr;
       for (const auto& rec : records) {
@@ -359,7 +359,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   auto tw = Clock::now();
   if (library.empty()) {  // --baseline-only: no candidate, no question to answer
     st.req.library.clear();
-    r.worker = runWorker(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true);
+    r.worker = verify::runWorker(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true);
   } else {
     if (!st.worker)  // --late-start: started now
       st.worker.emplace(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true, /*wait_seconds=*/0);
@@ -367,7 +367,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     r.worker = st.worker->finish(library, pick);
   }
   r.worker_seconds = since(tw);
-  WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
+  verify::WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
   const Json* timing = nullptr;
   for (const auto& rec : r.worker.records)
     if (rec.header.value("type", "") == "timing") timing = &rec.header;
@@ -417,7 +417,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   }
 
   // 4. The reference checks the correctness seeds and the picked calls.
-  CompareRequest cmp;
+  verify::CompareRequest cmp;
   cmp.task_dir = bundle.dir;
   cmp.device = r.device;
   cmp.seeds = st.req.seeds;
@@ -426,8 +426,8 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   cmp.rtol = r.precision.policy.rtol;
   cmp.candidate_results = {r.worker.dir / "result.bin"};
   if (!cmp.seeds.empty() || !cmp.calls.empty()) {
-    ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
-                                      : compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
+    verify::ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
+                                      : verify::compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
     r.reference_seconds = v.seconds;
     st.verdict_at = Clock::now();
     r.reference_phases = v.phases;
@@ -635,4 +635,4 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -37,7 +37,7 @@
 #include "profile/stats.h"
 #include "verify/compare.h"
 
-namespace kb {
+namespace kb::profile {
 
 struct ProfileOptions {
   std::string device = "cuda";
@@ -67,7 +67,7 @@ struct ProfileOptions {
   // "strict" or "paper": judge by this precision contract instead of the
   // task's (task/precision.h); empty: the task's.
   std::optional<std::string> precision;
-  WorkerLimits limits;                 // wall_seconds defaults higher below
+  verify::WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
   std::filesystem::path worker;        // empty: findWorkerBinary()
   std::filesystem::path scratch_dir;   // empty: the system temp directory
@@ -107,7 +107,7 @@ struct ProfileResult {
   Plausibility plausibility;
   PrecisionReport precision;          // the contract judged by, the candidate kernels' precision classes
   uint64_t clamped_samples = 0;       // timed calls raised to the physical floor
-  std::vector<SeedCheck> seeds;       // correctness seeds and the picked timed calls
+  std::vector<verify::SeedCheck> seeds;       // correctness seeds and the picked timed calls
   uint64_t timed_calls = 0;           // committed by the worker
   std::vector<uint64_t> checked_calls;  // picked by this process after the loop
   std::string input_method;           // "spec", "scripted" or "scripted-cpu" (task/timed_call.h)
@@ -122,7 +122,7 @@ struct ProfileResult {
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
   double prepare_seconds = 0, after_seconds = 0;  // before the workers started; after the verdict
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
-  WorkerRun worker;
+  verify::WorkerRun worker;
   Json toJson() const;  // docs/kbprof.md
 };
 
@@ -170,4 +170,4 @@ void allowLibrariesForOps(const std::vector<std::string>& ops, ProvenancePolicy&
 // The short table and the per-kernel breakdown (kbprof's default output).
 std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels = 10);
 
-}  // namespace kb
+}  // namespace kb::profile

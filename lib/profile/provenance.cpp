@@ -9,7 +9,7 @@
 #include <optional>
 #include <set>
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 std::string kindName(ActivityKind k) {
@@ -233,4 +233,4 @@ std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities)
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -31,7 +31,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::profile {
 
 enum class ActivityKind { Kernel, Memcpy, Memset };
 
@@ -108,4 +108,4 @@ struct KernelStat {
 };
 std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities);
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::profile {
 namespace {
 
 // One kernel's findings while its SASS is read.
@@ -118,4 +118,4 @@ SassScan readLibrarySass(const fs::path& library, int timeout_seconds) {
   return scan;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -21,7 +21,7 @@
 
 #include "profile/precision.h"
 
-namespace kb {
+namespace kb::profile {
 
 // Parses cuobjdump -sass output: "Function : <mangled name>" headers, then
 // instructions. Keyed by normalizedKernelName(); several architectures'
@@ -38,4 +38,4 @@ struct SassScan {
 // limit, and parses what it prints. Never throws.
 SassScan readLibrarySass(const std::filesystem::path& library, int timeout_seconds = 60);
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace kb {
+namespace kb::profile {
 
 double quantileSorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -81,4 +81,4 @@ SampleStats SampleStats::fromJson(const Json& j) {
   return s;
 }
 
-}  // namespace kb
+}  // namespace kb::profile

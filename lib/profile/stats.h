@@ -15,7 +15,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::profile {
 
 struct SampleStats {
   std::size_t n = 0;
@@ -44,4 +44,4 @@ double quantileSorted(const std::vector<double>& sorted, double q);
 // there are at least `min_samples`).
 bool precise(const SampleStats& s, double target, std::size_t min_samples);
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -73,7 +73,16 @@
 #include <cupti.h>
 #endif
 
-namespace kb {
+namespace kb::profile {
+
+// The candidate worker's own helpers (lib/verify/worker_internal.h): this
+// loop runs inside that worker.
+using verify::Device;
+using verify::finish;
+using verify::firstLine;
+using verify::poison;
+using verify::send;
+using verify::synchronize;
 
 namespace {
 
@@ -215,9 +224,9 @@ struct KeptCall {
   std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
 };
 
-class Timing final : public TimingSession, public HarnessWork {
+class Timing final : public verify::TimingSession, public verify::HarnessWork {
  public:
-  Timing(const WorkerRequest& req, const Task& task, const Reference& reference, const Device& dev)
+  Timing(const verify::WorkerRequest& req, const task::Task& task, const task::Reference& reference, const Device& dev)
       : task_(task), reference_(reference), dev_(dev), opts_(req.profile), cuda_(dev.device.is_cuda()) {
     auto opt = at::TensorOptions().device(dev.device);
     gpu_ = "cpu";
@@ -239,7 +248,7 @@ class Timing final : public TimingSession, public HarnessWork {
       key_.task_hash = opts_.value("task_hash", "");
       key_.gpu = gpu_;
       key_.driver = nvidiaDriverVersion();
-      key_.torch_version = torchVersion();
+      key_.torch_version = task::torchVersion();
       key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
       if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
     }
@@ -276,7 +285,7 @@ class Timing final : public TimingSession, public HarnessWork {
     (void)opt;
   }
 
-  HarnessWork* harnessWork() override { return this; }
+  verify::HarnessWork* harnessWork() override { return this; }
   void enter() override { push(kHarnessId); }
   void leave() override { pop(); }
 
@@ -387,7 +396,7 @@ class Timing final : public TimingSession, public HarnessWork {
       beforeCall();
       Stopwatch watch = startWatch();
       beginCall(timed ? "timed" : "warmup");
-      int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");
+      int32_t rc = verify::callEntry(forward, &api, c.get(), "kb_forward");
       double event_ms = stopWatch(watch);
       endCall();
       double host_ms = 0;
@@ -423,12 +432,12 @@ class Timing final : public TimingSession, public HarnessWork {
       output_bytes_ = 0;
       try {
         for (const auto& o : c->outputs) {
-          digests.push_back(o.defined() ? Json(digestHex(tensorDigest(o))) : Json(nullptr));
+          digests.push_back(o.defined() ? Json(task::digestHex(task::tensorDigest(o))) : Json(nullptr));
           if (o.defined()) output_bytes_ += o.nbytes();
           kept.outputs.push_back(o);
         }
         rec["outputs"] = digests;
-        rec["state_digests"] = stateDigests(*c->state);
+        rec["state_digests"] = verify::stateDigests(*c->state);
       } catch (const std::exception& e) {
         fail(std::string("digesting a timed call's outputs failed: ") + firstLine(e.what()));
       }
@@ -571,7 +580,7 @@ class Timing final : public TimingSession, public HarnessWork {
     rec["gpu"] = gpu_;
     rec["arch"] = arch_;
     rec["driver"] = cuda_ ? nvidiaDriverVersion() : "";
-    rec["torch_version"] = torchVersion();
+    rec["torch_version"] = task::torchVersion();
     rec["l2_bytes"] = l2_bytes_;
     rec["flush_bytes"] = flush_bytes_;
     rec["bandwidth_gbps"] = bandwidth_gbps_;
@@ -637,9 +646,9 @@ class Timing final : public TimingSession, public HarnessWork {
       rec["type"] = "call";
       rec["call"] = k;
       rec["seed"] = kept.seed;
-      WirePayload payload;
+      verify::WirePayload payload;
       try {
-        payload = describeOutputs(kept.outputs, rec);
+        payload = verify::describeOutputs(kept.outputs, rec);
       } catch (const std::exception& e) {
         rec["ok"] = false;
         rec["message"] = std::string("reading a timed call's outputs failed: ") + firstLine(e.what());
@@ -767,8 +776,8 @@ class Timing final : public TimingSession, public HarnessWork {
   }
 #endif
 
-  const Task& task_;
-  const Reference& reference_;
+  const task::Task& task_;
+  const task::Reference& reference_;
   const Device& dev_;
   Json opts_;
   bool cuda_ = false;
@@ -786,9 +795,9 @@ class Timing final : public TimingSession, public HarnessWork {
   Json cached_, cached_replaced_, check_;
   std::string baseline_stop_;
   double baseline_seconds_ = 0;
-  std::optional<CompiledBaseline> compiled_;
+  std::optional<task::CompiledBaseline> compiled_;
   std::string compile_error_;
-  std::optional<CallInputs> inputs_;
+  std::optional<task::CallInputs> inputs_;
   std::vector<c10::IValue> baseline_inputs_;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
   std::vector<uint64_t> scratch_sizes_;
@@ -804,8 +813,8 @@ class Timing final : public TimingSession, public HarnessWork {
 
 }  // namespace
 
-std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
-                                             const Reference& reference, const Device& dev) {
+std::unique_ptr<verify::TimingSession> prepareTiming(const verify::WorkerRequest& req, const task::Task& task,
+                                             const task::Reference& reference, const Device& dev) {
 #if !KB_WITH_CUDA
   if (dev.device.is_cuda())
     throw Error("profiling on a GPU needs a CUDA build of kbcheck-worker (meson -Dtorch_cuda=true)");
@@ -813,4 +822,4 @@ std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Tas
   return std::make_unique<Timing>(req, task, reference, dev);
 }
 
-}  // namespace kb
+}  // namespace kb::profile

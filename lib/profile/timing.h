@@ -10,11 +10,11 @@
 #include "verify/worker.h"
 #include "verify/worker_internal.h"
 
-namespace kb {
+namespace kb::profile {
 
 // The timing session of `req` (its "profile" object): baselines first, then
 // the candidate; on the CPU the host clock is the timer.
-std::unique_ptr<TimingSession> prepareTiming(const WorkerRequest& req, const Task& task,
-                                             const Reference& reference, const Device& dev);
+std::unique_ptr<verify::TimingSession> prepareTiming(const verify::WorkerRequest& req, const task::Task& task,
+                                                     const task::Reference& reference, const verify::Device& dev);
 
-}  // namespace kb
+}  // namespace kb::profile

@@ -116,7 +116,7 @@ std::vector<std::string> toyEnvDevices(const std::string& device) {
     const size_t comma = device.find(',', start);
     const std::string name = device.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (name.empty()) throw UsageError("toy environment: empty device in '" + device + "'");
-    out.push_back(checkDevice(name));
+    out.push_back(verify::checkDevice(name));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -56,7 +56,7 @@ class KbcheckToyEnvironment : public ToyEnvironment {
       return toyStage("compile", v->built ? Status::Ok : v->status, reasonOf(v->built ? Status::Ok : v->status),
                       v->built ? "" : v->message, v->cached);
     const Written w = written(dir);
-    Solution sol;
+    solution::Solution sol;
     if (std::optional<Verdict> bad = load(dir, sol))
       return toyStage("compile", bad->status, reasonOf(bad->status), bad->message);
     eval::Request q = request(w.task, devices_.front());
@@ -80,7 +80,7 @@ class KbcheckToyEnvironment : public ToyEnvironment {
     eval::Request q;
     q.task_dir = toyBundleDir(o_.bundles, task);
     q.stages = {.static_check = false, .build = true, .verify = true, .profile = false};
-    q.build.target = device.rfind("cuda", 0) == 0 ? BuildTarget::Cuda : BuildTarget::Cpu;
+    q.build.target = device.rfind("cuda", 0) == 0 ? build::BuildTarget::Cuda : build::BuildTarget::Cpu;
     q.build.arch = o_.arch;
     q.build.jobs = 1;
     if (!o_.build_cache.empty()) q.build.cache_dir = o_.build_cache;
@@ -99,9 +99,9 @@ class KbcheckToyEnvironment : public ToyEnvironment {
 
   // Reads a solution; a verdict when it is not one (a NUL byte, over the
   // size limits: the answer's fault, a compile error).
-  static std::optional<Verdict> load(const fs::path& dir, Solution& sol) {
+  static std::optional<Verdict> load(const fs::path& dir, solution::Solution& sol) {
     try {
-      sol = loadSolution(dir);
+      sol = solution::loadSolution(dir);
       return std::nullopt;
     } catch (const UsageError& e) {
       return Verdict{Status::CompileError, false, e.what(), false};
@@ -113,10 +113,10 @@ class KbcheckToyEnvironment : public ToyEnvironment {
   // One task's answers: built, then the built ones verified together.
   std::vector<Verdict> scoreTask(const ToyTask& task, const std::vector<fs::path>& dirs, const std::string& device) {
     std::vector<Verdict> out(dirs.size());
-    std::vector<Solution> solutions;
+    std::vector<solution::Solution> solutions;
     std::vector<size_t> loaded;
     for (size_t k = 0; k < dirs.size(); ++k) {
-      Solution sol;
+      solution::Solution sol;
       if (std::optional<Verdict> bad = load(dirs[k], sol)) {
         out[k] = *bad;
       } else {

@@ -20,7 +20,7 @@
 
 #include "core/error.h"
 
-namespace kb {
+namespace kb::sandbox {
 namespace {
 
 // ---- SIGSYS reporting -------------------------------------------------------
@@ -292,4 +292,4 @@ std::string limitAfterStartup(uint64_t memory_budget_bytes, bool address_space,
   return what;
 }
 
-}  // namespace kb
+}  // namespace kb::sandbox

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::sandbox {
 
 struct ConfinePolicy {
   // Landlock: directories below which files may be written (the working
@@ -62,4 +62,4 @@ std::string limitAfterStartup(uint64_t memory_budget_bytes, bool address_space,
 // The line the SIGSYS handler prints, for the parent to find in the output.
 inline constexpr const char* kBlockedSyscallMarker = "kb-sandbox: blocked system call ";
 
-}  // namespace kb
+}  // namespace kb::sandbox

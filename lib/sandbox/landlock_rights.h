@@ -14,7 +14,7 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 
-namespace kb {
+namespace kb::sandbox {
 
 // Every right that creates, changes or removes a file (REFER from ABI 2,
 // TRUNCATE from ABI 3).
@@ -29,4 +29,4 @@ inline uint64_t landlockWriteRights(long abi) {
   return write;
 }
 
-}  // namespace kb
+}  // namespace kb::sandbox

@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::solution {
 namespace {
 
 bool isInside(const fs::path& root, const fs::path& p) {
@@ -130,4 +130,4 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
   return s;
 }
 
-}  // namespace kb
+}  // namespace kb::solution

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::solution {
 
 enum class SourceKind {
   CudaSource,  // .cu: compiled by nvcc, both host and device code
@@ -55,4 +55,4 @@ SourceKind classifyPath(const std::filesystem::path& path);
 // leave the directory are not followed; they are returned in `escapes`.
 Solution loadSolution(const std::filesystem::path& dir, const SolutionLimits& limits = {});
 
-}  // namespace kb
+}  // namespace kb::solution

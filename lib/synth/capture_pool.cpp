@@ -16,9 +16,9 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 
-namespace kb {
+namespace kb::synth {
 namespace {
 
 // /proc/meminfo's MemAvailable in bytes (0: unknown).
@@ -110,15 +110,15 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
   };
 
   auto slot = [&](size_t me) {
-    std::unique_ptr<ScriptWorker> w;
+    std::unique_ptr<python::ScriptWorker> w;
     int failed_starts = 0;
     // A fresh worker that has said hello; false when none could be started.
     auto start = [&]() -> bool {
       while (!stopping()) {
-        w = std::make_unique<ScriptWorker>(o.python, "capture.py", args);
+        w = std::make_unique<python::ScriptWorker>(o.python, "capture.py", args);
         std::string line;
         for (;;) {  // importing torch takes seconds
-          if (w->readLine(line, 300) != ScriptWorker::Read::line) break;
+          if (w->readLine(line, 300) != python::ScriptWorker::Read::line) break;
           Json j = Json::parse(line, nullptr, false);
           if (j.is_object() && j.contains("hello")) return true;
         }
@@ -151,8 +151,8 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
       rss[me] = 1;  // running (a byte until measured)
       while (sent) {
         auto r = w->readLine(line, 0.2);
-        if (r == ScriptWorker::Read::eof) break;
-        if (r == ScriptWorker::Read::line) {
+        if (r == python::ScriptWorker::Read::eof) break;
+        if (r == python::ScriptWorker::Read::line) {
           Json j = Json::parse(line, nullptr, false);
           if (!j.is_object() || j.value("dir", "") != job.value("dir", "")) continue;
           rss[me] = 0;
@@ -242,4 +242,4 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
   return results;
 }
 
-}  // namespace kb
+}  // namespace kb::synth

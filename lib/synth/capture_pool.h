@@ -28,7 +28,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::synth {
 
 struct CapturePoolOptions {
   std::string python;               // the interpreter (task/scripts.h pythonPath)
@@ -57,4 +57,4 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
 // Resident memory of a process in bytes (/proc/PID/status VmRSS); 0 when gone.
 uint64_t residentBytes(int pid);
 
-}  // namespace kb
+}  // namespace kb::synth

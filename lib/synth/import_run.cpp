@@ -21,11 +21,11 @@
 #include "core/report.h"
 #include "synth/capture_pool.h"
 #include "task/bundle.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::synth {
 namespace {
 
 bool stopped(const CaptureOptions& o) { return o.stop_signal && o.stop_signal() != 0; }
@@ -131,7 +131,7 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   jobs = std::clamp(jobs > 0 ? jobs : baselineJobs(cores), 1, static_cast<int>(dirs.size()));
   const std::string threads = std::to_string(std::max(1, cores / jobs));
-  const EnvOverrides env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
+  const python::EnvOverrides env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
   std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once, %s threads each\n", device.c_str(),
                dirs.size(), jobs, threads.c_str());
   std::mutex mu;
@@ -149,7 +149,7 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
       std::vector<std::string> args = {"--device", device, "--weights", weights};
       if (force) args.push_back("--force");
       args.push_back(dirs[k]);
-      ScriptResult r = runBaselineScript(python, args, {}, env);
+      python::ScriptResult r = python::runBaselineScript(python, args, {}, env);
       std::lock_guard<std::mutex> lock(mu);
       if (r.exit_code == 3) {
         no_device = true;
@@ -193,7 +193,7 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   if (jobs.empty()) return {};
   CapturePlan plan = planCapture(jobs.size(), o.jobs, static_cast<uint64_t>(o.memory_budget_gib * (1ull << 30)));
   CapturePoolOptions po;
-  po.python = pythonPath(o.python);
+  po.python = python::pythonPath(o.python);
   po.workers = plan.workers;
   po.memory_budget_bytes = plan.memory_budget_bytes;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -250,7 +250,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     }
   }
   if (o.compiled != "none" && !stopped(o)) {
-    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, pythonPath(o.python), o.baseline_jobs,
+    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, python::pythonPath(o.python), o.baseline_jobs,
                              [&o] { return stopped(o); });
     for (auto& e : entries) {
       auto it = built.find(e.value("dir", ""));
@@ -307,7 +307,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
 bool capturedFrom(const fs::path& dir, const std::string& code) {
   if (!fs::exists(dir / "task.json") || !fs::exists(dir / "model.py")) return false;
   try {
-    TaskBundle b = openBundle(dir);  // files present and unchanged
+    task::TaskBundle b = task::openBundle(dir);  // files present and unchanged
     std::string want = sha256Hex(code);
     std::string have = b.info.json.value("files", Json::object()).value("model.py", "");
     return have == want || have == "sha256:" + want;
@@ -406,8 +406,8 @@ int buildBaselines(const std::vector<std::string>& bundles, const std::string& d
                  const std::function<int()>& stop_signal) {
   auto stopped = [&] { return stop_signal && stop_signal() != 0; };
   std::vector<std::string> dirs;
-  for (const auto& b : bundles) dirs.push_back(openBundle(b).dir.string());  // validates first
-  auto built = runBaseline(dirs, device, force, weights, pythonPath(python), jobs, stopped);
+  for (const auto& b : bundles) dirs.push_back(task::openBundle(b).dir.string());  // validates first
+  auto built = runBaseline(dirs, device, force, weights, python::pythonPath(python), jobs, stopped);
   int failed = 0, done = 0;
   for (const auto& d : dirs) {
     if (stopped() && built[d].value("reason", "") == "internal_error") continue;  // not reached
@@ -425,4 +425,4 @@ int buildBaselines(const std::vector<std::string>& bundles, const std::string& d
   return failed ? 1 : 0;
 }
 
-}  // namespace kb
+}  // namespace kb::synth

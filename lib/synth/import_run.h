@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "task/import.h"
+#include "synth/problems.h"
 
-namespace kb {
+namespace kb::synth {
 
 struct CaptureOptions {
   std::string compiled = "none";   // also build the compiled baseline for this device ("none": no)
@@ -33,7 +33,7 @@ struct CaptureOptions {
   std::function<int()> stop_signal = [] { return 0; };  // the signal that asked to stop, 0: none
 };
 
-// The problems of every source (kb::findProblems); kb::UsageError when none.
+// The problems of every source (kb::synth::findProblems); kb::UsageError when none.
 std::vector<ImportItem> findImportItems(const std::vector<std::string>& sources, const ImportOptions& options);
 
 // Writes each item's model.py under `out` (an existing folder the caller has
@@ -60,4 +60,4 @@ int buildBaselines(const std::vector<std::string>& bundles, const std::string& d
                  const std::string& weights, const std::string& python, int jobs,
                  const std::function<int()>& stop_signal);
 
-}  // namespace kb
+}  // namespace kb::synth

@@ -20,7 +20,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 namespace fs = std::filesystem;
 
@@ -430,13 +430,13 @@ void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::st
     fs::create_directories(dir);
     args.insert(args.end(), {"--gpu-lock", dir.string()});
   }
-  const std::string python = pythonPath(o.python);
+  const std::string python = python::pythonPath(o.python);
   std::atomic<size_t> next{0};
   std::atomic<bool> no_device{false};
   std::string start_error;  // under st.mu
 
   auto slot = [&] {
-    std::unique_ptr<ScriptWorker> w;
+    std::unique_ptr<python::ScriptWorker> w;
     int served = 0, failed_starts = 0;
     auto stopping = [&] {
       if (no_device || st.outOfTime()) return true;
@@ -447,12 +447,12 @@ void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::st
     auto start = [&]() -> bool {
       while (!stopping()) {
         auto t0 = Clock::now();
-        w = std::make_unique<ScriptWorker>(python, "synth_filter.py", args);
+        w = std::make_unique<python::ScriptWorker>(python, "synth_filter.py", args);
         served = 0;
         std::string line;
         for (;;) {
           auto r = w->readLine(line, std::min(300.0, st.timeLeft()));
-          if (r != ScriptWorker::Read::line) break;
+          if (r != python::ScriptWorker::Read::line) break;
           Json j = Json::parse(line, nullptr, false);
           if (j.is_object() && j.contains("hello")) {
             std::lock_guard<std::mutex> lock(st.mu);
@@ -506,8 +506,8 @@ void runGroup(FilterState& st, const FilterOptions& o, const std::vector<std::st
         while (sent) {
           double left = std::min(task_limit + std::min(30.0, task_limit) - since(t0), st.timeLeft());
           auto r = w->readLine(line, left);
-          if (r == ScriptWorker::Read::eof) break;
-          if (r == ScriptWorker::Read::timeout) {
+          if (r == python::ScriptWorker::Read::eof) break;
+          if (r == python::ScriptWorker::Read::timeout) {
             outcome = st.outOfTime() ? interrupted : timed_out;
             break;
           }
@@ -718,7 +718,7 @@ int runFilter(const FilterOptions& o) {
           std::ofstream f(jf);
           for (size_t i = k; i < std::min(jobs_list.size(), k + per); ++i) f << jobs_list[i].dump() << "\n";
         }
-        ScriptResult r = runScript(pythonPath(o.python), "capture.py", {jf.string()}, [&](const Json& line) {
+        python::ScriptResult r = python::runScript(python::pythonPath(o.python), "capture.py", {jf.string()}, [&](const Json& line) {
           std::lock_guard<std::mutex> lock(mu);
           Json& rec = st.records[st.by_id[line.value("id", "")]];
           if (line.value("status", "") == "ok") {
@@ -955,7 +955,7 @@ int runSimilarity(const std::vector<std::string>& programs, const std::vector<st
     args.push_back(p);
   }
   int flagged = 0;
-  ScriptResult r = runScript(pythonPath(python), "synth_ast.py", args, [&](const Json& line) {
+  python::ScriptResult r = python::runScript(python::pythonPath(python), "synth_ast.py", args, [&](const Json& line) {
     printLine(line);
     if (line.value("flagged", false)) ++flagged;
   });

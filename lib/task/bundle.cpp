@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::task {
 namespace {
 
 // Field access with errors that name the file and the field.
@@ -281,4 +281,4 @@ std::string cudaArch(int device_index) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
-}  // namespace kb
+}  // namespace kb::task

@@ -19,7 +19,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::task {
 
 // task.json "format_version" this build reads and writes.
 inline constexpr int kTaskFormatVersion = 1;
@@ -120,4 +120,4 @@ std::optional<std::string> checkCompiled(const TaskBundle& bundle, const std::st
 // no toolkit needed). Throws kb::Error when CUDA is absent.
 std::string cudaArch(int device_index);
 
-}  // namespace kb
+}  // namespace kb::task

@@ -13,7 +13,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
-namespace kb {
+namespace kb::task {
 
 // Inlines until no prim::CallMethod / prim::CallFunction is left (bounded:
 // a graph nested deeper than 64 calls keeps the rest).
@@ -29,4 +29,4 @@ inline void inlineAllCalls(torch::jit::Graph& graph) {
   for (int depth = 0; depth < 64 && has_call(graph.block()); ++depth) torch::jit::Inline(graph);
 }
 
-}  // namespace kb
+}  // namespace kb::task

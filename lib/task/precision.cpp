@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace kb {
+namespace kb::task {
 namespace {
 
 // Explicit mantissa bits: what "narrower" means between floating dtypes.
@@ -82,4 +82,4 @@ Json PrecisionContract::toJson() const {
   return j;
 }
 
-}  // namespace kb
+}  // namespace kb::task

@@ -27,7 +27,7 @@
 #include "core/json.h"
 #include "task/bundle.h"
 
-namespace kb {
+namespace kb::task {
 
 inline constexpr double kStrictTolerance = 1e-4;  // KernelBench fp32 (atol = rtol)
 inline constexpr double kPaperTolerance = 1e-2;   // the KernelBench paper's
@@ -62,4 +62,4 @@ std::string narrowestFloatDtype(const TaskInfo& info);
 // smaller. Throws kb::UsageError for an override that is neither name.
 PrecisionContract resolveContract(const TaskInfo& info, std::optional<std::string> override = std::nullopt);
 
-}  // namespace kb
+}  // namespace kb::task

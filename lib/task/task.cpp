@@ -24,7 +24,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::task {
 namespace {
 
 // TorchScript's graph executor would fuse and specialise the reference after
@@ -499,4 +499,4 @@ std::string torchVersion() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
-}  // namespace kb
+}  // namespace kb::task

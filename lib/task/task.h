@@ -8,9 +8,9 @@
 //
 // Typical use (kbcheck verify):
 //
-//   kb::Task task = kb::Task::open("tasks/kernelbench/level1/19_ReLU");
+//   kb::task::Task task = kb::task::Task::open("tasks/kernelbench/level1/19_ReLU");
 //   c10::Device dev = c10::Device("cuda:0");
-//   kb::Reference ref = task.reference(dev);
+//   kb::task::Reference ref = task.reference(dev);
 //   for (uint64_t seed : task.info().correctness_seeds) {
 //     std::vector<c10::IValue> x = task.makeInputs(seed, dev);
 //     std::vector<at::Tensor> want = ref.run(x);
@@ -40,7 +40,7 @@ namespace torch::jit {
 struct Module;
 }
 
-namespace kb {
+namespace kb::task {
 
 // A parameter or buffer of the reference module.
 struct NamedTensor {
@@ -176,4 +176,4 @@ double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warm
 // The torch version LibTorch was built as, e.g. "2.11.0".
 std::string torchVersion();
 
-}  // namespace kb
+}  // namespace kb::task

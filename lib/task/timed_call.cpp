@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "task/jit_inline.h"
 
-namespace kb {
+namespace kb::task {
 namespace {
 
 at::Generator generatorFor(c10::Device device, uint64_t seed) {
@@ -123,4 +123,4 @@ std::string digestHex(uint64_t digest) {
   return buf;
 }
 
-}  // namespace kb
+}  // namespace kb::task

@@ -9,9 +9,9 @@
 // the timed loop, makes the same inputs from the same seed on the same
 // device, and checks that the outputs it is shown are the committed ones.
 //
-//   kb::CallInputs maker(task, device);
+//   kb::task::CallInputs maker(task, device);
 //   std::vector<c10::IValue> x = maker.make(seed);      // same seed, same values
-//   uint64_t d = kb::tensorDigest(output);              // same bytes, same digest
+//   uint64_t d = kb::task::tensorDigest(output);              // same bytes, same digest
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@
 
 #include "task/task.h"
 
-namespace kb {
+namespace kb::task {
 
 class CallInputs {
  public:
@@ -70,4 +70,4 @@ uint64_t tensorDigest(const at::Tensor& t);
 // The digest as the records carry it: 16 lower-case hex digits.
 std::string digestHex(uint64_t digest);
 
-}  // namespace kb
+}  // namespace kb::task

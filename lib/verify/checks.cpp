@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace kb {
+namespace kb::verify {
 namespace {
 
 // JSON has no NaN or infinity: nlohmann writes them as null; read null back
@@ -107,4 +107,4 @@ SeedCheck SeedCheck::fromJson(const Json& j) {
   return s;
 }
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -33,7 +33,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::verify {
 namespace {
 
 std::string shapeText(const std::vector<int64_t>& s) {
@@ -342,7 +342,7 @@ SeedCheck checkCall(const WireRecord& rec, const Json& commit, const std::vector
     std::string want = i >= 0 && i < static_cast<int>(committed.size()) && committed[i].is_string()
                            ? committed[i].get<std::string>()
                            : std::string("(none)");
-    std::string got = digestHex(tensorDigest(fromWire(outs[k]).to(device)));
+    std::string got = task::digestHex(task::tensorDigest(fromWire(outs[k]).to(device)));
     if (got != want)
       return set(Status::HackDetected, "output " + std::to_string(i) + " of timed call " +
                                            std::to_string(sc.timed_call) +
@@ -410,7 +410,7 @@ int referenceMain(int argc, char** argv) {
     std::fputs(usage, stderr);
     return 2;
   }
-  protectMemoryFromSiblings();
+  sandbox::protectMemoryFromSiblings();
   try {
     // Before the request: what the task bundle gives anyone, nothing
     // computed and nothing of the candidate's read (it may still be running,
@@ -419,7 +419,7 @@ int referenceMain(int argc, char** argv) {
     // reference output exists until the request has come.
     auto t0 = Clock::now();
     Json phases;
-    Task task = Task::open(task_dir);
+    task::Task task = task::Task::open(task_dir);
     std::size_t prefetched = task.prefetchInputs(known_seeds);
     phases["inputs_prefetched"] = prefetched;
     c10::InferenceMode inference;
@@ -434,13 +434,13 @@ int referenceMain(int argc, char** argv) {
     if (device.is_cuda()) gpu = std::string(at::cuda::getDeviceProperties(device.index())->name);
 #endif
     auto tl = Clock::now();
-    Reference reference = task.reference(device);
+    task::Reference reference = task.reference(device);
     phases["load_seconds"] = since(tl);
     // More of what the bundle gives anyone, so that the check after the
     // request only computes: the reference's float64 copy (for its rounding
     // error), the device's BLAS handles (a product of constants, nothing of
     // the reference's), and the timed calls' input generator.
-    std::optional<Reference> wide;
+    std::optional<task::Reference> wide;
     bool wide_failed = false;
     try {
       wide.emplace(reference.inFloat64());
@@ -453,7 +453,7 @@ int referenceMain(int argc, char** argv) {
         (void)at::mm(a, a).sum().item<double>();
       }
     }
-    std::optional<CallInputs> callInputs;  // made once; a failure is raised when a timed call needs it
+    std::optional<task::CallInputs> callInputs;  // made once; a failure is raised when a timed call needs it
     std::string call_inputs_problem;
     try {
       callInputs.emplace(task, device);
@@ -530,7 +530,7 @@ int referenceMain(int argc, char** argv) {
       std::vector<c10::IValue> pristine;
       for (const auto& v : task.makeInputs(seed, c10::Device(c10::kCPU))) {
         pristine.push_back(v.isTensor() ? c10::IValue(v.toTensor().to(device)) : v);
-        r.input_digests.push_back(v.isTensor() ? digestHex(tensorDigest(pristine.back().toTensor())) : "");
+        r.input_digests.push_back(v.isTensor() ? task::digestHex(task::tensorDigest(pristine.back().toTensor())) : "");
       }
       std::vector<c10::IValue> ref_inputs;
       for (const auto& v : pristine)
@@ -623,7 +623,7 @@ int referenceMain(int argc, char** argv) {
       Json verdict;
       verdict["type"] = "verdict";
       verdict["candidate"] = k;
-      verdict["torch_version"] = torchVersion();
+      verdict["torch_version"] = task::torchVersion();
       verdict["gpu"] = gpu;
       verdict["status"] = std::string(statusName(status));
       verdict["message"] = message;
@@ -651,4 +651,4 @@ int referenceMain(int argc, char** argv) {
   return 70;
 }
 
-}  // namespace kb
+}  // namespace kb::verify

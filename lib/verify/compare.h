@@ -39,7 +39,7 @@
 #include "core/json.h"
 #include "core/report.h"
 
-namespace kb {
+namespace kb::verify {
 
 // One output of one seed, compared.
 struct OutputCheck {
@@ -96,4 +96,4 @@ struct CompareRequest {
 // infra_error for the caller.
 int referenceMain(int argc, char** argv);
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -14,7 +14,7 @@
 
 #include "verify/compare.h"
 
-namespace kb {
+namespace kb::verify {
 
 // Fills `oc` (elements, mismatches, nonfinite_unexpected, max errors,
 // worst element, problem) from `oc.index`, `oc.dtype`, `oc.expected_dtype`,
@@ -22,4 +22,4 @@ namespace kb {
 // whether the output passed. Compares on the reference's device.
 bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol, OutputCheck& oc);
 
-}  // namespace kb
+}  // namespace kb::verify

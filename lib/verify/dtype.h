@@ -9,7 +9,7 @@
 
 #include "kb/solution.h"
 
-namespace kb {
+namespace kb::verify {
 
 // The kb_dtype of a torch dtype; -1 for one the interface does not carry.
 inline int32_t kbDtypeOf(c10::ScalarType t) {
@@ -44,4 +44,4 @@ inline std::optional<c10::ScalarType> scalarTypeOf(int32_t d) {
   }
 }
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -16,7 +16,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::verify {
 
 Json WorkerRequest::toJson() const {
   Json j;
@@ -130,9 +130,9 @@ std::string seconds(double s) {
 
 // The name in "kb-sandbox: blocked system call NAME" if the output has one.
 std::string blockedSyscall(const std::string& output) {
-  auto pos = output.find(kBlockedSyscallMarker);
+  auto pos = output.find(sandbox::kBlockedSyscallMarker);
   if (pos == std::string::npos) return "";
-  pos += std::string(kBlockedSyscallMarker).size();
+  pos += std::string(sandbox::kBlockedSyscallMarker).size();
   auto end = output.find_first_of("\n ", pos);
   return output.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
 }
@@ -375,4 +375,4 @@ WorkerRun CandidateWorker::finish(const fs::path& library,
   return st.run;
 }
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -21,7 +21,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::verify {
 namespace {
 
 uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) {
@@ -35,7 +35,7 @@ uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) 
 
 }  // namespace
 
-void sizeWorkerForTask(const TaskInfo& info, uint64_t records, uint64_t candidates, const fs::path& scratch,
+void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates, const fs::path& scratch,
                        WorkerRequest& request, WorkerLimits& limits) {
   candidates = std::max<uint64_t>(1, candidates);
   uint64_t out_bytes = 0;
@@ -203,16 +203,16 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
                                           const VerifyOptions& options) {
   auto t0 = Clock::now();
   if (libraries.empty()) throw UsageError("verify: no solution to verify");
-  protectMemoryFromSiblings();
+  sandbox::protectMemoryFromSiblings();
   VerifyResult base;
-  TaskBundle bundle = openBundle(task_dir);  // a bad task is a usage error
-  const TaskInfo& info = bundle.info;
+  task::TaskBundle bundle = task::openBundle(task_dir);  // a bad task is a usage error
+  const task::TaskInfo& info = bundle.info;
   base.task_id = info.id;
   base.device = checkDevice(options.device);
   if (base.device != "cpu") base.driver = nvidiaDriverVersion();
   std::optional<std::string> override;
   if (!options.precision.empty()) override = options.precision;
-  PrecisionContract contract = resolveContract(info, override);
+  task::PrecisionContract contract = task::resolveContract(info, override);
   base.contract = contract.toJson();
   base.atol = options.atol.value_or(contract.atol);
   base.rtol = options.rtol.value_or(contract.rtol);
@@ -290,4 +290,4 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   return results;
 }
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -24,7 +24,11 @@
 #include "verify/worker.h"
 #include "verify/compare.h"
 
-namespace kb {
+namespace kb::task {
+struct TaskInfo;
+}  // namespace kb::task
+
+namespace kb::verify {
 
 struct VerifyOptions {
   std::string device = "cpu";           // "cpu", "cuda" or "cuda:N"
@@ -116,8 +120,6 @@ ReferenceVerdict compareWithReference(const CompareRequest& request, const std::
 // machine has no NVIDIA GPU.
 std::string checkDevice(const std::string& name);
 
-struct TaskInfo;
-
 // Sizes a candidate worker from what the task says it produces, for a run
 // whose result channel carries `records` sets of outputs (the correctness
 // seeds, plus kbprof's checked timed calls) and which keeps `candidates`
@@ -132,7 +134,7 @@ struct TaskInfo;
 // cut and read as a forged channel (hack_detected). Throws kb::Error when
 // even the honest size (`records` x the outputs, for every candidate) does
 // not fit on that disk: the machine's limit, not the candidate's fault.
-void sizeWorkerForTask(const TaskInfo& info, uint64_t records, uint64_t candidates,
+void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates,
                        const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits);
 
 // Verifies `library` (a built solution.so) against the task bundle at
@@ -152,4 +154,4 @@ std::vector<VerifyResult> verifySolutions(const std::filesystem::path& task_dir,
                                           const std::vector<std::filesystem::path>& libraries,
                                           const VerifyOptions& options);
 
-}  // namespace kb
+}  // namespace kb::verify

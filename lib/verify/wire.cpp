@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "kb/solution.h"
 
-namespace kb {
+namespace kb::verify {
 namespace {
 
 constexpr char kMagic[4] = {'K', 'B', 'W', '1'};
@@ -204,4 +204,4 @@ std::vector<WireTensor> takeTensors(const Json& list, std::string_view payload,
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::verify

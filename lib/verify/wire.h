@@ -22,7 +22,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::verify {
 
 // A tensor as it crossed the wire: contiguous bytes plus shape and dtype.
 // The bytes are a view: of the sender's host copy, or of the record's
@@ -73,4 +73,4 @@ Json tensorHeader(const WireTensor& t);
 std::vector<WireTensor> takeTensors(const Json& list, std::string_view payload,
                                     std::size_t* offset);
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -38,7 +38,7 @@
 
 #include "verify/worker_internal.h"
 
-namespace kb {
+namespace kb::verify {
 namespace {
 
 int32_t fail(kb_context* c, const std::string& message) {
@@ -450,7 +450,7 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
 }
 
 WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
-                         const std::vector<NamedTensor>& params,
+                         const std::vector<task::NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec) {
   WirePayload payload;
   Json outs = Json::array(), ins = Json::array(), ranges = Json::array();
@@ -480,7 +480,7 @@ WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& in
     h["sizes"] = std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
     h["data_ptr"] = reinterpret_cast<uint64_t>(t.storage().data());
     h["storage_bytes"] = t.storage().nbytes();
-    h["digest"] = digestHex(tensorDigest(t));
+    h["digest"] = task::digestHex(task::tensorDigest(t));
     ins.push_back(h);
   }
   for (const auto& p : params) ranges.push_back(range(p.buffer ? "buffer" : "parameter", p.name, p.tensor));
@@ -512,7 +512,7 @@ WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec) {
 
 Json stateDigests(const std::map<std::string, at::Tensor>& state) {
   Json j = Json::object();
-  for (const auto& [name, t] : state) j[name] = digestHex(tensorDigest(t));
+  for (const auto& [name, t] : state) j[name] = task::digestHex(task::tensorDigest(t));
   return j;
 }
 
@@ -523,9 +523,9 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     return 2;
   }
   WorkerRequest req;
-  std::optional<Task> task;
-  std::optional<Reference> reference;
-  std::vector<NamedTensor> params;
+  std::optional<task::Task> task;
+  std::optional<task::Reference> reference;
+  std::vector<task::NamedTensor> params;
   Device dev;
   std::unique_ptr<TimingSession> timing;
   std::string confinement;
@@ -536,7 +536,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   try {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
     at::set_num_threads(1);
-    task.emplace(Task::open(req.task_dir));
+    task.emplace(task::Task::open(req.task_dir));
     // The correctness seeds' input sets, made on CPU threads beside the
     // device's set-up (CUDA context, libraries, reference, timing), which
     // is mostly waiting on the driver; joined before any GPU timing (timed
@@ -610,14 +610,14 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
       startup_phases["baselines_seconds"] = since(tb);
     }
     auto tc = Clock::now();
-    ConfinePolicy policy;
+    sandbox::ConfinePolicy policy;
     policy.writable_dirs = {std::filesystem::current_path()};
     if (dev.device.is_cuda()) policy.writable_dirs.push_back("/dev");
     policy.seccomp = req.seccomp;
     policy.landlock = req.landlock;
     policy.allow_open_rdwr = req.allow_open_rdwr;
-    std::string limits = limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
-    confinement = confineSelf(policy) + (limits.empty() ? "" : " " + limits);
+    std::string limits = sandbox::limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
+    confinement = sandbox::confineSelf(policy) + (limits.empty() ? "" : " " + limits);
     startup_phases["confine_seconds"] = since(tc);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kbcheck-worker: start-up failed: %s\n", firstLine(e.what()).c_str());
@@ -775,4 +775,4 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   finish(0);
 }
 
-}  // namespace kb
+}  // namespace kb::verify

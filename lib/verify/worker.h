@@ -33,7 +33,12 @@
 #include "verify/wire.h"
 #include "core/process.h"
 
-namespace kb {
+namespace kb::task {
+class Task;
+class Reference;
+}  // namespace kb::task
+
+namespace kb::verify {
 
 struct WorkerRequest {
   std::filesystem::path task_dir;
@@ -143,15 +148,13 @@ std::filesystem::path findWorkerBinary();
 
 class TimingSession;
 struct Device;
-class Task;
-class Reference;
 // The timing phase of a request with a "profile" object (kbprof): set up
 // before confinement, it times the baselines and the candidate
 // (verify/worker_internal.h). lib/profile's prepareTiming
 // (profile/timing.h), which kbcheck-worker hands in, so that verification
 // does not depend on profiling.
-using PrepareTiming = std::unique_ptr<TimingSession> (*)(const WorkerRequest& req, const Task& task,
-                                                          const Reference& reference, const Device& dev);
+using PrepareTiming = std::unique_ptr<TimingSession> (*)(const WorkerRequest& req, const task::Task& task,
+                                                          const task::Reference& reference, const Device& dev);
 
 // The candidate worker's main(): `kbcheck-worker candidate REQUEST.json`
 // (argv[0] is "candidate"). Exit status 0 when every seed ran; the result
@@ -159,4 +162,4 @@ using PrepareTiming = std::unique_ptr<TimingSession> (*)(const WorkerRequest& re
 // internal error) when `prepare_timing` is null.
 int workerMain(int argc, char** argv, PrepareTiming prepare_timing);
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -18,7 +18,7 @@
 #include "kb/solution.h"
 #include "task/task.h"
 
-namespace kb {
+namespace kb::verify {
 
 constexpr int kResultFd = 3;
 constexpr int kMaxOutputs = 64;
@@ -50,14 +50,14 @@ struct HarnessWork {
   virtual void leave() = 0;
 };
 
-}  // namespace kb
+}  // namespace kb::verify
 
 // The harness's per-call state behind the opaque kb_context.
 struct kb_context {
-  kb::Phase phase = kb::Phase::Forward;
+  kb::verify::Phase phase = kb::verify::Phase::Forward;
   c10::Device device{c10::kCPU};
   const std::vector<c10::IValue>* inputs = nullptr;
-  const std::vector<kb::NamedTensor>* params = nullptr;
+  const std::vector<kb::task::NamedTensor>* params = nullptr;
   std::map<std::string, at::Tensor>* state = nullptr;
   std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
   std::vector<at::Tensor> scratch;
@@ -77,12 +77,12 @@ struct kb_context {
   std::vector<at::Tensor> prepared_scratch;
   std::size_t scratch_taken = 0;
   std::vector<uint64_t> scratch_requests;  // the sizes asked, in order
-  kb::HarnessWork* harness = nullptr;
+  kb::verify::HarnessWork* harness = nullptr;
   // Host objects set in init (kb_api set_host_object), by name.
-  kb::HostObjects* host_objects = nullptr;
+  kb::verify::HostObjects* host_objects = nullptr;
 };
 
-namespace kb {
+namespace kb::verify {
 
 struct Device {
   c10::Device device{c10::kCPU};
@@ -110,7 +110,7 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
 // Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
 // "seed" record for a finished call. Throws on a read failure.
 WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
-                         const std::vector<NamedTensor>& params,
+                         const std::vector<task::NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec);
 // Fills `rec` ("outputs") and returns the payload of a "call" record: the
 // kept outputs of a timed call the parent picked.
@@ -145,4 +145,4 @@ class TimingSession {
   virtual void endCall() = 0;
 };
 
-}  // namespace kb
+}  // namespace kb::verify

@@ -86,7 +86,7 @@ class PchCache : public ::testing::Test {
     kb::analyze::CheckOptions o = kb::analyze::defaultCheckOptions();
     o.interface_include = interface_include;
     o.cache_dir = cache_;
-    kb::analyze::StaticResult r = kb::analyze::checkSolution(kb::loadSolution(sourceRoot() / solution), policy_, o);
+    kb::analyze::StaticResult r = kb::analyze::checkSolution(kb::solution::loadSolution(sourceRoot() / solution), policy_, o);
     Verdict v;
     v.status = kb::analyze::staticStatus(r);
     for (const auto& f : r.findings) v.findings.insert({f.file, f.line, f.rule});

@@ -87,7 +87,7 @@ kb::analyze::StaticPolicy* StaticRules::policy_ = nullptr;
 
 TEST_P(StaticRules, FindingsMatchAnnotations) {
   const fs::path dir = sourceRoot() / GetParam();
-  kb::Solution solution = kb::loadSolution(dir);
+  kb::solution::Solution solution = kb::solution::loadSolution(dir);
   kb::analyze::StaticResult r =
       kb::analyze::checkSolution(solution, *policy_, kb::analyze::defaultCheckOptions());
   ASSERT_FALSE(r.infra_failed) << r.infra_message;
@@ -154,7 +154,7 @@ TEST(Policy, SeverityOffAndWarning) {
   EXPECT_EQ(p.severityOf("environment"), "warning");
   EXPECT_EQ(p.severityOf("torch-api"), "error");
 
-  kb::Solution s = kb::loadSolution(sourceRoot() / "tests/analyze/cases/environment");
+  kb::solution::Solution s = kb::solution::loadSolution(sourceRoot() / "tests/analyze/cases/environment");
   kb::analyze::StaticResult r = kb::analyze::checkSolution(s, p, kb::analyze::defaultCheckOptions());
   ASSERT_FALSE(r.findings.empty());
   for (const auto& f : r.findings)
@@ -178,7 +178,7 @@ TEST(StaticCheck, SourceThatDoesNotParseIsAParserLimitNote) {
   std::ofstream(dir / "kernels/k.cu") << "__global__ void k( { }\n";
   kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
   kb::analyze::StaticResult r =
-      kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+      kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   EXPECT_FALSE(r.parsed);
   EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::Ok);
   ASSERT_FALSE(r.parse_errors.empty());
@@ -200,7 +200,7 @@ TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
   std::ofstream(dir / "forward.cpp") << "";
   kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
   kb::analyze::StaticResult r =
-      kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+      kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   ASSERT_FALSE(r.infra_failed) << r.infra_message;
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].rule, "missing-entry");
@@ -212,7 +212,7 @@ TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
   fs::create_directories(dir / "kernels");
   std::ofstream(dir / "forward.cpp") << "#include <kb/solution.h>\n";
   std::ofstream(dir / "kernels/entry.cu") << "#include <kb/solution.h>\nKB_FORWARD(ctx) { (void)ctx; }\n";
-  r = kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  r = kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].rule << ": " << r.findings[0].message;
   EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::Ok);
 
@@ -220,14 +220,14 @@ TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
   fs::remove(dir / "kernels/entry.cu");
   std::ofstream(dir / "forward.cpp")
       << "#include <kb/solution.h>\nextern \"C\" int32_t kb_forward(const kb_api*, kb_context*);\n";
-  r = kb::analyze::checkSolution(kb::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  r = kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].rule, "missing-entry");
   const fs::path off_path = dir.string() + ".off.json";
   std::ofstream(off_path) << R"({"rules": {"missing-entry": "off"}})";
   kb::analyze::StaticPolicy off = kb::analyze::loadStaticPolicy(off_path);
   fs::remove(off_path);
-  r = kb::analyze::checkSolution(kb::loadSolution(dir), off, kb::analyze::defaultCheckOptions());
+  r = kb::analyze::checkSolution(kb::solution::loadSolution(dir), off, kb::analyze::defaultCheckOptions());
   EXPECT_TRUE(r.findings.empty());
   fs::remove_all(dir);
 }

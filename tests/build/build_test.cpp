@@ -33,10 +33,10 @@ class BuildTest : public ::testing::Test {
     fs::create_directories((root_ / "sol" / rel).parent_path());
     std::ofstream(root_ / "sol" / rel, std::ios::binary) << content;
   }
-  kb::BuildResult build() { return kb::buildSolution(kb::loadSolution(root_ / "sol"), options_); }
+  kb::build::BuildResult build() { return kb::build::buildSolution(kb::solution::loadSolution(root_ / "sol"), options_); }
 
   fs::path root_;
-  kb::BuildOptions options_;
+  kb::build::BuildOptions options_;
 };
 
 const char* kCpuForward = R"(#include <kb/solution.h>
@@ -49,18 +49,18 @@ KB_FORWARD(ctx) {
 )";
 
 TEST_F(BuildTest, CpuSolutionBuildsThenComesFromTheCache) {
-  options_.target = kb::BuildTarget::Cpu;
+  options_.target = kb::build::BuildTarget::Cpu;
   write("forward.cpp", kCpuForward);
   write("kernels/twice.h", "#include <cstdint>\nvoid twice(const float*, float*, int64_t);\n");
   write("kernels/twice.cpp",
         "#include \"twice.h\"\nvoid twice(const float* x, float* y, int64_t n) {\n"
         "  for (int64_t i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
-  kb::BuildResult cold = build();
+  kb::build::BuildResult cold = build();
   ASSERT_EQ(cold.status, kb::Status::Ok) << cold.diagnostics << cold.message;
   EXPECT_FALSE(cold.cached);
   EXPECT_TRUE(fs::exists(cold.library));
   EXPECT_EQ(cold.steps.size(), 3u);  // two units and the link
-  kb::BuildResult warm = build();
+  kb::build::BuildResult warm = build();
   ASSERT_EQ(warm.status, kb::Status::Ok);
   EXPECT_TRUE(warm.cached);
   EXPECT_EQ(warm.key, cold.key);
@@ -69,7 +69,7 @@ TEST_F(BuildTest, CpuSolutionBuildsThenComesFromTheCache) {
 
   // Any change of content or flags is a new key.
   options_.cxx_flags = {"-DSOMETHING"};
-  kb::BuildResult flagged = build();
+  kb::build::BuildResult flagged = build();
   EXPECT_NE(flagged.key, cold.key);
   EXPECT_FALSE(flagged.cached);
   options_.cxx_flags.clear();
@@ -78,13 +78,13 @@ TEST_F(BuildTest, CpuSolutionBuildsThenComesFromTheCache) {
 }
 
 TEST_F(BuildTest, CompileErrorsComeBackVerbatimAndTrimmed) {
-  options_.target = kb::BuildTarget::Cpu;
+  options_.target = kb::build::BuildTarget::Cpu;
   options_.max_errors = 2;
   std::string body = "#include <kb/solution.h>\nKB_FORWARD(ctx) {\n";
   for (int i = 0; i < 6; ++i) body += "  undefined_" + std::to_string(i) + "();\n";
   body += "}\n";
   write("forward.cpp", body);
-  kb::BuildResult r = build();
+  kb::build::BuildResult r = build();
   EXPECT_EQ(r.status, kb::Status::CompileError);
   EXPECT_NE(r.diagnostics.find("forward.cpp:3:"), std::string::npos) << r.diagnostics;
   EXPECT_NE(r.diagnostics.find("undefined_0"), std::string::npos);
@@ -94,27 +94,27 @@ TEST_F(BuildTest, CompileErrorsComeBackVerbatimAndTrimmed) {
   EXPECT_EQ(r.diagnostics.find(root_.string()), std::string::npos) << "staging paths leak";
   EXPECT_EQ(r.message, "forward.cpp: c++ failed");
   // The failure is cached too.
-  kb::BuildResult again = build();
+  kb::build::BuildResult again = build();
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.status, kb::Status::CompileError);
   EXPECT_EQ(again.diagnostics, r.diagnostics);
 }
 
 TEST_F(BuildTest, UndefinedSymbolsFailAtLink) {
-  options_.target = kb::BuildTarget::Cpu;
+  options_.target = kb::build::BuildTarget::Cpu;
   write("forward.cpp",
         "#include <kb/solution.h>\nvoid elsewhere();\nKB_FORWARD(ctx) { elsewhere(); }\n");
-  kb::BuildResult r = build();
+  kb::build::BuildResult r = build();
   EXPECT_EQ(r.status, kb::Status::CompileError);
   EXPECT_NE(r.diagnostics.find("undefined reference"), std::string::npos) << r.diagnostics;
   EXPECT_EQ(r.message, "link: link failed");
 }
 
 TEST_F(BuildTest, MissingCompilerIsInfraError) {
-  options_.target = kb::BuildTarget::Cpu;
+  options_.target = kb::build::BuildTarget::Cpu;
   options_.cxx = "/nonexistent/g++";
   write("forward.cpp", kCpuForward);
-  kb::BuildResult r = build();
+  kb::build::BuildResult r = build();
   EXPECT_EQ(r.status, kb::Status::InfraError);
   EXPECT_NE(r.message.find("/nonexistent/g++"), std::string::npos) << r.message;
 }
@@ -123,7 +123,7 @@ TEST_F(BuildTest, CudaSolutionWithNvcc) {
   if (!haveNvcc()) GTEST_SKIP() << "no nvcc";
   fs::copy(fs::path(KB_SOURCE_ROOT) / "testdata/solutions-build/gemm_bias_relu", root_ / "sol",
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  kb::BuildResult r = build();
+  kb::build::BuildResult r = build();
   ASSERT_EQ(r.status, kb::Status::Ok) << r.diagnostics;
   EXPECT_TRUE(fs::exists(r.library));
   ASSERT_GE(r.steps.size(), 2u);
@@ -135,7 +135,7 @@ TEST_F(BuildTest, DeviceOnlyFastPathAndNvccVerdict) {
   options_.device_only = true;
   fs::copy(fs::path(KB_SOURCE_ROOT) / "testdata/solutions-build/gemm_bias_relu", root_ / "sol",
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  kb::BuildResult r = build();
+  kb::build::BuildResult r = build();
   ASSERT_EQ(r.status, kb::Status::Ok) << r.diagnostics;
   ASSERT_EQ(r.steps.size(), 1u);  // the one .cu; forward.cpp is host code
   EXPECT_TRUE(r.library.empty());
@@ -144,7 +144,7 @@ TEST_F(BuildTest, DeviceOnlyFastPathAndNvccVerdict) {
 
   write("kernels/bias_relu.cu",
         "__global__ void k(float* y) { y[threadIdx.x] = no_such_function(); }\n");
-  kb::BuildResult bad = build();
+  kb::build::BuildResult bad = build();
   EXPECT_EQ(bad.status, kb::Status::CompileError);
   EXPECT_EQ(bad.steps[0].tool, "nvcc-cubin");  // nvcc has the last word
   EXPECT_NE(bad.diagnostics.find("kernels/bias_relu.cu"), std::string::npos) << bad.diagnostics;
@@ -156,9 +156,9 @@ TEST_F(BuildTest, NvccCompileErrorIsNvccsOwnWord) {
   fs::copy(fs::path(KB_SOURCE_ROOT) / "testdata/solutions-build/gemm_bias_relu", root_ / "sol",
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   write("kernels/bias_relu.cu", "__global__ void k(float* y) { y[threadIdx.x] = no_such_function(); }\n");
-  kb::BuildResult bad = build();
+  kb::build::BuildResult bad = build();
   ASSERT_EQ(bad.status, kb::Status::CompileError);
-  const kb::CompileStep* nvcc = nullptr;
+  const kb::build::CompileStep* nvcc = nullptr;
   for (const auto& s : bad.steps)
     if (s.tool == "nvcc") nvcc = &s;
   ASSERT_NE(nvcc, nullptr);
@@ -174,9 +174,9 @@ TEST_F(BuildTest, NvccCompileErrorIsNvccsOwnWord) {
 
 TEST(DryRunPlan, SplitsShellWordsAsTheDryRunWritesThem) {
   std::vector<std::string> vars = {"X=v", "CICC_PATH=/opt/nvvm/bin"};
-  EXPECT_EQ(kb::splitShellWords(R"("/usr/bin"/c++ -I"/a b"  '$X' $X ${X}y "$CICC_PATH/cicc" a\ b)", vars),
+  EXPECT_EQ(kb::build::splitShellWords(R"("/usr/bin"/c++ -I"/a b"  '$X' $X ${X}y "$CICC_PATH/cicc" a\ b)", vars),
             (std::vector<std::string>{"/usr/bin/c++", "-I/a b", "$X", "v", "vy", "/opt/nvvm/bin/cicc", "a b"}));
-  EXPECT_THROW(kb::splitShellWords(R"(c++ "-Iunclosed)", vars), kb::Error);
+  EXPECT_THROW(kb::build::splitShellWords(R"(c++ "-Iunclosed)", vars), kb::Error);
 }
 
 TEST(DryRunPlan, RefusesPlansOfAnotherShape) {
@@ -188,9 +188,9 @@ TEST(DryRunPlan, RefusesPlansOfAnotherShape) {
       "#$ \"/usr/bin\"/c++ -D__CUDA_ARCH__=800 -E -x c++ a.cu -o a.cpp1.ii\n"
       "#$ \"/usr/bin\"/c++ -D__CUDA_ARCH__=900 -E -x c++ a.cu -o a.cpp1.ii\n";
   std::string why;
-  EXPECT_FALSE(kb::parseNvccDryRun(text, &why));
+  EXPECT_FALSE(kb::build::parseNvccDryRun(text, &why));
   EXPECT_NE(why.find("shape"), std::string::npos) << why;
-  EXPECT_FALSE(kb::parseNvccDryRun("#$ no_such_program_anywhere -c x\n", &why));
+  EXPECT_FALSE(kb::build::parseNvccDryRun("#$ no_such_program_anywhere -c x\n", &why));
   EXPECT_NE(why.find("not on its PATH"), std::string::npos) << why;
 }
 
@@ -225,7 +225,7 @@ TEST_F(BuildTest, NvccPlanSplitGivesNvccsOwnObject) {
   kb::ProcessResult d = run(dry);
   ASSERT_TRUE(d.ok()) << d.output;
   std::string why;
-  std::optional<kb::NvccPlan> plan = kb::parseNvccDryRun(d.output, &why);
+  std::optional<kb::build::NvccPlan> plan = kb::build::parseNvccDryRun(d.output, &why);
   ASSERT_TRUE(plan) << why << "\n" << d.output;
   fs::remove(root_ / "sol" / plan->host_module_id);
   for (const auto* half : {&plan->host, &plan->device, &plan->after})
@@ -247,12 +247,12 @@ TEST(TrimDiagnostics, KeepsFirstErrorsWithContext) {
       "a.cu(1): error: first\n  code\n  ^\n\na.cu(2): warning #1: w\na.cu(3): error: second\n"
       "  more\na.cu(4): error: third\nb.cpp:1:2: error: fourth\n";
   bool cut = false;
-  std::string t = kb::trimDiagnostics(text, 2, 1 << 20, &cut);
+  std::string t = kb::build::trimDiagnostics(text, 2, 1 << 20, &cut);
   EXPECT_TRUE(cut);
   EXPECT_NE(t.find("second\n  more\n"), std::string::npos) << t;
   EXPECT_EQ(t.find("third"), std::string::npos);
   EXPECT_NE(t.find("2 more error line(s)"), std::string::npos) << t;
-  t = kb::trimDiagnostics(text, 10, 1 << 20, &cut);
+  t = kb::build::trimDiagnostics(text, 10, 1 << 20, &cut);
   EXPECT_FALSE(cut);
   EXPECT_EQ(t, text);
 }

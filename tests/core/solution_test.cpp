@@ -30,7 +30,7 @@ TEST_F(SolutionDirTest, ListsClassifiesAndHashes) {
   write("kernels/a.cu", "__global__ void k() {}\n");
   write("kernels/a.cuh", "#pragma once\n");
   write("README.md", "notes\n");
-  kb::Solution s = kb::loadSolution(root_ / "sol");
+  kb::solution::Solution s = kb::solution::loadSolution(root_ / "sol");
   ASSERT_EQ(s.files.size(), 4u);
   auto sources = s.sources();
   ASSERT_EQ(sources.size(), 2u);
@@ -40,25 +40,25 @@ TEST_F(SolutionDirTest, ListsClassifiesAndHashes) {
 
   std::string before = s.hash;
   write("README.md", "other notes\n");  // not code: same hash
-  EXPECT_EQ(kb::loadSolution(root_ / "sol").hash, before);
+  EXPECT_EQ(kb::solution::loadSolution(root_ / "sol").hash, before);
   write("kernels/a.cu", "__global__ void k() { }\n");
-  EXPECT_NE(kb::loadSolution(root_ / "sol").hash, before);
+  EXPECT_NE(kb::solution::loadSolution(root_ / "sol").hash, before);
 }
 
 TEST_F(SolutionDirTest, MissingForwardIsUsageError) {
   write("kernels/a.cu", "\n");
-  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
 }
 
 TEST_F(SolutionDirTest, MissingDirectoryIsUsageError) {
-  EXPECT_THROW(kb::loadSolution(root_ / "nope"), kb::UsageError);
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "nope"), kb::UsageError);
 }
 
 TEST_F(SolutionDirTest, BinaryAndOversizedSourcesAreRejected) {
   write("forward.cpp", std::string("int x;\0\1", 8));
-  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
   write("forward.cpp", std::string(2 << 20, 'x'));
-  EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError);
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
 }
 
 // Code file names reach compiler command lines (nvcc runs its steps through
@@ -68,15 +68,15 @@ TEST_F(SolutionDirTest, CodeFileNamesThatReachCommandLinesArePlain) {
   std::filesystem::create_directories(root_ / "sol" / "kernels");
   write("forward.cpp", "int x;\n");
   write("notes (draft).txt", "anything\n");
-  EXPECT_NO_THROW(kb::loadSolution(root_ / "sol"));
+  EXPECT_NO_THROW(kb::solution::loadSolution(root_ / "sol"));
   for (const char* bad : {"kernels/a$(touch pwned).cu", "kernels/b\" -DX=\"c.cu", "-wrapper=sh,-c,id.cpp",
                           "kernels/-x.cuh", "my kernel.cu"}) {
     write(bad, "int y;\n");
-    EXPECT_THROW(kb::loadSolution(root_ / "sol"), kb::UsageError) << bad;
+    EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError) << bad;
     std::filesystem::remove(root_ / "sol" / bad);
   }
   write("kernels/ok_name-2+x.cu", "int z;\n");
-  EXPECT_NO_THROW(kb::loadSolution(root_ / "sol"));
+  EXPECT_NO_THROW(kb::solution::loadSolution(root_ / "sol"));
 }
 
 TEST_F(SolutionDirTest, SymlinkOutsideIsReportedNotFollowed) {
@@ -84,7 +84,7 @@ TEST_F(SolutionDirTest, SymlinkOutsideIsReportedNotFollowed) {
   std::ofstream(root_ / "outside.h") << "secret\n";
   fs::create_symlink(root_ / "outside.h", root_ / "sol" / "kernels" / "leak.h");
   fs::create_symlink(root_ / "sol" / "forward.cpp", root_ / "sol" / "alias.cpp");
-  kb::Solution s = kb::loadSolution(root_ / "sol");
+  kb::solution::Solution s = kb::solution::loadSolution(root_ / "sol");
   ASSERT_EQ(s.escapes.size(), 1u);
   EXPECT_EQ(s.escapes[0].path, "kernels/leak.h");
   for (const auto& f : s.files) EXPECT_NE(f.path, "kernels/leak.h");

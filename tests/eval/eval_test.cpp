@@ -33,7 +33,7 @@ class Eval : public ::testing::Test {
     q.task_dir = task();
     q.solution_dir = solution;
     q.stages = stages;
-    q.build.target = kb::BuildTarget::Cpu;
+    q.build.target = kb::build::BuildTarget::Cpu;
     q.build.cache_dir = scratch / "cache";
     q.verify.device = "cpu";
     q.verify.limits.wall_seconds = 20;
@@ -141,7 +141,7 @@ TEST_F(Eval, ProfileOnTheCpuGivesTypedTimingsAndOneSpeedup) {
   EXPECT_EQ(r.header.solution_hash, r.profile->solution_hash);
   EXPECT_FALSE(r.stage("build").skipped);
   EXPECT_FALSE(r.stage("profile").skipped);
-  const kb::ProfileResult& p = *r.profile;
+  const kb::profile::ProfileResult& p = *r.profile;
   EXPECT_EQ(p.timing_method, "host_clock");
   ASSERT_TRUE(p.candidate.present());
   ASSERT_TRUE(p.eager.present());
@@ -170,9 +170,9 @@ TEST_F(Eval, BatchVerifiesTheBuiltSolutionsTogether) {
   fs::path broken = scratch / "broken";
   fs::create_directories(broken);
   std::ofstream(broken / "forward.cpp") << "this is not C++\n";
-  std::vector<kb::Solution> solutions = {kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"),
-                                         kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/wrong_result"),
-                                         kb::loadSolution(broken)};
+  std::vector<kb::solution::Solution> solutions = {kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"),
+                                         kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu/wrong_result"),
+                                         kb::solution::loadSolution(broken)};
   kb::eval::Request q = request("", {.build = true, .verify = true});
   q.stage_errors_as_infra = true;
   std::vector<kb::eval::Result> r = kb::eval::evaluateBatch(q, solutions);

@@ -14,17 +14,17 @@
 namespace kb {
 namespace {
 
-Activity kernel(const std::string& name, int64_t owner) {
-  Activity a;
-  a.kind = ActivityKind::Kernel;
+profile::Activity kernel(const std::string& name, int64_t owner) {
+  profile::Activity a;
+  a.kind = profile::ActivityKind::Kernel;
   a.name = name;
   a.stream = 7;
   a.owner = owner;
   return a;
 }
 
-PrecisionPolicy strictFp32() {
-  PrecisionPolicy p;
+profile::PrecisionPolicy strictFp32() {
+  profile::PrecisionPolicy p;
   p.contract = "strict";
   p.task_float_dtype = "float32";
   return p;
@@ -33,43 +33,43 @@ PrecisionPolicy strictFp32() {
 TEST(KernelPrecision, LibraryNamesAsTheLibrariesWriteThem) {
   // cuBLAS/cuBLASLt on Ampere/Hopper (the first two recorded by CUPTI in
   // this project's runs, docs/gpu-validation.md and tests/profile).
-  EXPECT_EQ(libraryKernelPrecision("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>("
+  EXPECT_EQ(profile::libraryKernelPrecision("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>("
                                    "cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)"),
             "fp32");
-  EXPECT_EQ(libraryKernelPrecision("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_"
+  EXPECT_EQ(profile::libraryKernelPrecision("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_"
                                    "execute_segment_k_off_kernel__5x_cublas"),
             "tf32");
-  EXPECT_EQ(libraryKernelPrecision("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
+  EXPECT_EQ(profile::libraryKernelPrecision("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
                                    "aligna4_alignc4_execute_kernel__51_cublas"),
             "fp32");
-  EXPECT_EQ(libraryKernelPrecision("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
+  EXPECT_EQ(profile::libraryKernelPrecision("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
                                    "execute_segment_k_off_kernel__5x_cublas"),
             "bf16");
-  EXPECT_EQ(libraryKernelPrecision("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"), "fp16");
-  EXPECT_EQ(libraryKernelPrecision("volta_h884gemm_64x64_ldg8_nn"), "fp16");
-  EXPECT_EQ(libraryKernelPrecision("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4>("
+  EXPECT_EQ(profile::libraryKernelPrecision("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"), "fp16");
+  EXPECT_EQ(profile::libraryKernelPrecision("volta_h884gemm_64x64_ldg8_nn"), "fp16");
+  EXPECT_EQ(profile::libraryKernelPrecision("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4>("
                                    "cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4::Params)"),
             "tf32");
-  EXPECT_EQ(libraryKernelPrecision("cutlass_80_tensorop_d884gemm_64x64_16x4_nn_align1"), "fp64");
+  EXPECT_EQ(profile::libraryKernelPrecision("cutlass_80_tensorop_d884gemm_64x64_16x4_nn_align1"), "fp64");
   // nvjet: operand letter first (h fp16, t bf16, s fp32 operands on tensor cores = TF32).
-  EXPECT_EQ(libraryKernelPrecision("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"), "fp16");
-  EXPECT_EQ(libraryKernelPrecision("nvjet_sm90_hss_64x8_64x16_1x1_h_bz_splitK_NNT"), "fp16");
-  EXPECT_EQ(libraryKernelPrecision("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT"), "bf16");
-  EXPECT_EQ(libraryKernelPrecision("nvjet_sss_128x256_64x4_2x1_v_bz_TNN"), "tf32");
+  EXPECT_EQ(profile::libraryKernelPrecision("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"), "fp16");
+  EXPECT_EQ(profile::libraryKernelPrecision("nvjet_sm90_hss_64x8_64x16_1x1_h_bz_splitK_NNT"), "fp16");
+  EXPECT_EQ(profile::libraryKernelPrecision("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT"), "bf16");
+  EXPECT_EQ(profile::libraryKernelPrecision("nvjet_sss_128x256_64x4_2x1_v_bz_TNN"), "tf32");
   // cuDNN.
-  EXPECT_EQ(libraryKernelPrecision("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16"),
+  EXPECT_EQ(profile::libraryKernelPrecision("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16"),
             "tf32");
-  EXPECT_EQ(libraryKernelPrecision("volta_scudnn_128x64_relu_interior_nn_v1"), "fp32");
-  EXPECT_EQ(libraryKernelPrecision("void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false>(int)"),
+  EXPECT_EQ(profile::libraryKernelPrecision("volta_scudnn_128x64_relu_interior_nn_v1"), "fp32");
+  EXPECT_EQ(profile::libraryKernelPrecision("void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false>(int)"),
             "fp32");
   // FP8, INT8.
-  EXPECT_EQ(libraryKernelPrecision("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128"), "fp8");
-  EXPECT_EQ(libraryKernelPrecision("sm80_xmma_gemm_i8i8_i8i32_f32_tn_n_tilesize128x128x64"), "int8");
+  EXPECT_EQ(profile::libraryKernelPrecision("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128"), "fp8");
+  EXPECT_EQ(profile::libraryKernelPrecision("sm80_xmma_gemm_i8i8_i8i32_f32_tn_n_tilesize128x128x64"), "int8");
   // The reduction that follows a split-K GEMM: fp32 whatever the GEMM was.
-  EXPECT_EQ(libraryKernelPrecision("void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, "
+  EXPECT_EQ(profile::libraryKernelPrecision("void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, "
                                    "true, false, false>(cublasLt::cublasSplitKParams<float>, float const*)"),
             "fp32");
-  EXPECT_EQ(libraryKernelPrecision("some_kernel_without_markers"), "unknown");
+  EXPECT_EQ(profile::libraryKernelPrecision("some_kernel_without_markers"), "unknown");
 }
 
 // The names torch 2.11 (CUDA 13.0 cuBLAS/cuBLASLt/cuDNN) launched on the
@@ -96,32 +96,32 @@ TEST(KernelPrecision, RecordedOnTheH200) {
       {"sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x64x32_stage5_warpsize2x2x1_g1_"
        "tensor16x8x8_execute_kernel__5x_cudnn", "tf32"},
   };
-  for (const auto& [name, cls] : seen) EXPECT_EQ(libraryKernelPrecision(name), cls) << name;
+  for (const auto& [name, cls] : seen) EXPECT_EQ(profile::libraryKernelPrecision(name), cls) << name;
 }
 
 TEST(KernelPrecision, ReducedIsRelativeToTheTask) {
-  EXPECT_TRUE(isReducedPrecision("tf32", "float32"));
-  EXPECT_TRUE(isReducedPrecision("bf16", "float32"));
-  EXPECT_TRUE(isReducedPrecision("tensor", "float32"));
-  EXPECT_FALSE(isReducedPrecision("fp32", "float32"));
-  EXPECT_FALSE(isReducedPrecision("unknown", "float32"));
-  EXPECT_FALSE(isReducedPrecision("fp16", "float16"));
-  EXPECT_FALSE(isReducedPrecision("tf32", "float16"));
-  EXPECT_TRUE(isReducedPrecision("bf16", "float16"));
-  EXPECT_TRUE(isReducedPrecision("fp8", "bfloat16"));
-  EXPECT_TRUE(isReducedPrecision("fp32", "float64"));
-  EXPECT_FALSE(isReducedPrecision("tf32", ""));  // no floating tensors: nothing to reduce
-  EXPECT_EQ(narrowerPrecision("fp32", "tf32"), "tf32");
-  EXPECT_EQ(narrowerPrecision("unknown", "fp16"), "fp16");
-  EXPECT_EQ(narrowerPrecision("bf16", "fp16"), "bf16");
+  EXPECT_TRUE(profile::isReducedPrecision("tf32", "float32"));
+  EXPECT_TRUE(profile::isReducedPrecision("bf16", "float32"));
+  EXPECT_TRUE(profile::isReducedPrecision("tensor", "float32"));
+  EXPECT_FALSE(profile::isReducedPrecision("fp32", "float32"));
+  EXPECT_FALSE(profile::isReducedPrecision("unknown", "float32"));
+  EXPECT_FALSE(profile::isReducedPrecision("fp16", "float16"));
+  EXPECT_FALSE(profile::isReducedPrecision("tf32", "float16"));
+  EXPECT_TRUE(profile::isReducedPrecision("bf16", "float16"));
+  EXPECT_TRUE(profile::isReducedPrecision("fp8", "bfloat16"));
+  EXPECT_TRUE(profile::isReducedPrecision("fp32", "float64"));
+  EXPECT_FALSE(profile::isReducedPrecision("tf32", ""));  // no floating tensors: nothing to reduce
+  EXPECT_EQ(profile::narrowerPrecision("fp32", "tf32"), "tf32");
+  EXPECT_EQ(profile::narrowerPrecision("unknown", "fp16"), "fp16");
+  EXPECT_EQ(profile::narrowerPrecision("bf16", "fp16"), "bf16");
 }
 
 TEST(JudgePrecision, StrictRefusesAReducedLibraryKernelAndNamesIt) {
   const std::string tf32 = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_"
                            "execute_segment_k_off_kernel__5x_cublas";
-  std::vector<Activity> acts = {kernel(tf32, 0), kernel(tf32, 1), kernel("_Z8epiloguePfi", 1),
-                                kernel("_ZN2at6native18elementwise_kernelEv", kOwnerHarness)};
-  PrecisionReport r = judgePrecision(acts, {"_Z8epiloguePfi"}, strictFp32(), {}, "none");
+  std::vector<profile::Activity> acts = {kernel(tf32, 0), kernel(tf32, 1), kernel("_Z8epiloguePfi", 1),
+                                kernel("_ZN2at6native18elementwise_kernelEv", profile::kOwnerHarness)};
+  profile::PrecisionReport r = profile::judgePrecision(acts, {"_Z8epiloguePfi"}, strictFp32(), {}, "none");
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].rule, "reduced-precision");
   EXPECT_NE(r.findings[0].evidence.find(tf32), std::string::npos) << r.findings[0].evidence;
@@ -139,10 +139,10 @@ TEST(JudgePrecision, StrictRefusesAReducedLibraryKernelAndNamesIt) {
 }
 
 TEST(JudgePrecision, PaperAllowsItAndStillNamesTheClass) {
-  PrecisionPolicy paper = strictFp32();
+  profile::PrecisionPolicy paper = strictFp32();
   paper.contract = "paper";
   paper.reduced_precision_allowed = true;
-  PrecisionReport r = judgePrecision({kernel("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", 0)}, {}, paper, {}, "none");
+  profile::PrecisionReport r = profile::judgePrecision({kernel("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", 0)}, {}, paper, {}, "none");
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.candidate_class, "fp16");
   EXPECT_NE(r.summary().find("paper contract"), std::string::npos) << r.summary();
@@ -151,10 +151,10 @@ TEST(JudgePrecision, PaperAllowsItAndStillNamesTheClass) {
 TEST(JudgePrecision, OwnKernelsAreInformationOnly) {
   // A 3xTF32 GEMM of the candidate's own: TF32 tensor-core SASS, but only
   // accuracy judges own kernels.
-  std::map<std::string, SassKernel> sass;
+  std::map<std::string, profile::SassKernel> sass;
   sass["gemm_3xtf32(float const*, float const*, float*, int, int, int)"] = {"tf32", {"HMMA.1684.F32.TF32"}};
-  std::vector<Activity> acts = {kernel("_Z11gemm_3xtf32PKfS0_Pfiii", 0)};
-  PrecisionReport r = judgePrecision(acts, {"_Z11gemm_3xtf32PKfS0_Pfiii"}, strictFp32(), sass, "read");
+  std::vector<profile::Activity> acts = {kernel("_Z11gemm_3xtf32PKfS0_Pfiii", 0)};
+  profile::PrecisionReport r = profile::judgePrecision(acts, {"_Z11gemm_3xtf32PKfS0_Pfiii"}, strictFp32(), sass, "read");
   EXPECT_TRUE(r.ok());
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].cls, "tf32");
@@ -166,7 +166,7 @@ TEST(JudgePrecision, OwnKernelsAreInformationOnly) {
 }
 
 TEST(JudgePrecision, FullPrecisionLibraryKernelIsClean) {
-  PrecisionReport r = judgePrecision(
+  profile::PrecisionReport r = profile::judgePrecision(
       {kernel("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_256x128_8x4_nn_"
               "align1::Params)",
               0)},
@@ -178,7 +178,7 @@ TEST(JudgePrecision, FullPrecisionLibraryKernelIsClean) {
 TEST(JudgePrecision, PolicyFromTheContractJson) {
   Json c = {{"name", "paper"}, {"source", "task"}, {"atol", 0.01}, {"rtol", 0.01},
             {"reduced_precision_allowed", true}, {"task_float_dtype", "float32"}, {"note", nullptr}};
-  PrecisionPolicy p = PrecisionPolicy::fromJson(c);
+  profile::PrecisionPolicy p = profile::PrecisionPolicy::fromJson(c);
   EXPECT_EQ(p.contract, "paper");
   EXPECT_EQ(p.source, "task");
   EXPECT_EQ(p.atol, 0.01);
@@ -217,7 +217,7 @@ arch = sm_80
 
 TEST(Sass, ClassesFromTensorCoreOpcodes) {
   std::istringstream in(kSass);
-  auto k = parseSass(in);
+  auto k = profile::parseSass(in);
   ASSERT_EQ(k.size(), 6u);
   EXPECT_EQ(k["tf32k(float const*, float const*, float*)"].cls, "tf32");
   EXPECT_EQ(k["tf32k(float const*, float const*, float*)"].opcodes, (std::set<std::string>{"HMMA.1684.F32.TF32"}));
@@ -232,40 +232,40 @@ TEST(Sass, ClassesFromTensorCoreOpcodes) {
 
 TEST(Sass, MissingToolIsAStatusNotAnError) {
   setenv("KB_CUOBJDUMP", "/nonexistent/cuobjdump", 1);
-  SassScan s = readLibrarySass("/nonexistent/lib.so", 5);
+  profile::SassScan s = profile::readLibrarySass("/nonexistent/lib.so", 5);
   unsetenv("KB_CUOBJDUMP");
   EXPECT_TRUE(s.kernels.empty());
   EXPECT_NE(s.status, "read");
 }
 
 TEST(GpuPeak, TableByNameThenArchitecture) {
-  auto h200 = gpuPeak("NVIDIA H200", "sm_90");
+  auto h200 = profile::gpuPeak("NVIDIA H200", "sm_90");
   ASSERT_TRUE(h200);
   EXPECT_EQ(h200->tf32_tflops, 495);
-  EXPECT_EQ(gpuPeak("NVIDIA H100 80GB HBM3", "sm_90")->model, "H100/H200 SXM");
-  EXPECT_EQ(gpuPeak("NVIDIA H100 PCIe", "sm_90")->model, "H100 PCIe");
-  EXPECT_EQ(gpuPeak("NVIDIA H20", "sm_90")->model, "H20");
-  EXPECT_EQ(gpuPeak("NVIDIA A100-SXM4-80GB", "sm_80")->model, "A100");
-  EXPECT_EQ(gpuPeak("NVIDIA L40S", "sm_89")->model, "L40S");
-  EXPECT_EQ(gpuPeak("NVIDIA L4", "sm_89")->model, "L4");
-  EXPECT_EQ(gpuPeak("NVIDIA A10G", "sm_86")->model, "A10/A10G");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA H100 80GB HBM3", "sm_90")->model, "H100/H200 SXM");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA H100 PCIe", "sm_90")->model, "H100 PCIe");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA H20", "sm_90")->model, "H20");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA A100-SXM4-80GB", "sm_80")->model, "A100");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA L40S", "sm_89")->model, "L40S");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA L4", "sm_89")->model, "L4");
+  EXPECT_EQ(profile::gpuPeak("NVIDIA A10G", "sm_86")->model, "A10/A10G");
   // A name the table lacks: the architecture's highest peaks.
-  EXPECT_EQ(gpuPeak("NVIDIA Future Part", "sm_90")->tf32_tflops, 495);
-  EXPECT_FALSE(gpuPeak("Some Accelerator", "sm_42"));
-  EXPECT_FALSE(gpuPeak("", ""));
+  EXPECT_EQ(profile::gpuPeak("NVIDIA Future Part", "sm_90")->tf32_tflops, 495);
+  EXPECT_FALSE(profile::gpuPeak("Some Accelerator", "sm_42"));
+  EXPECT_FALSE(profile::gpuPeak("", ""));
 }
 
 TEST(GpuPeak, ContractChoosesThePeak) {
-  GpuPeak h = *gpuPeak("NVIDIA H200", "sm_90");
+  profile::GpuPeak h = *profile::gpuPeak("NVIDIA H200", "sm_90");
   // strict fp32: TF32 (495) is above 3xTF32's ~165 and fp16-split emulation.
-  EXPECT_EQ(floorPeakTflops(h, "strict", "float32"), 495);
-  EXPECT_EQ(floorPeakTflops(h, "strict", "float64"), 495);
+  EXPECT_EQ(profile::floorPeakTflops(h, "strict", "float32"), 495);
+  EXPECT_EQ(profile::floorPeakTflops(h, "strict", "float64"), 495);
   // paper, or a half-precision task: twice FP16, room for FP8.
-  EXPECT_EQ(floorPeakTflops(h, "paper", "float32"), 1980);
-  EXPECT_EQ(floorPeakTflops(h, "strict", "float16"), 1980);
+  EXPECT_EQ(profile::floorPeakTflops(h, "paper", "float32"), 1980);
+  EXPECT_EQ(profile::floorPeakTflops(h, "strict", "float16"), 1980);
   // A GPU without TF32 (V100): half the FP16 peak bounds emulated fp32.
-  EXPECT_EQ(floorPeakTflops(*gpuPeak("Tesla V100-SXM2-32GB", "sm_70"), "strict", "float32"), 62.5);
-  FlopsPeakChoice unknown = chooseFlopsPeak("Mystery GPU", "", "strict", "float32");
+  EXPECT_EQ(profile::floorPeakTflops(*profile::gpuPeak("Tesla V100-SXM2-32GB", "sm_70"), "strict", "float32"), 62.5);
+  profile::FlopsPeakChoice unknown = profile::chooseFlopsPeak("Mystery GPU", "", "strict", "float32");
   EXPECT_EQ(unknown.peak_tflops, 0);
   EXPECT_NE(unknown.basis.find("no FLOPs floor"), std::string::npos);
   EXPECT_TRUE(unknown.toJson()["gpu_model"].is_null());
@@ -280,10 +280,10 @@ TEST(FlopsFloor, RecordedH200ProfileAndAnAbsurdTiming) {
   ASSERT_NE(root, nullptr) << "KB_SOURCE_ROOT is not set";
   Json rec = readJsonFile(std::string(root) + "/testdata/prof/cublas_2048.json");
   Json task = readJsonFile(std::string(root) + "/testdata/tasks/matmul_2048/task.json");
-  FlopsPeakChoice peak = chooseFlopsPeak(rec["gpu"].get<std::string>(),
+  profile::FlopsPeakChoice peak = profile::chooseFlopsPeak(rec["gpu"].get<std::string>(),
                                          rec["arch"].is_string() ? rec["arch"].get<std::string>() : "", "strict",
                                          "float32");
-  PlausibilityInput in;
+  profile::PlausibilityInput in;
   in.bandwidth_gbps = rec["bandwidth_gbps"];
   // The bytes behind the recorded bytes floor.
   in.input_bytes = static_cast<uint64_t>(rec["plausibility"]["bytes_floor_ms"].get<double>() * 1e-3 *
@@ -293,24 +293,24 @@ TEST(FlopsFloor, RecordedH200ProfileAndAnAbsurdTiming) {
   in.peak_tflops = peak.peak_tflops;
   in.peak_basis = peak.basis;
   const double candidate = rec["timings"]["candidate"]["median_ms"], eager = rec["timings"]["eager"]["median_ms"];
-  Plausibility honest = checkPlausibility(in, candidate, eager);
+  profile::Plausibility honest = profile::checkPlausibility(in, candidate, eager);
   EXPECT_TRUE(honest.ok);
   EXPECT_NEAR(honest.flops_floor_ms, in.flops / 495e12 * 1e3, 1e-9);  // 0.0347 ms
   EXPECT_GT(honest.flops_floor_ms, honest.bytes_floor_ms);             // the binding floor now
   EXPECT_EQ(honest.floor_ms, honest.flops_floor_ms);
   EXPECT_NE(honest.flops_note.find("H100/H200 SXM"), std::string::npos) << honest.flops_note;
   // A 3xTF32 GEMM at a third of the TF32 peak stays above the floor.
-  EXPECT_TRUE(checkPlausibility(in, in.flops / (495e12 / 3) * 1e3, eager).ok);
+  EXPECT_TRUE(profile::checkPlausibility(in, in.flops / (495e12 / 3) * 1e3, eager).ok);
   // A timer that reports 0.02 ms for 17 GFLOP is below 0.8 x the floor,
   // though above the bytes floor that was all kbprof had before.
   EXPECT_GT(0.02, 0.8 * honest.bytes_floor_ms);
-  Plausibility absurd = checkPlausibility(in, 0.02, eager);
+  profile::Plausibility absurd = profile::checkPlausibility(in, 0.02, eager);
   EXPECT_FALSE(absurd.ok);
   EXPECT_NE(absurd.floorText().find("TFLOP/s"), std::string::npos) << absurd.floorText();
   EXPECT_EQ(absurd.toJson()["peak_tflops"], 495);
   // Without "flops" there is no FLOPs floor, and the report says why.
   in.flops = 0;
-  Plausibility none = checkPlausibility(in, 0.02, eager);
+  profile::Plausibility none = profile::checkPlausibility(in, 0.02, eager);
   EXPECT_EQ(none.flops_floor_ms, 0);
   EXPECT_NE(none.flops_note.find("no FLOPs floor"), std::string::npos);
 }

@@ -5,9 +5,9 @@
 namespace kb {
 namespace {
 
-Activity kernel(const std::string& name, uint32_t stream, int64_t owner, uint64_t start = 100, uint64_t end = 200) {
-  Activity a;
-  a.kind = ActivityKind::Kernel;
+profile::Activity kernel(const std::string& name, uint32_t stream, int64_t owner, uint64_t start = 100, uint64_t end = 200) {
+  profile::Activity a;
+  a.kind = profile::ActivityKind::Kernel;
   a.name = name;
   a.stream = stream;
   a.owner = owner;
@@ -16,43 +16,43 @@ Activity kernel(const std::string& name, uint32_t stream, int64_t owner, uint64_
   return a;
 }
 
-ProvenancePolicy ownPolicy() {
-  ProvenancePolicy p;
+profile::ProvenancePolicy ownPolicy() {
+  profile::ProvenancePolicy p;
   p.own_kernels = {"_Z11relu_kernelPKfPfi", "fused_epilogue"};
   return p;
 }
 
-std::vector<std::string> rules(const ProvenanceReport& r) {
+std::vector<std::string> rules(const profile::ProvenanceReport& r) {
   std::vector<std::string> out;
   for (const auto& f : r.findings) out.push_back(f.rule);
   return out;
 }
 
 TEST(Provenance, OwnKernelsOnTheLaunchStreamAreClean) {
-  std::vector<Activity> acts = {kernel("_Z11relu_kernelPKfPfi", 7, 0), kernel("fused_epilogue", 7, 1)};
-  Activity ms;
-  ms.kind = ActivityKind::Memset;
+  std::vector<profile::Activity> acts = {kernel("_Z11relu_kernelPKfPfi", 7, 0), kernel("fused_epilogue", 7, 1)};
+  profile::Activity ms;
+  ms.kind = profile::ActivityKind::Memset;
   ms.name = "memset";
   ms.stream = 7;
   ms.owner = 1;
   acts.push_back(ms);
-  Activity harness = kernel("_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_", 7, kOwnerHarness);
+  profile::Activity harness = kernel("_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_", 7, profile::kOwnerHarness);
   acts.push_back(harness);  // the harness's own fill: not judged
-  ProvenanceReport r = checkProvenance(acts, {{0, 1000}, {1, 1000}}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance(acts, {{0, 1000}, {1, 1000}}, 7, ownPolicy());
   EXPECT_TRUE(r.ok()) << r.toJson().dump();
   EXPECT_EQ(r.activities, 3u);
 }
 
 TEST(Provenance, AtenKernelInACallIsForeign) {
   auto a = kernel("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BUnaryFunctorIfffNS0_15MulFunctorIfEEEESt5arrayIPcLm2EEEEviT0_T1_", 7, 0);
-  ProvenanceReport r = checkProvenance({a}, {{0, 1000}}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({a}, {{0, 1000}}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"foreign-kernel"});
   EXPECT_NE(r.findings[0].evidence.find("PyTorch ATen"), std::string::npos);
   EXPECT_NE(r.findings[0].evidence.find("vectorized_elementwise_kernel"), std::string::npos);
 }
 
 TEST(Provenance, TritonKernelIsForeign) {
-  ProvenanceReport r = checkProvenance({kernel("triton_poi_fused_relu_0", 7, 2)}, {}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("triton_poi_fused_relu_0", 7, 2)}, {}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"foreign-kernel"});
   EXPECT_NE(r.findings[0].evidence.find("Triton"), std::string::npos);
 }
@@ -60,74 +60,74 @@ TEST(Provenance, TritonKernelIsForeign) {
 TEST(Provenance, CublasAllowedOnlyForGemmTasks) {
   auto gemm = kernel("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 7, 0);
   auto nvjet = kernel("nvjet_tst_128x64_64x8_2x1_v_bz_TNT", 7, 0);
-  ProvenancePolicy p = ownPolicy();
-  EXPECT_FALSE(checkProvenance({gemm, nvjet}, {}, 7, p).ok());
+  profile::ProvenancePolicy p = ownPolicy();
+  EXPECT_FALSE(profile::checkProvenance({gemm, nvjet}, {}, 7, p).ok());
   p.allow_gemm_library = true;
-  EXPECT_TRUE(checkProvenance({gemm, nvjet}, {}, 7, p).ok());
+  EXPECT_TRUE(profile::checkProvenance({gemm, nvjet}, {}, 7, p).ok());
   // cuDNN is another matter.
   auto conv = kernel("cudnn::cnn::implicit_convolve_sgemm", 7, 0);
-  ProvenanceReport r = checkProvenance({conv}, {}, 7, p);
+  profile::ProvenanceReport r = profile::checkProvenance({conv}, {}, 7, p);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.findings[0].evidence.find("no convolution"), std::string::npos);
   p.allow_conv_library = true;
-  EXPECT_TRUE(checkProvenance({conv}, {}, 7, p).ok());
+  EXPECT_TRUE(profile::checkProvenance({conv}, {}, 7, p).ok());
 }
 
 TEST(Provenance, UnknownKernelIsForeign) {
-  ProvenanceReport r = checkProvenance({kernel("_Z9mystery_kPf", 7, 0)}, {}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("_Z9mystery_kPf", 7, 0)}, {}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"foreign-kernel"});
   EXPECT_NE(r.findings[0].evidence.find("mystery_k(float*)"), std::string::npos);
 }
 
 TEST(Provenance, OtherStream) {
-  ProvenanceReport r = checkProvenance({kernel("fused_epilogue", 9, 0)}, {{0, 0}}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("fused_epilogue", 9, 0)}, {{0, 0}}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"other-stream"});
   EXPECT_NE(r.findings[0].evidence.find("stream 9"), std::string::npos);
 }
 
 TEST(Provenance, AfterReturn) {
   // The call's end marker started at 1000 ns; the kernel ran until 5000.
-  ProvenanceReport r = checkProvenance({kernel("fused_epilogue", 7, 3, 500, 5000)}, {{3, 1000}}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("fused_epilogue", 7, 3, 500, 5000)}, {{3, 1000}}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"after-return"});
   EXPECT_NE(r.findings[0].evidence.find("4 us after"), std::string::npos);
   // Ending before the marker is fine.
-  EXPECT_TRUE(checkProvenance({kernel("fused_epilogue", 7, 3, 500, 900)}, {{3, 1000}}, 7, ownPolicy()).ok());
+  EXPECT_TRUE(profile::checkProvenance({kernel("fused_epilogue", 7, 3, 500, 900)}, {{3, 1000}}, 7, ownPolicy()).ok());
 }
 
 TEST(Provenance, UnownedWorkFromAnotherThread) {
-  ProvenanceReport r = checkProvenance({kernel("fused_epilogue", 7, kOwnerUnknown)}, {}, 7, ownPolicy());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("fused_epilogue", 7, profile::kOwnerUnknown)}, {}, 7, ownPolicy());
   ASSERT_EQ(rules(r), std::vector<std::string>{"unowned-work"});
   EXPECT_EQ(r.activities, 0u);
 }
 
 TEST(Provenance, FindingsAreCappedAndCounted) {
-  std::vector<Activity> acts;
+  std::vector<profile::Activity> acts;
   for (int i = 0; i < 20; ++i) acts.push_back(kernel("_Z1kv" + std::string(i, 'x'), 9, i));
-  ProvenanceReport r = checkProvenance(acts, {}, 7, ownPolicy(), 3);
+  profile::ProvenanceReport r = profile::checkProvenance(acts, {}, 7, ownPolicy(), 3);
   // 3 other-stream + "... more", 3 foreign-kernel + "... more".
   EXPECT_EQ(r.findings.size(), 8u);
   EXPECT_NE(r.toJson().dump().find("and 17 more"), std::string::npos);
 }
 
 TEST(Provenance, LibraryAndFrameworkNames) {
-  EXPECT_EQ(kernelFramework("_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_"), "aten");
-  EXPECT_EQ(kernelFramework("void at::native::reduce_kernel<512, 1>"), "aten");
-  EXPECT_EQ(kernelFramework("triton_red_fused_sum_1"), "triton");
-  EXPECT_EQ(kernelFramework("_Z11relu_kernelPKfPfi"), "");
-  EXPECT_EQ(kernelLibrary("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__51a_cublas"), "cublas");
-  EXPECT_EQ(kernelLibrary("gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>"), "cublas");
-  EXPECT_EQ(kernelLibrary("cudnn::ops::nchwToNhwcKernel"), "cudnn");
-  EXPECT_EQ(kernelLibrary("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc"), "cudnn");
-  EXPECT_EQ(kernelLibrary("_Z11relu_kernelPKfPfi"), "");
-  EXPECT_EQ(demangle("_Z11relu_kernelPKfPfi"), "relu_kernel(float const*, float*, int)");
-  EXPECT_EQ(demangle("plain_c_name"), "plain_c_name");
+  EXPECT_EQ(profile::kernelFramework("_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_"), "aten");
+  EXPECT_EQ(profile::kernelFramework("void at::native::reduce_kernel<512, 1>"), "aten");
+  EXPECT_EQ(profile::kernelFramework("triton_red_fused_sum_1"), "triton");
+  EXPECT_EQ(profile::kernelFramework("_Z11relu_kernelPKfPfi"), "");
+  EXPECT_EQ(profile::kernelLibrary("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__51a_cublas"), "cublas");
+  EXPECT_EQ(profile::kernelLibrary("gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>"), "cublas");
+  EXPECT_EQ(profile::kernelLibrary("cudnn::ops::nchwToNhwcKernel"), "cudnn");
+  EXPECT_EQ(profile::kernelLibrary("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc"), "cudnn");
+  EXPECT_EQ(profile::kernelLibrary("_Z11relu_kernelPKfPfi"), "");
+  EXPECT_EQ(profile::demangle("_Z11relu_kernelPKfPfi"), "relu_kernel(float const*, float*, int)");
+  EXPECT_EQ(profile::demangle("plain_c_name"), "plain_c_name");
 }
 
 TEST(Provenance, ActivityJsonRoundTrip) {
-  Activity a = kernel("k", 3, 5, 10, 20);
+  profile::Activity a = kernel("k", 3, 5, 10, 20);
   a.bytes = 64;
   a.thread = 9;
-  Activity b = Activity::fromJson(a.toJson());
+  profile::Activity b = profile::Activity::fromJson(a.toJson());
   EXPECT_EQ(b.name, "k");
   EXPECT_EQ(b.stream, 3u);
   EXPECT_EQ(b.owner, 5);
@@ -138,9 +138,9 @@ TEST(Provenance, ActivityJsonRoundTrip) {
 }
 
 TEST(Provenance, KernelBreakdownSortsAndShares) {
-  std::vector<Activity> acts = {kernel("a", 7, 0, 0, 3000), kernel("b", 7, 0, 0, 1000), kernel("a", 7, 1, 0, 3000),
-                                kernel("h", 7, kOwnerHarness, 0, 99000)};
-  auto k = kernelBreakdown(acts);
+  std::vector<profile::Activity> acts = {kernel("a", 7, 0, 0, 3000), kernel("b", 7, 0, 0, 1000), kernel("a", 7, 1, 0, 3000),
+                                kernel("h", 7, profile::kOwnerHarness, 0, 99000)};
+  auto k = profile::kernelBreakdown(acts);
   ASSERT_EQ(k.size(), 2u);
   EXPECT_EQ(k[0].name, "a");
   EXPECT_EQ(k[0].calls, 2u);
@@ -158,11 +158,11 @@ namespace {
 
 TEST(Provenance, AnonymousNamespaceKernelsMatchTheirStub) {
   // Host stub in .symtab vs. the name CUPTI reports for the same kernel.
-  ProvenancePolicy p;
+  profile::ProvenancePolicy p;
   p.own_kernels = {"_ZN12_GLOBAL__N_112softmax_rowsEPKfPfi"};
-  Activity a = kernel("_ZN12_GLOBAL__N_112softmax_rowsEPKfPfi", 7, 0);
-  EXPECT_TRUE(checkProvenance({a}, {}, 7, p).ok());
-  EXPECT_EQ(normalizedKernelName("_ZN12_GLOBAL__N_112softmax_rowsEPKfPfi"), "softmax_rows(float const*, float*, int)");
+  profile::Activity a = kernel("_ZN12_GLOBAL__N_112softmax_rowsEPKfPfi", 7, 0);
+  EXPECT_TRUE(profile::checkProvenance({a}, {}, 7, p).ok());
+  EXPECT_EQ(profile::normalizedKernelName("_ZN12_GLOBAL__N_112softmax_rowsEPKfPfi"), "softmax_rows(float const*, float*, int)");
 }
 
 }  // namespace
@@ -174,29 +174,29 @@ namespace {
 // A cache that replays its result with one copy on a hit: the timed call
 // launches none of the GEMM kernel the verified calls launched.
 TEST(Provenance, SkippedWorkIsAReplay) {
-  ProvenancePolicy p;
+  profile::ProvenancePolicy p;
   p.own_kernels = {"_Z5sgemmPKfS0_Pfiii", "_Z4tailPf"};
-  Activity copy;
-  copy.kind = ActivityKind::Memcpy;
+  profile::Activity copy;
+  copy.kind = profile::ActivityKind::Memcpy;
   copy.name = "DtoD";
   copy.stream = 7;
   copy.owner = 3;
-  std::vector<Activity> acts = {kernel("_Z5sgemmPKfS0_Pfiii", 7, 0), kernel("_Z4tailPf", 7, 0),
+  std::vector<profile::Activity> acts = {kernel("_Z5sgemmPKfS0_Pfiii", 7, 0), kernel("_Z4tailPf", 7, 0),
                                 kernel("_Z5sgemmPKfS0_Pfiii", 7, 1),  // seed 1 without tail: not common
                                 kernel("_Z5sgemmPKfS0_Pfiii", 7, 2),  // timed call 2 computes
                                 copy};                                 // timed call 3 replays
-  std::vector<CallWindow> calls = {{0, 0, "seed"}, {1, 0, "seed"}, {2, 0, "timed"}, {3, 0, "timed"}};
-  ProvenanceReport r = checkProvenance(acts, calls, 7, p);
+  std::vector<profile::CallWindow> calls = {{0, 0, "seed"}, {1, 0, "seed"}, {2, 0, "timed"}, {3, 0, "timed"}};
+  profile::ProvenanceReport r = profile::checkProvenance(acts, calls, 7, p);
   ASSERT_EQ(rules(r), std::vector<std::string>{"skipped-work"});
   EXPECT_NE(r.findings[0].evidence.find("timed call 3 did not launch sgemm(float const*, float const*, float*, int, int, int)"),
             std::string::npos)
       << r.findings[0].evidence;
   // Without verified calls, the warm-up calls are the reference.
   calls = {{0, 0, "warmup"}, {1, 0, "warmup"}, {2, 0, "timed"}, {3, 0, "timed"}};
-  EXPECT_EQ(rules(checkProvenance(acts, calls, 7, p)), std::vector<std::string>{"skipped-work"});
+  EXPECT_EQ(rules(profile::checkProvenance(acts, calls, 7, p)), std::vector<std::string>{"skipped-work"});
   // Every timed call computing: clean.
   acts.back() = kernel("_Z5sgemmPKfS0_Pfiii", 7, 3);
-  EXPECT_TRUE(checkProvenance(acts, calls, 7, p).ok());
+  EXPECT_TRUE(profile::checkProvenance(acts, calls, 7, p).ok());
 }
 
 }  // namespace

@@ -41,10 +41,10 @@ TEST(ElfSymbols, DefinedFunctionsAndImports) {
     namespace { float helper(float x) { return x * 2; } }
     float mangled_kernel_stub(const float* x, int n) { return helper(x[n]); }
   )");
-  ElfSymbols s = readElfSymbols(so);
+  profile::ElfSymbols s = profile::readElfSymbols(so);
   EXPECT_TRUE(s.defined_functions.count("kb_forward_like"));
   EXPECT_TRUE(s.defined_functions.count("_Z19mangled_kernel_stubPKfi"));
-  EXPECT_TRUE(forbiddenImports(s).empty());
+  EXPECT_TRUE(profile::forbiddenImports(s).empty());
   fs::remove_all(d);
 }
 
@@ -58,8 +58,8 @@ TEST(ElfSymbols, TorchSymbolsAndDlsymAreForbidden) {
     extern "C" void* look(const char* n) { return dlsym(RTLD_DEFAULT, n); }
     extern "C" bool has() { return &at::relu_ != nullptr; }
   )");
-  ElfSymbols s = readElfSymbols(so);
-  auto bad = forbiddenImports(s);
+  profile::ElfSymbols s = profile::readElfSymbols(so);
+  auto bad = profile::forbiddenImports(s);
   ASSERT_EQ(bad.size(), 2u) << testing::PrintToString(bad);
   EXPECT_NE(bad[0].find("_ZN2at5relu_ERNS_6TensorE"), std::string::npos);
   EXPECT_NE(bad[1].find("dlsym"), std::string::npos);
@@ -69,73 +69,73 @@ TEST(ElfSymbols, TorchSymbolsAndDlsymAreForbidden) {
 TEST(ElfSymbols, NotAnElfFile) {
   fs::path d = tempDir("elf-not");
   std::ofstream(d / "x.so") << "hello";
-  EXPECT_THROW(readElfSymbols(d / "x.so"), std::exception);
-  EXPECT_THROW(readElfSymbols(d / "missing.so"), std::exception);
+  EXPECT_THROW(profile::readElfSymbols(d / "x.so"), std::exception);
+  EXPECT_THROW(profile::readElfSymbols(d / "missing.so"), std::exception);
   fs::remove_all(d);
 }
 
 TEST(Plausibility, BytesOverBandwidth) {
-  PlausibilityInput in;
+  profile::PlausibilityInput in;
   in.input_bytes = 3'000'000'000;  // 3 GB in, 1 GB out at 4000 GB/s: 1 ms
   in.output_bytes = 1'000'000'000;
   in.bandwidth_gbps = 4000;
-  Plausibility p = checkPlausibility(in, 1.2, 10.0);
+  profile::Plausibility p = profile::checkPlausibility(in, 1.2, 10.0);
   EXPECT_NEAR(p.floor_ms, 1.0, 1e-12);
   EXPECT_TRUE(p.ok);
   EXPECT_NEAR(p.max_speedup_vs_eager, 10.0, 1e-9);
-  EXPECT_TRUE(checkPlausibility(in, 0.81, 10.0).ok);
-  EXPECT_FALSE(checkPlausibility(in, 0.79, 10.0).ok);  // below 0.8 x floor
+  EXPECT_TRUE(profile::checkPlausibility(in, 0.81, 10.0).ok);
+  EXPECT_FALSE(profile::checkPlausibility(in, 0.79, 10.0).ok);  // below 0.8 x floor
 }
 
 TEST(Plausibility, FlopsFloorWhenStated) {
-  PlausibilityInput in;
+  profile::PlausibilityInput in;
   in.flops = 2e12;  // 2 TFLOP at 1000 TFLOP/s: 2 ms
   in.peak_tflops = 1000;
-  Plausibility p = checkPlausibility(in, 1.0, 0);
+  profile::Plausibility p = profile::checkPlausibility(in, 1.0, 0);
   EXPECT_NEAR(p.flops_floor_ms, 2.0, 1e-12);
   EXPECT_FALSE(p.ok);
   EXPECT_EQ(p.max_speedup_vs_eager, 0);
 }
 
 TEST(Plausibility, UnknownBandwidthNeverFlags) {
-  PlausibilityInput in;
+  profile::PlausibilityInput in;
   in.input_bytes = 1 << 30;
-  EXPECT_TRUE(checkPlausibility(in, 1e-9, 1.0).ok);
+  EXPECT_TRUE(profile::checkPlausibility(in, 1e-9, 1.0).ok);
 }
 
 TEST(BaselineCache, RoundTripAndKeyMismatch) {
   fs::path d = tempDir("cache");
-  BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0"};
-  EXPECT_FALSE(readBaselineCache(d, k));
+  profile::BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0"};
+  EXPECT_FALSE(profile::readBaselineCache(d, k));
   Json entry{{"eager", {{"median_ms", 1.5}}}};
-  writeBaselineCache(d, k, entry);
-  auto hit = readBaselineCache(d, k);
+  profile::writeBaselineCache(d, k, entry);
+  auto hit = profile::readBaselineCache(d, k);
   ASSERT_TRUE(hit);
   EXPECT_EQ((*hit)["eager"]["median_ms"], 1.5);
-  EXPECT_EQ(baselineCacheFile(d, k).filename(), "0123456789abcdef-NVIDIA_H200-580.1-2.11.0.json");
-  BaselineKey other = k;
+  EXPECT_EQ(profile::baselineCacheFile(d, k).filename(), "0123456789abcdef-NVIDIA_H200-580.1-2.11.0.json");
+  profile::BaselineKey other = k;
   other.driver = "580.2";
-  EXPECT_FALSE(readBaselineCache(d, other));
+  EXPECT_FALSE(profile::readBaselineCache(d, other));
   other = k;
   other.method = "v2";  // same file name, different method: not a hit
-  EXPECT_FALSE(readBaselineCache(d, other));
-  std::ofstream(baselineCacheFile(d, k)) << "{ corrupt";
-  EXPECT_FALSE(readBaselineCache(d, k));
+  EXPECT_FALSE(profile::readBaselineCache(d, other));
+  std::ofstream(profile::baselineCacheFile(d, k)) << "{ corrupt";
+  EXPECT_FALSE(profile::readBaselineCache(d, k));
   fs::remove_all(d);
 }
 
 TEST(BaselineCache, HeadStartIsPartOfTheMethod) {
-  EXPECT_EQ(timingMethodName(0), "events+l2flush/v1");
-  EXPECT_EQ(timingMethodName(200), "events+l2flush+headstart200us/v2");
-  EXPECT_NE(timingMethodName(200), timingMethodName(100));
+  EXPECT_EQ(profile::timingMethodName(0), "events+l2flush/v1");
+  EXPECT_EQ(profile::timingMethodName(200), "events+l2flush+headstart200us/v2");
+  EXPECT_NE(profile::timingMethodName(200), profile::timingMethodName(100));
   // Baselines timed with one head start are not served to a run with another.
   fs::path d = tempDir("method");
-  BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0", timingMethodName(200)};
-  writeBaselineCache(d, k, Json{{"eager", {{"median_ms", 1.5}}}});
-  BaselineKey plain = k;
-  plain.method = timingMethodName(0);
-  EXPECT_TRUE(readBaselineCache(d, k));
-  EXPECT_FALSE(readBaselineCache(d, plain));
+  profile::BaselineKey k{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0", profile::timingMethodName(200)};
+  profile::writeBaselineCache(d, k, Json{{"eager", {{"median_ms", 1.5}}}});
+  profile::BaselineKey plain = k;
+  plain.method = profile::timingMethodName(0);
+  EXPECT_TRUE(profile::readBaselineCache(d, k));
+  EXPECT_FALSE(profile::readBaselineCache(d, plain));
   fs::remove_all(d);
 }
 
@@ -143,14 +143,14 @@ TEST(BaselineCache, TaskHashFollowsTheFiles) {
   fs::path d = tempDir("hash");
   std::ofstream(d / "task.json") << "{}";
   std::ofstream(d / "reference.pt") << "weights";
-  std::string h1 = taskContentHash(d, "sm_90");
-  EXPECT_EQ(h1, taskContentHash(d, "sm_90"));
+  std::string h1 = profile::taskContentHash(d, "sm_90");
+  EXPECT_EQ(h1, profile::taskContentHash(d, "sm_90"));
   fs::create_directories(d / "compiled");
   std::ofstream(d / "compiled" / "sm_90.pt2") << "package";
-  EXPECT_NE(h1, taskContentHash(d, "sm_90"));
-  EXPECT_EQ(h1, taskContentHash(d, "sm_80"));
+  EXPECT_NE(h1, profile::taskContentHash(d, "sm_90"));
+  EXPECT_EQ(h1, profile::taskContentHash(d, "sm_80"));
   std::ofstream(d / "reference.pt") << "other weights";
-  EXPECT_NE(h1, taskContentHash(d, "sm_80"));
+  EXPECT_NE(h1, profile::taskContentHash(d, "sm_80"));
   fs::remove_all(d);
 }
 

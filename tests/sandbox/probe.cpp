@@ -24,9 +24,9 @@ int main(int argc, char** argv) {
   if (confine) {
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd)) return 3;
-    kb::ConfinePolicy policy;
+    kb::sandbox::ConfinePolicy policy;
     policy.writable_dirs = {cwd};
-    std::string what = kb::confineSelf(policy);
+    std::string what = kb::sandbox::confineSelf(policy);
     std::fprintf(stderr, "confined: %s\n", what.c_str());
   }
   if (mode == "exit") return std::atoi(arg);

@@ -52,7 +52,7 @@ class SandboxTest : public ::testing::Test {
 
 bool blocked(const kb::ProcessResult& r, const std::string& name) {
   return r.end == kb::ProcessEnd::Signaled && r.signal == SIGSYS &&
-         r.output.find(std::string(kb::kBlockedSyscallMarker) + name) != std::string::npos;
+         r.output.find(std::string(kb::sandbox::kBlockedSyscallMarker) + name) != std::string::npos;
 }
 
 TEST_F(SandboxTest, ExitCodesAndSignals) {
@@ -143,7 +143,7 @@ TEST_F(SandboxTest, UnconfinedProbeCanDoIt) {
 }
 
 TEST_F(SandboxTest, ParentMemoryIsOutOfReach) {
-  kb::protectMemoryFromSiblings();
+  kb::sandbox::protectMemoryFromSiblings();
   auto r = run({"read-parent-mem"});
   EXPECT_EQ(r.end, kb::ProcessEnd::Exited);
   EXPECT_EQ(r.exit_code, 12) << "the confined child opened its parent's memory";
@@ -196,7 +196,7 @@ TEST(ProcessHelperTest, OnOutputSeesEveryByteBeyondTheLimit) {
   EXPECT_NE(seen.find("line999\n"), std::string::npos);
 }
 
-// A child left running (lib/task's ScriptWorker): its own group, stdout on
+// A child left running (lib/python's ScriptWorker): its own group, stdout on
 // the given descriptor, reaped by the caller.
 TEST(ProcessHelperTest, StartProcessLeavesTheChildToTheCaller) {
   int p[2];

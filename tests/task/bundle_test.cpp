@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "../support/usage_error.h"
 #include "core/hash.h"
-#include "task/import.h"
 
 namespace fs = std::filesystem;
 
@@ -37,16 +37,6 @@ kb::Json minimalTask() {
   })");
 }
 
-std::string expectUsageError(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const kb::UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no kb::UsageError";
-  return "";
-}
-
 class BundleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -71,7 +61,7 @@ class BundleTest : public ::testing::Test {
 };
 
 TEST(TaskInfo, ParsesEveryField) {
-  kb::TaskInfo info = kb::parseTaskInfo(minimalTask(), "task.json");
+  kb::task::TaskInfo info = kb::task::parseTaskInfo(minimalTask(), "task.json");
   EXPECT_EQ(info.id, "t/one");
   EXPECT_EQ(info.generator, "spec");
   EXPECT_EQ(info.reference_args, "all");
@@ -95,46 +85,46 @@ TEST(TaskInfo, ParsesEveryField) {
 TEST(TaskInfo, ErrorsNameTheField) {
   kb::Json d = minimalTask();
   d["inputs"][0].erase("shape");
-  EXPECT_NE(expectUsageError([&] { kb::parseTaskInfo(d, "x/task.json"); }).find("inputs[0].shape"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("inputs[0].shape"), std::string::npos);
   d = minimalTask();
   d["inputs"][1]["distribution"] = "poisson";
-  EXPECT_NE(expectUsageError([&] { kb::parseTaskInfo(d, "x/task.json"); }).find("poisson"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("poisson"), std::string::npos);
   d = minimalTask();
   d["capture"] = "export";
-  EXPECT_NE(expectUsageError([&] { kb::parseTaskInfo(d, "x/task.json"); }).find("\"capture\""), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("\"capture\""), std::string::npos);
   d = minimalTask();
   d["format_version"] = 99;
-  std::string msg = expectUsageError([&] { kb::parseTaskInfo(d, "x/task.json"); });
+  std::string msg = expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); });
   EXPECT_NE(msg.find("format_version 99"), std::string::npos) << msg;
   EXPECT_NE(msg.find("x/task.json"), std::string::npos) << msg;
 }
 
 TEST_F(BundleTest, OpensAValidBundle) {
-  kb::TaskBundle b = kb::openBundle(root_ / "b");
+  kb::task::TaskBundle b = kb::task::openBundle(root_ / "b");
   EXPECT_EQ(b.info.id, "t/one");
   EXPECT_EQ(b.referencePt(), b.dir / "reference.pt");
   EXPECT_TRUE(b.compiledArchs().empty());
 }
 
 TEST_F(BundleTest, MissingFolderOrTaskJson) {
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "nope"); }).find("not a task bundle"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "nope"); }).find("not a task bundle"), std::string::npos);
   fs::remove(root_ / "b" / "task.json");
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "b"); }).find("no task.json"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "b"); }).find("no task.json"), std::string::npos);
 }
 
 TEST_F(BundleTest, CorruptTaskJson) {
   write("task.json", "{\"format_version\": 1, ");
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "b"); }).find("corrupt task.json"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "b"); }).find("corrupt task.json"), std::string::npos);
 }
 
 TEST_F(BundleTest, MissingReference) {
   fs::remove(root_ / "b" / "reference.pt");
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "b"); }).find("missing reference.pt"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "b"); }).find("missing reference.pt"), std::string::npos);
 }
 
 TEST_F(BundleTest, ModifiedReferenceIsCorrupt) {
   write("reference.pt", "truncated");
-  std::string msg = expectUsageError([&] { kb::openBundle(root_ / "b"); });
+  std::string msg = expectUsageError([&] { kb::task::openBundle(root_ / "b"); });
   EXPECT_NE(msg.find("reference.pt: corrupt"), std::string::npos) << msg;
 }
 
@@ -142,14 +132,14 @@ TEST_F(BundleTest, ScriptedGeneratorNeedsInputsPt) {
   kb::Json d = doc();
   d["generator"] = "scripted";
   kb::writeJsonFile(root_ / "b" / "task.json", d);
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "b"); }).find("missing inputs.pt"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "b"); }).find("missing inputs.pt"), std::string::npos);
 }
 
 TEST_F(BundleTest, VersionMismatch) {
   kb::Json d = doc();
   d["format_version"] = 2;
   kb::writeJsonFile(root_ / "b" / "task.json", d);
-  EXPECT_NE(expectUsageError([&] { kb::openBundle(root_ / "b"); }).find("not supported"), std::string::npos);
+  EXPECT_NE(expectUsageError([&] { kb::task::openBundle(root_ / "b"); }).find("not supported"), std::string::npos);
 }
 
 TEST_F(BundleTest, CompiledChecks) {
@@ -159,74 +149,19 @@ TEST_F(BundleTest, CompiledChecks) {
                           {"sha256", "sha256:" + kb::sha256Hex("package")}, {"torch_version", "2.11.0"}};
   d["compiled"]["sm_90"] = {{"file", "compiled/sm_90.pt2"}, {"arch", "sm_90"}};
   kb::writeJsonFile(root_ / "b" / "task.json", d);
-  kb::TaskBundle b = kb::openBundle(root_ / "b");
+  kb::task::TaskBundle b = kb::task::openBundle(root_ / "b");
   EXPECT_EQ(b.compiledArchs(), (std::vector<std::string>{"cpu", "sm_90"}));
-  EXPECT_FALSE(kb::checkCompiled(b, "cpu").has_value());
-  EXPECT_NE(kb::checkCompiled(b, "sm_90").value_or("").find("missing"), std::string::npos);
-  EXPECT_NE(kb::checkCompiled(b, "sm_80").value_or("").find("no compiled baseline for sm_80"), std::string::npos);
+  EXPECT_FALSE(kb::task::checkCompiled(b, "cpu").has_value());
+  EXPECT_NE(kb::task::checkCompiled(b, "sm_90").value_or("").find("missing"), std::string::npos);
+  EXPECT_NE(kb::task::checkCompiled(b, "sm_80").value_or("").find("no compiled baseline for sm_80"), std::string::npos);
   write("compiled/cpu.pt2", "other bytes");
-  EXPECT_NE(kb::checkCompiled(b, "cpu").value_or("").find("corrupt"), std::string::npos);
+  EXPECT_NE(kb::task::checkCompiled(b, "cpu").value_or("").find("corrupt"), std::string::npos);
   // A package recorded for one arch but filed under another.
   write("compiled/sm_90.pt2", "x");
   d["compiled"]["sm_90"]["arch"] = "sm_80";
   kb::writeJsonFile(root_ / "b" / "task.json", d);
-  b = kb::openBundle(root_ / "b");
-  EXPECT_NE(kb::checkCompiled(b, "sm_90").value_or("").find("built for sm_80"), std::string::npos);
-}
-
-TEST(Import, TaskIds) {
-  EXPECT_TRUE(kb::validTaskId("kernelbench/level1/19_ReLU"));
-  EXPECT_FALSE(kb::validTaskId("../x"));
-  EXPECT_FALSE(kb::validTaskId("/abs"));
-  EXPECT_FALSE(kb::validTaskId("a//b"));
-  EXPECT_FALSE(kb::validTaskId("a b"));
-  EXPECT_EQ(kb::sanitizeIdPart("1_Conv 2d(x)"), "1_Conv_2d_x_");
-  EXPECT_EQ(kb::sanitizeIdPart(".."), "_..");
-}
-
-TEST(Import, FindsKernelBenchLevels) {
-  fs::path src = fs::path(std::getenv("KB_SOURCE_ROOT")) / "testdata" / "tasks-src" / "kernelbench";
-  auto items = kb::findProblems(src, {});
-  ASSERT_GE(items.size(), 7u);
-  EXPECT_EQ(items[0].id, "kernelbench/level1/1_ReLU_Scale");
-  EXPECT_EQ(items[0].provenance["level"], 1);
-  EXPECT_EQ(items[0].provenance["name"], "1_ReLU_Scale");
-  EXPECT_NE(items[0].code.find("class Model"), std::string::npos);
-  // One level folder alone gives the same ids.
-  auto level2 = kb::findProblems(src / "level2", {});
-  ASSERT_FALSE(level2.empty());
-  EXPECT_EQ(level2[0].id.rfind("kernelbench/level2/", 0), 0u);
-}
-
-TEST(Import, DatasetRows) {
-  fs::path f = fs::temp_directory_path() / ("kb_rows_" + std::to_string(::getpid()) + ".jsonl");
-  std::ofstream(f) << R"J({"code": "print(1)", "ops": ["torch.relu"], "data_source": "synth"})J" << "\n"
-                   << R"J({"ops": []})J" << "\n"
-                   << "not json\n";
-  auto items = kb::findProblems(f, {.id = "", .id_prefix = "ops6k", .python = ""});
-  fs::remove(f);
-  ASSERT_EQ(items.size(), 3u);
-  EXPECT_EQ(items[0].id, "ops6k/00000");
-  EXPECT_EQ(items[0].code, "print(1)");
-  EXPECT_EQ(items[0].provenance["ops"][0], "torch.relu");
-  EXPECT_EQ(items[0].provenance["data_source"], "synth");
-  EXPECT_TRUE(items[0].error.empty());
-  EXPECT_NE(items[1].error.find("no string column \"code\""), std::string::npos);
-  EXPECT_NE(items[2].error.find("not valid JSON"), std::string::npos);
-}
-
-TEST(Import, SingleFileAndBadSources) {
-  fs::path src = fs::path(std::getenv("KB_SOURCE_ROOT")) / "testdata" / "tasks-src" / "kernelbench" / "level1" /
-                 "1_ReLU_Scale.py";
-  auto items = kb::findProblems(src, {});
-  ASSERT_EQ(items.size(), 1u);
-  EXPECT_EQ(items[0].id, "file/1_ReLU_Scale");
-  items = kb::findProblems(src, {.id = "mine/relu", .id_prefix = "", .python = ""});
-  EXPECT_EQ(items[0].id, "mine/relu");
-  EXPECT_NE(expectUsageError([] { kb::findProblems("/no/such/thing", {}); }).find("no such file"), std::string::npos);
-  EXPECT_NE(expectUsageError([&] { kb::findProblems(src, {.id = "../up", .id_prefix = "", .python = ""}); })
-                .find("not a safe relative path"),
-            std::string::npos);
+  b = kb::task::openBundle(root_ / "b");
+  EXPECT_NE(kb::task::checkCompiled(b, "sm_90").value_or("").find("built for sm_80"), std::string::npos);
 }
 
 }  // namespace

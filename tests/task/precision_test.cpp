@@ -22,11 +22,11 @@ kb::Json task(const std::string& float_dtype) {
   })");
 }
 
-kb::TaskInfo parse(const kb::Json& doc) { return kb::parseTaskInfo(doc, "task.json"); }
+kb::task::TaskInfo parse(const kb::Json& doc) { return kb::task::parseTaskInfo(doc, "task.json"); }
 
 TEST(PrecisionContract, DefaultFollowsTheDtypes) {
   for (const char* d : {"float32", "float64"}) {
-    kb::PrecisionContract c = kb::resolveContract(parse(task(d)));
+    kb::task::PrecisionContract c = kb::task::resolveContract(parse(task(d)));
     EXPECT_EQ(c.name, "strict") << d;
     EXPECT_EQ(c.source, "default");
     EXPECT_EQ(c.atol, 1e-4);
@@ -35,7 +35,7 @@ TEST(PrecisionContract, DefaultFollowsTheDtypes) {
     EXPECT_EQ(c.task_float_dtype, d);
   }
   for (const char* d : {"float16", "bfloat16"}) {
-    kb::PrecisionContract c = kb::resolveContract(parse(task(d)));
+    kb::task::PrecisionContract c = kb::task::resolveContract(parse(task(d)));
     EXPECT_EQ(c.name, "paper") << d;
     EXPECT_EQ(c.atol, 1e-2);
     EXPECT_TRUE(c.reduced_precision_allowed);
@@ -43,22 +43,22 @@ TEST(PrecisionContract, DefaultFollowsTheDtypes) {
   // A mixed task: the narrowest floating dtype decides.
   kb::Json mixed = task("float32");
   mixed["outputs"][0]["dtype"] = "bfloat16";
-  EXPECT_EQ(kb::narrowestFloatDtype(parse(mixed)), "bfloat16");
+  EXPECT_EQ(kb::task::narrowestFloatDtype(parse(mixed)), "bfloat16");
   EXPECT_EQ(parse(mixed).precision, "paper");
   // No floating tensor at all: strict (nothing to reduce).
   kb::Json ints = task("int32");
-  EXPECT_EQ(kb::narrowestFloatDtype(parse(ints)), "");
+  EXPECT_EQ(kb::task::narrowestFloatDtype(parse(ints)), "");
   EXPECT_EQ(parse(ints).precision, "strict");
 }
 
 TEST(PrecisionContract, TaskJsonNamesIt) {
   kb::Json d = task("float32");
   d["precision"] = "paper";
-  kb::TaskInfo info = parse(d);
+  kb::task::TaskInfo info = parse(d);
   EXPECT_EQ(info.precision_declared, "paper");
   EXPECT_EQ(info.precision, "paper");
   EXPECT_EQ(info.atol, 1e-2);
-  EXPECT_EQ(kb::resolveContract(info).source, "task");
+  EXPECT_EQ(kb::task::resolveContract(info).source, "task");
   d["precision"] = "fast";
   try {
     parse(d);
@@ -73,32 +73,32 @@ TEST(PrecisionContract, TaskToleranceOnlyTightens) {
   // a licence for 1e-2 in an fp32 task.
   kb::Json d = task("float32");
   d["tolerance"] = {{"atol", 1e-2}, {"rtol", 1e-2}};
-  kb::TaskInfo info = parse(d);
+  kb::task::TaskInfo info = parse(d);
   EXPECT_EQ(info.tolerance_atol, 1e-2);
   EXPECT_EQ(info.atol, 1e-4);
   EXPECT_EQ(info.rtol, 1e-4);
-  kb::PrecisionContract c = kb::resolveContract(info);
+  kb::task::PrecisionContract c = kb::task::resolveContract(info);
   EXPECT_NE(c.note.find("looser"), std::string::npos) << c.note;
   // Tighter than the contract: used, field by field.
   d["tolerance"] = {{"atol", 1e-6}, {"rtol", 1e-3}};
   info = parse(d);
   EXPECT_EQ(info.atol, 1e-6);
   EXPECT_EQ(info.rtol, 1e-4);
-  EXPECT_EQ(kb::resolveContract(info, "paper").rtol, 1e-3);
+  EXPECT_EQ(kb::task::resolveContract(info, "paper").rtol, 1e-3);
   // Nonsense is refused.
   d["tolerance"] = {{"atol", -1.0}, {"rtol", 0.0}};
   EXPECT_THROW(parse(d), kb::UsageError);
 }
 
 TEST(PrecisionContract, OverrideWins) {
-  kb::TaskInfo info = parse(task("float32"));
-  kb::PrecisionContract c = kb::resolveContract(info, std::string("paper"));
+  kb::task::TaskInfo info = parse(task("float32"));
+  kb::task::PrecisionContract c = kb::task::resolveContract(info, std::string("paper"));
   EXPECT_EQ(c.name, "paper");
   EXPECT_EQ(c.source, "override");
   EXPECT_EQ(c.atol, 1e-2);
   EXPECT_TRUE(c.reduced_precision_allowed);
-  EXPECT_EQ(kb::resolveContract(parse(task("float16")), std::string("strict")).atol, 1e-4);
-  EXPECT_THROW(kb::resolveContract(info, std::string("loose")), kb::UsageError);
+  EXPECT_EQ(kb::task::resolveContract(parse(task("float16")), std::string("strict")).atol, 1e-4);
+  EXPECT_THROW(kb::task::resolveContract(info, std::string("loose")), kb::UsageError);
   kb::Json j = c.toJson();
   EXPECT_EQ(j["name"], "paper");
   EXPECT_EQ(j["source"], "override");

@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 namespace fs = std::filesystem;
 
@@ -30,12 +30,12 @@ fs::path bundles() {
 
 const c10::Device kCpu(c10::kCPU);
 
-kb::Task open(const std::string& id) { return kb::Task::open(bundles() / id); }
+kb::task::Task open(const std::string& id) { return kb::task::Task::open(bundles() / id); }
 
 TEST(Task, InputsAreReproducibleForASeed) {
   NEED_BUNDLES();
   for (const char* id : {"kernelbench/level1/1_ReLU_Scale", "kernelbench/level1/4_Sum_Scalar_Dim"}) {
-    kb::Task t = open(id);
+    kb::task::Task t = open(id);
     auto a = t.makeInputs(7, kCpu), b = t.makeInputs(7, kCpu), c = t.makeInputs(8, kCpu);
     ASSERT_EQ(a.size(), b.size());
     ASSERT_TRUE(a[0].isTensor());
@@ -50,7 +50,7 @@ TEST(Task, PrefetchedInputsEqualFreshOnes) {
   NEED_BUNDLES();
   for (const char* id : {"kernelbench/level1/1_ReLU_Scale", "kernelbench/level1/4_Sum_Scalar_Dim",
                          "kernelbench/level1/3_CrossEntropy_Targets"}) {
-    kb::Task fresh = open(id), ahead = open(id);
+    kb::task::Task fresh = open(id), ahead = open(id);
     EXPECT_EQ(ahead.prefetchInputs({3, 4, 5, 3}), 3u) << id;  // a repeated seed is made once
     for (uint64_t seed : {5, 3, 4}) {
       auto want = fresh.makeInputs(seed, kCpu), got = ahead.makeInputs(seed, kCpu);
@@ -65,13 +65,13 @@ TEST(Task, PrefetchedInputsEqualFreshOnes) {
     EXPECT_TRUE(again[0].toTensor().equal(fresh3[0].toTensor())) << id;
   }
   // The byte cap keeps the first seed and stops before going over.
-  kb::Task capped = open("kernelbench/level1/1_ReLU_Scale");
+  kb::task::Task capped = open("kernelbench/level1/1_ReLU_Scale");
   EXPECT_EQ(capped.prefetchInputs({1, 2, 3}, 1), 1u);
 }
 
 TEST(Task, ScalarAndIntegerInputs) {
   NEED_BUNDLES();
-  kb::Task sum = open("kernelbench/level1/4_Sum_Scalar_Dim");
+  kb::task::Task sum = open("kernelbench/level1/4_Sum_Scalar_Dim");
   EXPECT_EQ(sum.info().generator, "spec");
   auto x = sum.makeInputs(0, kCpu);
   ASSERT_EQ(x.size(), 2u);
@@ -81,7 +81,7 @@ TEST(Task, ScalarAndIntegerInputs) {
   EXPECT_GE(t.min().item<float>(), 0.0f);  // uniform [0, 1): log1p stays finite
   EXPECT_LT(t.max().item<float>(), 1.0f);
 
-  kb::Task ce = open("kernelbench/level1/3_CrossEntropy_Targets");
+  kb::task::Task ce = open("kernelbench/level1/3_CrossEntropy_Targets");
   auto y = ce.makeInputs(3, kCpu);
   ASSERT_EQ(y.size(), 2u);
   EXPECT_EQ(y[1].toTensor().scalar_type(), at::kLong);
@@ -91,8 +91,8 @@ TEST(Task, ScalarAndIntegerInputs) {
 
 TEST(Task, ReferenceRunsAndFlattensTuples) {
   NEED_BUNDLES();
-  kb::Task t = open("kernelbench/level1/5_MinMax_Tuple");
-  kb::Reference ref = t.reference(kCpu);
+  kb::task::Task t = open("kernelbench/level1/5_MinMax_Tuple");
+  kb::task::Reference ref = t.reference(kCpu);
   auto out = ref.run(t.makeInputs(0, kCpu));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].sizes(), (std::vector<int64_t>{16}));
@@ -103,9 +103,9 @@ TEST(Task, ReferenceRunsAndFlattensTuples) {
 
 TEST(Task, NamedParametersAndBuffers) {
   NEED_BUNDLES();
-  kb::Task t = open("kernelbench/level2/1_Conv2d_BatchNorm_Buffer");
+  kb::task::Task t = open("kernelbench/level2/1_Conv2d_BatchNorm_Buffer");
   auto state = t.reference(kCpu).state();
-  std::map<std::string, kb::NamedTensor> by_name;
+  std::map<std::string, kb::task::NamedTensor> by_name;
   for (auto& s : state) by_name[s.name] = s;
   ASSERT_TRUE(by_name.count("conv.weight"));
   EXPECT_FALSE(by_name["conv.weight"].buffer);
@@ -125,18 +125,18 @@ TEST(Task, CompiledBaselineMatchesReference) {
   NEED_BUNDLES();
   for (const char* id : {"kernelbench/level1/2_Linear_GELU_Scale", "kernelbench/level2/1_Conv2d_BatchNorm_Buffer",
                          "kernelbench/level1/4_Sum_Scalar_Dim"}) {
-    kb::Task t = open(id);
-    kb::CompiledBaseline c = t.compiled(kCpu);
+    kb::task::Task t = open(id);
+    kb::task::CompiledBaseline c = t.compiled(kCpu);
     EXPECT_EQ(c.arch(), "cpu");
     auto x = t.makeInputs(1, kCpu);
-    double d = kb::maxAbsDiff(c.run(x), t.reference(kCpu).run(x));
+    double d = kb::task::maxAbsDiff(c.run(x), t.reference(kCpu).run(x));
     EXPECT_LT(d, 1e-5) << id;
   }
 }
 
 TEST(Task, TracedWithFloatBounds) {
   NEED_BUNDLES();
-  kb::Task t = open("kernelbench/level2/2_Matmul_Hardtanh_FloatBounds");
+  kb::task::Task t = open("kernelbench/level2/2_Matmul_Hardtanh_FloatBounds");
   EXPECT_EQ(t.info().capture, "trace");
   auto out = t.reference(kCpu).run(t.makeInputs(0, kCpu));
   ASSERT_EQ(out.size(), 1u);
@@ -146,11 +146,11 @@ TEST(Task, TracedWithFloatBounds) {
 
 TEST(Task, MissingCompiledSaysWhatToRun) {
   NEED_BUNDLES();
-  kb::Task t = open("kernelbench/level1/1_ReLU_Scale");
-  kb::TaskBundle b = t.bundle();
+  kb::task::Task t = open("kernelbench/level1/1_ReLU_Scale");
+  kb::task::TaskBundle b = t.bundle();
   b.info.json["compiled"].erase("cpu");
   try {
-    kb::Task(b).compiled(kCpu);
+    kb::task::Task(b).compiled(kCpu);
     FAIL() << "no error";
   } catch (const kb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("kbsynth baseline"), std::string::npos) << e.what();
@@ -158,7 +158,7 @@ TEST(Task, MissingCompiledSaysWhatToRun) {
   b = t.bundle();
   b.info.json["compiled"]["cpu"]["torch_version"] = "2.0.0";
   try {
-    kb::Task(b).compiled(kCpu);
+    kb::task::Task(b).compiled(kCpu);
     FAIL() << "no error";
   } catch (const kb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("built by torch 2.0.0"), std::string::npos) << e.what();
@@ -171,37 +171,37 @@ TEST(Task, EnsureCompiledBuildsOnFirstNeed) {
   fs::remove_all(copy);
   fs::copy(bundles() / "kernelbench/level1/1_ReLU_Scale", copy, fs::copy_options::recursive);
   fs::remove_all(copy / "compiled");
-  kb::TaskBundle b = kb::openBundle(copy);
-  ASSERT_TRUE(kb::checkCompiled(b, "cpu").has_value());
-  b = kb::ensureCompiled(b, "cpu", "cpu");
-  EXPECT_FALSE(kb::checkCompiled(b, "cpu").has_value());
-  kb::Task t(b);
+  kb::task::TaskBundle b = kb::task::openBundle(copy);
+  ASSERT_TRUE(kb::task::checkCompiled(b, "cpu").has_value());
+  b = kb::python::ensureCompiled(b, "cpu", "cpu");
+  EXPECT_FALSE(kb::task::checkCompiled(b, "cpu").has_value());
+  kb::task::Task t(b);
   auto x = t.makeInputs(0, kCpu);
-  EXPECT_EQ(kb::maxAbsDiff(t.compiled(kCpu).run(x), t.reference(kCpu).run(x)), 0.0);
+  EXPECT_EQ(kb::task::maxAbsDiff(t.compiled(kCpu).run(x), t.reference(kCpu).run(x)), 0.0);
   fs::remove_all(copy);
 }
 
 TEST(Task, MaxAbsDiff) {
   at::Tensor a = at::ones({2, 2}), b = at::ones({2, 2});
-  EXPECT_EQ(kb::maxAbsDiff({a}, {b}), 0.0);
+  EXPECT_EQ(kb::task::maxAbsDiff({a}, {b}), 0.0);
   b[0][0] = 1.5;
-  EXPECT_DOUBLE_EQ(kb::maxAbsDiff({a}, {b}), 0.5);
-  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({a}, {at::ones({3})})));
-  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({a}, {})));
+  EXPECT_DOUBLE_EQ(kb::task::maxAbsDiff({a}, {b}), 0.5);
+  EXPECT_TRUE(std::isinf(kb::task::maxAbsDiff({a}, {at::ones({3})})));
+  EXPECT_TRUE(std::isinf(kb::task::maxAbsDiff({a}, {})));
   at::Tensor n = at::ones({2, 2});
   n[1][1] = NAN;
   // A NaN against a number is an infinite difference, never NaN (which
   // std::max and <= would lose).
-  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({a}, {n})));
-  EXPECT_TRUE(std::isinf(kb::maxAbsDiff({n}, {a})));
-  EXPECT_EQ(kb::maxAbsDiff({n}, {n.clone()}), 0.0);
+  EXPECT_TRUE(std::isinf(kb::task::maxAbsDiff({a}, {n})));
+  EXPECT_TRUE(std::isinf(kb::task::maxAbsDiff({n}, {a})));
+  EXPECT_EQ(kb::task::maxAbsDiff({n}, {n.clone()}), 0.0);
 }
 
 TEST(Task, MaxAbsDiffNonFiniteReferences) {
   const float inf = INFINITY;
   at::Tensor ref = at::tensor({inf, -inf, NAN, 1.0f});
-  EXPECT_EQ(kb::maxAbsDiff({ref.clone()}, {ref}), 0.0);  // same infinities, NaN at the same place
-  auto diff = [&](std::vector<float> v) { return kb::maxAbsDiff({at::tensor(v)}, {ref}); };
+  EXPECT_EQ(kb::task::maxAbsDiff({ref.clone()}, {ref}), 0.0);  // same infinities, NaN at the same place
+  auto diff = [&](std::vector<float> v) { return kb::task::maxAbsDiff({at::tensor(v)}, {ref}); };
   EXPECT_TRUE(std::isinf(diff({0.0f, -inf, NAN, 1.0f})));   // finite where the reference is +inf
   EXPECT_TRUE(std::isinf(diff({-inf, -inf, NAN, 1.0f})));   // the wrong infinity
   EXPECT_TRUE(std::isinf(diff({inf, inf, NAN, 1.0f})));
@@ -215,6 +215,6 @@ TEST(Task, MaxAbsDiffNonFiniteReferences) {
   EXPECT_TRUE(std::isinf(worst));
 }
 
-TEST(Task, ArchOfCpu) { EXPECT_EQ(kb::archOf(kCpu), "cpu"); }
+TEST(Task, ArchOfCpu) { EXPECT_EQ(kb::task::archOf(kCpu), "cpu"); }
 
 }  // namespace

@@ -25,9 +25,9 @@ std::filesystem::path task(const char* name) {
 const c10::Device kCpu(c10::kCPU);
 
 TEST(CallInputs, SpecSameSeedSameValuesOtherSeedOthers) {
-  kb::Task t = kb::Task::open(task("linear_relu"));
+  kb::task::Task t = kb::task::Task::open(task("linear_relu"));
   ASSERT_EQ(t.info().generator, "spec");
-  kb::CallInputs maker(t, kCpu);
+  kb::task::CallInputs maker(t, kCpu);
   EXPECT_EQ(maker.method(), "spec");
   auto a = maker.make(123), b = maker.make(123), c = maker.make(124);
   ASSERT_EQ(a.size(), t.info().inputs.size());
@@ -39,9 +39,9 @@ TEST(CallInputs, SpecSameSeedSameValuesOtherSeedOthers) {
 }
 
 TEST(CallInputs, ScriptedRunsGetInputsFreshPerSeedKeepingItsStructure) {
-  kb::Task t = kb::Task::open(task("symmetric_matmul"));
+  kb::task::Task t = kb::task::Task::open(task("symmetric_matmul"));
   ASSERT_EQ(t.info().generator, "scripted");
-  kb::CallInputs maker(t, kCpu);
+  kb::task::CallInputs maker(t, kCpu);
   EXPECT_EQ(maker.method(), "scripted");
   std::vector<at::Tensor> firsts;
   for (uint64_t seed : {7ull, 8ull, 9ull, 1ull << 40}) {
@@ -65,27 +65,27 @@ TEST(CallInputs, ScriptedRunsGetInputsFreshPerSeedKeepingItsStructure) {
 
 TEST(TensorDigest, SeesEveryByteAndTheDtype) {
   at::Tensor x = at::randn({7, 33});
-  uint64_t d = kb::tensorDigest(x);
-  EXPECT_EQ(d, kb::tensorDigest(x.clone()));
+  uint64_t d = kb::task::tensorDigest(x);
+  EXPECT_EQ(d, kb::task::tensorDigest(x.clone()));
   for (int64_t i : {0, 100, 230}) {
     at::Tensor y = x.clone();
     y.view({-1})[i] = std::nextafter(y.view({-1})[i].item<float>(), 1e9f);  // one ulp
-    EXPECT_NE(d, kb::tensorDigest(y)) << "element " << i;
+    EXPECT_NE(d, kb::task::tensorDigest(y)) << "element " << i;
   }
   // Two swapped elements change it (positions are mixed in).
   at::Tensor s = x.clone().view({-1});
   at::Tensor tmp = s[0].clone();
   s[0] = s[1];
   s[1] = tmp;
-  EXPECT_NE(d, kb::tensorDigest(s.view({7, 33})));
+  EXPECT_NE(d, kb::task::tensorDigest(s.view({7, 33})));
   // Same bytes, another dtype; an odd byte count; empty tensors.
-  EXPECT_NE(kb::tensorDigest(at::zeros({4}, at::kFloat)), kb::tensorDigest(at::zeros({4}, at::kInt)));
-  EXPECT_NE(kb::tensorDigest(at::zeros({3}, at::kByte)), kb::tensorDigest(at::ones({3}, at::kByte)));
-  EXPECT_EQ(kb::tensorDigest(at::empty({0})), kb::tensorDigest(at::empty({0})));
+  EXPECT_NE(kb::task::tensorDigest(at::zeros({4}, at::kFloat)), kb::task::tensorDigest(at::zeros({4}, at::kInt)));
+  EXPECT_NE(kb::task::tensorDigest(at::zeros({3}, at::kByte)), kb::task::tensorDigest(at::ones({3}, at::kByte)));
+  EXPECT_EQ(kb::task::tensorDigest(at::empty({0})), kb::task::tensorDigest(at::empty({0})));
   // A non-contiguous view digests its values, as a contiguous copy would.
   at::Tensor m = at::randn({5, 6});
-  EXPECT_EQ(kb::tensorDigest(m.t()), kb::tensorDigest(m.t().contiguous()));
-  EXPECT_EQ(kb::digestHex(0xabcULL), "0000000000000abc");
+  EXPECT_EQ(kb::task::tensorDigest(m.t()), kb::task::tensorDigest(m.t().contiguous()));
+  EXPECT_EQ(kb::task::digestHex(0xabcULL), "0000000000000abc");
 }
 
 // Reference::opKinds and the scripted input generator see the whole call
@@ -111,7 +111,7 @@ TEST(InlineAllCalls, ReachesModulesNestedTwoDeepAndFunctions) {
   torch::jit::Inline(*once);
   EXPECT_TRUE(kinds(*once).count("prim::CallMethod"));  // what one pass leaves
   std::shared_ptr<torch::jit::Graph> all = top.get_method("forward").graph()->copy();
-  kb::inlineAllCalls(*all);
+  kb::task::inlineAllCalls(*all);
   std::set<std::string> k = kinds(*all);
   EXPECT_TRUE(k.count("aten::relu"));
   EXPECT_TRUE(k.count("aten::add"));

@@ -15,20 +15,20 @@ const float kInf = INFINITY;
 
 // Compares `cand` with `ref` (both float32, same shape) at atol = rtol =
 // 1e-4; `oc` keeps what the comparison found.
-bool compare(const std::vector<float>& cand, const std::vector<float>& ref, OutputCheck& oc,
+bool compare(const std::vector<float>& cand, const std::vector<float>& ref, verify::OutputCheck& oc,
              double tol = 1e-4) {
   at::Tensor c = at::tensor(cand), r = at::tensor(ref);
   oc.dtype = oc.expected_dtype = "float32";
   oc.shape = oc.expected_shape = {static_cast<int64_t>(ref.size())};
-  return compareOutput(c, r, tol, tol, oc);
+  return verify::compareOutput(c, r, tol, tol, oc);
 }
 
 TEST(CompareOutput, FiniteWithinTheTolerance) {
-  OutputCheck oc;
+  verify::OutputCheck oc;
   EXPECT_TRUE(compare({1.0f, 2.00015f, -3.0f}, {1.0f, 2.0f, -3.0f}, oc));
   EXPECT_EQ(oc.mismatches, 0u);
   EXPECT_TRUE(oc.problem.empty());
-  OutputCheck bad;
+  verify::OutputCheck bad;
   EXPECT_FALSE(compare({1.0f, 2.001f, -3.0f}, {1.0f, 2.0f, -3.0f}, bad));
   EXPECT_EQ(bad.mismatches, 1u);
   EXPECT_EQ(bad.worst_index, (std::vector<int64_t>{1}));
@@ -37,7 +37,7 @@ TEST(CompareOutput, FiniteWithinTheTolerance) {
 
 TEST(CompareOutput, NonFiniteReferencesMatchOnlyThemselves) {
   const std::vector<float> ref = {kInf, -kInf, NAN, 0.5f};
-  OutputCheck same;
+  verify::OutputCheck same;
   EXPECT_TRUE(compare({kInf, -kInf, NAN, 0.5f}, ref, same)) << same.problem;
   EXPECT_EQ(same.mismatches, 0u);
   // Each of these passed before: the tolerance atol + rtol*|inf| is
@@ -58,29 +58,29 @@ TEST(CompareOutput, NonFiniteReferencesMatchOnlyThemselves) {
       {"+inf where the reference is NaN", {kInf, -kInf, kInf, 0.5f}, 2},
   };
   for (const auto& c : cases) {
-    OutputCheck oc;
+    verify::OutputCheck oc;
     EXPECT_FALSE(compare(c.cand, ref, oc)) << c.what;
     EXPECT_EQ(oc.mismatches, 1u) << c.what;
     EXPECT_EQ(oc.worst_index, (std::vector<int64_t>{c.at})) << c.what;
     EXPECT_NE(oc.problem.find("Inf/NaN"), std::string::npos) << c.what << ": " << oc.problem;
   }
   // Even under the paper's 1e-2 and with every finite value right.
-  OutputCheck loose;
+  verify::OutputCheck loose;
   EXPECT_FALSE(compare({1.0f, -kInf, NAN, 0.5f}, ref, loose, 1e-2));
 }
 
 TEST(CompareOutput, NonFiniteCandidateWhereTheReferenceIsFinite) {
-  OutputCheck oc;
+  verify::OutputCheck oc;
   EXPECT_FALSE(compare({1.0f, kInf, 3.0f}, {1.0f, 2.0f, 3.0f}, oc));
   EXPECT_EQ(oc.nonfinite_unexpected, 1u);
   EXPECT_NE(oc.problem.find("where the reference is finite"), std::string::npos) << oc.problem;
-  OutputCheck never;
+  verify::OutputCheck never;
   EXPECT_FALSE(compare({NAN, NAN, NAN}, {1.0f, kInf, NAN}, never));
   EXPECT_NE(never.problem.find("never written"), std::string::npos) << never.problem;
 }
 
 TEST(CompareOutput, MaxErrorsCountFiniteElementsOnly) {
-  OutputCheck oc;
+  verify::OutputCheck oc;
   EXPECT_TRUE(compare({kInf, 1.00005f}, {kInf, 1.0f}, oc));
   EXPECT_NEAR(oc.max_abs_error, 5e-5, 1e-6);
   EXPECT_TRUE(std::isfinite(oc.max_rel_error));

@@ -36,13 +36,13 @@ void expectOnlyTheCacheLeft(const fs::path& scratch) {
 struct CpuBatch {
   fs::path scratch;
   kb::Json expected = kb::readJsonFile(sourceRoot() / "testdata/solutions-cpu/expected.json");
-  kb::BuildOptions build;
-  kb::VerifyOptions verify;
+  kb::build::BuildOptions build;
+  kb::verify::VerifyOptions verify;
 
   explicit CpuBatch(const std::string& name)
       : scratch(fs::temp_directory_path() / (name + std::to_string(::getpid()))) {
     fs::create_directories(scratch);
-    build.target = kb::BuildTarget::Cpu;
+    build.target = kb::build::BuildTarget::Cpu;
     build.cache_dir = scratch / "cache";
     verify.device = "cpu";
     verify.limits.wall_seconds = 5;
@@ -59,18 +59,18 @@ TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
   CpuBatch batch("kb_verify_many_");
   const fs::path& scratch = batch.scratch;
   const kb::Json& expected = batch.expected;
-  const kb::BuildOptions& build = batch.build;
-  const kb::VerifyOptions& verify = batch.verify;
+  const kb::build::BuildOptions& build = batch.build;
+  const kb::verify::VerifyOptions& verify = batch.verify;
   const std::vector<std::string> names = {"ok_linear_relu", "forge_result", "wrong_result", "segfault",
                                           "tol_inside",     "inplace_input", "off_by_one", "ok_with_init"};
   std::vector<fs::path> libraries;
   for (const std::string& name : names) {
-    kb::BuildResult b = kb::buildSolution(kb::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name), build);
+    kb::build::BuildResult b = kb::build::buildSolution(kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name), build);
     ASSERT_EQ(b.status, kb::Status::Ok) << name << ": " << b.diagnostics;
     libraries.push_back(b.library);
   }
   const fs::path task = sourceRoot() / "testdata/tasks/linear_relu";
-  std::vector<kb::VerifyResult> results = kb::verifySolutions(task, libraries, verify);
+  std::vector<kb::verify::VerifyResult> results = kb::verify::verifySolutions(task, libraries, verify);
   ASSERT_EQ(results.size(), names.size());
   for (size_t k = 0; k < names.size(); ++k) {
     SCOPED_TRACE(names[k]);
@@ -82,7 +82,7 @@ TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
   // The ok ones were checked on every seed by the one reference process.
   EXPECT_FALSE(results[0].seeds.empty());
   EXPECT_GT(results[0].reference_seconds, 0.0);
-  EXPECT_THROW(kb::verifySolutions(task, {}, verify), kb::UsageError);
+  EXPECT_THROW(kb::verify::verifySolutions(task, {}, verify), kb::UsageError);
   expectOnlyTheCacheLeft(scratch);
 }
 
@@ -92,16 +92,16 @@ TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
   CpuBatch batch("kb_verify_batch_");
   const fs::path& scratch = batch.scratch;
   const kb::Json& expected = batch.expected;
-  const kb::BuildOptions& build = batch.build;
-  kb::VerifyOptions& verify = batch.verify;
+  const kb::build::BuildOptions& build = batch.build;
+  kb::verify::VerifyOptions& verify = batch.verify;
 
   int checked = 0;
   for (const auto& [name, want] : expected["solutions"].items()) {
     SCOPED_TRACE(name);
-    kb::Solution sol = kb::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name);
-    kb::BuildResult b = kb::buildSolution(sol, build);
+    kb::solution::Solution sol = kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name);
+    kb::build::BuildResult b = kb::build::buildSolution(sol, build);
     ASSERT_EQ(b.status, kb::Status::Ok) << b.diagnostics;
-    kb::VerifyResult r = kb::verifySolution(
+    kb::verify::VerifyResult r = kb::verify::verifySolution(
         sourceRoot() / "testdata/tasks" / want["task"].get<std::string>(), b.library, verify);
     EXPECT_EQ(std::string(kb::statusName(r.status)), want["status"].get<std::string>())
         << r.message << "\nworker output: " << r.worker.process.output.substr(0, 2000);
@@ -135,11 +135,11 @@ TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
 }
 
 TEST(VerifyBatch, BadTaskOrDeviceIsAUsageError) {
-  kb::VerifyOptions verify;
+  kb::verify::VerifyOptions verify;
   verify.device = "cpu";
-  EXPECT_THROW(kb::verifySolution("/nonexistent/task", "/nonexistent.so", verify), kb::UsageError);
+  EXPECT_THROW(kb::verify::verifySolution("/nonexistent/task", "/nonexistent.so", verify), kb::UsageError);
   verify.device = "tpu";
-  EXPECT_THROW(kb::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent.so", verify),
+  EXPECT_THROW(kb::verify::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent.so", verify),
                kb::UsageError);
 }
 
@@ -149,59 +149,59 @@ TEST(VerifyBatch, BadTaskOrDeviceIsAUsageError) {
 TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
   fs::path scratch = fs::temp_directory_path() / ("kb_verify_ahead_" + std::to_string(::getpid()));
   fs::create_directories(scratch);
-  kb::BuildOptions build;
-  build.target = kb::BuildTarget::Cpu;
+  kb::build::BuildOptions build;
+  build.target = kb::build::BuildTarget::Cpu;
   build.cache_dir = scratch / "cache";
-  kb::BuildResult b = kb::buildSolution(kb::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"), build);
+  kb::build::BuildResult b = kb::build::buildSolution(kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"), build);
   ASSERT_EQ(b.status, kb::Status::Ok) << b.diagnostics;
   fs::path task = sourceRoot() / "testdata/tasks/linear_relu";
   kb::Json info = kb::readJsonFile(task / "task.json");
   std::vector<uint64_t> seeds = info["correctness_seeds"].get<std::vector<uint64_t>>();
   ASSERT_FALSE(seeds.empty());
-  fs::path binary = kb::findWorkerBinary();
+  fs::path binary = kb::verify::findWorkerBinary();
 
-  kb::WorkerRequest req;
+  kb::verify::WorkerRequest req;
   req.task_dir = task;
   req.device = "cpu";
   req.seeds = seeds;
   req.memory_budget_bytes = 2ull << 30;
-  kb::WorkerLimits limits;
+  kb::verify::WorkerLimits limits;
   limits.wall_seconds = 1;  // counts from the hand-over, not from the start
   {
-    kb::CandidateWorker worker(req, limits, binary, scratch, /*keep_dir=*/true);
-    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    kb::verify::CandidateWorker worker(req, limits, binary, scratch, /*keep_dir=*/true);
+    kb::verify::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
     ::usleep(1500 * 1000);  // "the build": longer than the worker's own limit
-    kb::WorkerRun run = worker.finish(b.library);
+    kb::verify::WorkerRun run = worker.finish(b.library);
     ASSERT_EQ(run.status, kb::Status::Ok) << run.message << "\n" << run.process.output;
-    kb::WorkerDirGuard cleanup(run.dir, false);
+    kb::verify::WorkerDirGuard cleanup(run.dir, false);
     EXPECT_GT(run.hello.value("waited_seconds", 0.0), 0.3);
     EXPECT_LT(run.hello.value("startup_seconds", 99.0), run.process.wall_seconds);
     EXPECT_NE(run.hello.value("confinement", "").find("seccomp"), std::string::npos);
-    kb::CompareRequest cmp;
+    kb::verify::CompareRequest cmp;
     cmp.task_dir = task;
     cmp.device = "cpu";
     cmp.seeds = seeds;
     cmp.candidate_results = {run.dir / "result.bin"};
-    kb::ReferenceVerdict v = reference.finish(cmp);
+    kb::verify::ReferenceVerdict v = reference.finish(cmp);
     EXPECT_EQ(v.status, kb::Status::Ok) << v.message;
     EXPECT_EQ(v.seeds.size(), seeds.size());
     EXPECT_EQ(v.phases.value("inputs_prefetched", 0), static_cast<int>(seeds.size()));
   }
   // Never handed anything (the build failed): both leave, nothing is left.
   {
-    kb::CandidateWorker worker(req, limits, binary, scratch);
-    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    kb::verify::CandidateWorker worker(req, limits, binary, scratch);
+    kb::verify::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
     ::usleep(300 * 1000);
   }
   // A request for another task is refused, not answered.
   {
-    kb::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
-    kb::CompareRequest other;
+    kb::verify::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
+    kb::verify::CompareRequest other;
     other.task_dir = sourceRoot() / "testdata/tasks/scale_and_rowsum";
     other.device = "cpu";
     other.seeds = seeds;
     other.candidate_results = {scratch / "none.bin"};
-    kb::ReferenceVerdict v = reference.finish(other);
+    kb::verify::ReferenceVerdict v = reference.finish(other);
     EXPECT_EQ(v.status, kb::Status::InfraError);
     EXPECT_NE(v.message.find("this worker was started for"), std::string::npos) << v.message;
   }
@@ -209,10 +209,10 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
 }
 
 TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
-  kb::VerifyOptions verify;
+  kb::verify::VerifyOptions verify;
   verify.device = "cpu";
-  kb::VerifyResult r =
-      kb::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent/solution.so", verify);
+  kb::verify::VerifyResult r =
+      kb::verify::verifySolution(sourceRoot() / "testdata/tasks/linear_relu", "/nonexistent/solution.so", verify);
   EXPECT_EQ(r.status, kb::Status::RuntimeError);
   EXPECT_NE(r.message.find("cannot load the solution"), std::string::npos) << r.message;
 }
@@ -223,19 +223,19 @@ TEST(VerifyBatch, MissingLibraryIsTheSolutionsRuntimeError) {
 // forged channel (hack_detected, on the H200). The disk bounds the channel,
 // and a disk too small for the honest size is the machine's limit (kb::Error).
 TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
-  kb::TaskInfo info;
+  kb::task::TaskInfo info;
   info.generator = "spec";
   info.outputs = {{"float32", {4, 8}}};  // 128 bytes
-  kb::WorkerRequest req;
-  kb::WorkerLimits limits;
-  kb::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
+  kb::verify::WorkerRequest req;
+  kb::verify::WorkerLimits limits;
+  kb::verify::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
   EXPECT_EQ(req.max_output_bytes, 4u * 128 + (1u << 20));
   EXPECT_GE(limits.result_limit, 5u * (128 + (1u << 20)) + (16u << 20));  // the honest size fits
   EXPECT_LE(limits.result_limit, 5u * (req.max_output_bytes + (1u << 20)) + (16u << 20));
   // Inputs do not travel: a scripted generator's unknown input size adds nothing.
   uint64_t spec_limit = limits.result_limit;
   info.generator = "scripted";
-  kb::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
+  kb::verify::sizeWorkerForTask(info, 5, 1, fs::temp_directory_path(), req, limits);
   EXPECT_EQ(limits.result_limit, spec_limit);
 
   info.outputs = {{"float32", {4096, 393216}}};  // 6 GiB
@@ -243,7 +243,7 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   std::error_code ec;
   const uint64_t free = fs::space(fs::temp_directory_path(), ec).available;
   if (!ec && free > out + (2ull << 30)) {
-    kb::sizeWorkerForTask(info, 1, 1, fs::temp_directory_path(), req, limits);
+    kb::verify::sizeWorkerForTask(info, 1, 1, fs::temp_directory_path(), req, limits);
     EXPECT_GE(limits.result_limit, out + (1u << 20));  // more than the old fixed 4 GiB
     EXPECT_LE(limits.result_limit, free);
     // A flood stops at twice the honest size, not at the disk's edge.
@@ -254,7 +254,7 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   if (!ec && free > (4ull << 30)) {
     const uint64_t n = free / (out + (1u << 20)) + 1;
     try {
-      kb::sizeWorkerForTask(info, 1, n, fs::temp_directory_path(), req, limits);
+      kb::verify::sizeWorkerForTask(info, 1, n, fs::temp_directory_path(), req, limits);
       ADD_FAILURE() << "no error for " << n << " candidates of 6 GiB on " << (free >> 30) << " GiB";
     } catch (const kb::Error& e) {
       EXPECT_NE(std::string(e.what()).find("candidates"), std::string::npos) << e.what();
@@ -262,7 +262,7 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   }
   // A run whose honest size no disk holds: the machine's limit, said before any work.
   try {
-    kb::sizeWorkerForTask(info, 1u << 20, 1, fs::temp_directory_path(), req, limits);
+    kb::verify::sizeWorkerForTask(info, 1u << 20, 1, fs::temp_directory_path(), req, limits);
     ADD_FAILURE() << "no error";
   } catch (const kb::UsageError&) {
     ADD_FAILURE() << "a full disk is not bad usage";

@@ -20,25 +20,25 @@ fs::path tmpFile(const std::string& name) {
 TEST(Wire, RoundTrip) {
   fs::path p = tmpFile("rt");
   int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  kb::WireTensor t;
+  kb::verify::WireTensor t;
   t.dtype = KB_FLOAT32;
   t.sizes = {2, 3};
   std::string bytes(24, 'x');
   t.bytes = bytes;
   kb::Json h;
   h["type"] = "seed";
-  h["outputs"] = kb::Json::array({kb::tensorHeader(t)});
-  ASSERT_TRUE(kb::writeRecord(fd, h, t.bytes));
+  h["outputs"] = kb::Json::array({kb::verify::tensorHeader(t)});
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, t.bytes));
   kb::Json done;
   done["type"] = "done";
-  ASSERT_TRUE(kb::writeRecord(fd, done, ""));
+  ASSERT_TRUE(kb::verify::writeRecord(fd, done, ""));
   ::close(fd);
   std::string problem;
-  auto recs = kb::readRecords(p, &problem);
+  auto recs = kb::verify::readRecords(p, &problem);
   EXPECT_TRUE(problem.empty()) << problem;
   ASSERT_EQ(recs.size(), 2u);
   std::size_t off = 0;
-  auto ts = kb::takeTensors(recs[0].header["outputs"], recs[0].payload, &off);
+  auto ts = kb::verify::takeTensors(recs[0].header["outputs"], recs[0].payload, &off);
   ASSERT_EQ(ts.size(), 1u);
   EXPECT_EQ(ts[0].sizes, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(ts[0].bytes, t.bytes);
@@ -52,15 +52,15 @@ TEST(Wire, PartsAreConcatenatedAndPayloadsAligned) {
   std::string a(10, 'a'), b(7, 'b');
   kb::Json h;
   h["type"] = "seed";
-  ASSERT_TRUE(kb::writeRecord(fd, h, {a, b}, &written));
-  ASSERT_TRUE(kb::writeRecord(fd, h, {b}, &written));
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, {a, b}, &written));
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, {b}, &written));
   kb::Json done;
   done["type"] = "done";
-  ASSERT_TRUE(kb::writeRecord(fd, done, {}, &written));
+  ASSERT_TRUE(kb::verify::writeRecord(fd, done, {}, &written));
   ::close(fd);
   EXPECT_EQ(written, fs::file_size(p));
   std::string problem;
-  auto recs = kb::readRecords(p, &problem);
+  auto recs = kb::verify::readRecords(p, &problem);
   ASSERT_TRUE(problem.empty()) << problem;
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].payload, a + b);
@@ -70,7 +70,7 @@ TEST(Wire, PartsAreConcatenatedAndPayloadsAligned) {
   for (int i = 0; i < 2; ++i)
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(recs[i].payload.data()) % 64, 0u) << i;
   // Headers only: no payloads, same headers.
-  auto heads = kb::readRecords(p, &problem, /*headers_only=*/true);
+  auto heads = kb::verify::readRecords(p, &problem, /*headers_only=*/true);
   ASSERT_EQ(heads.size(), 3u);
   EXPECT_TRUE(heads[0].payload.empty());
   EXPECT_EQ(heads[2].header["type"], "done");
@@ -81,7 +81,7 @@ TEST(Wire, GarbageAndLiesAreRejected) {
   fs::path p = tmpFile("bad");
   std::ofstream(p) << "KBW1\xff\xff\xff\x7fnot json";
   std::string problem;
-  auto recs = kb::readRecords(p, &problem);
+  auto recs = kb::verify::readRecords(p, &problem);
   EXPECT_TRUE(recs.empty());
   EXPECT_FALSE(problem.empty());
   fs::remove(p);
@@ -94,12 +94,12 @@ TEST(Wire, GarbageAndLiesAreRejected) {
   d["nbytes"] = 0;
   lie.push_back(d);
   std::size_t off = 0;
-  EXPECT_THROW(kb::takeTensors(lie, "", &off), kb::Error);
+  EXPECT_THROW(kb::verify::takeTensors(lie, "", &off), kb::Error);
   lie[0]["sizes"] = {2};
   lie[0]["nbytes"] = 8;
-  EXPECT_THROW(kb::takeTensors(lie, "1234", &off), kb::Error);  // payload too short
+  EXPECT_THROW(kb::verify::takeTensors(lie, "1234", &off), kb::Error);  // payload too short
   lie[0]["nbytes"] = 7;
-  EXPECT_THROW(kb::takeTensors(lie, "12345678", &off), kb::Error);
+  EXPECT_THROW(kb::verify::takeTensors(lie, "12345678", &off), kb::Error);
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 namespace kb::tools {
 namespace {
 
-BuildOptions buildOptions(const CheckFlags& c) {
-  BuildOptions o;
-  o.target = c.device == "cpu" ? BuildTarget::Cpu : BuildTarget::Cuda;
+build::BuildOptions buildOptions(const CheckFlags& c) {
+  build::BuildOptions o;
+  o.target = c.device == "cpu" ? build::BuildTarget::Cpu : build::BuildTarget::Cuda;
   o.arch = c.arch;
   o.device_only = c.device_only;
   o.jobs = c.jobs;
@@ -25,8 +25,8 @@ BuildOptions buildOptions(const CheckFlags& c) {
   return o;
 }
 
-VerifyOptions verifyOptions(const CheckFlags& c) {
-  VerifyOptions o;
+verify::VerifyOptions verifyOptions(const CheckFlags& c) {
+  verify::VerifyOptions o;
   o.device = c.device;
   if (!c.seeds.empty()) o.seeds = parseSeedList(c.seeds);
   o.precision = c.precision;

@@ -52,7 +52,7 @@ int runStatic(const StaticFlags& flags) {
   if (flags.paths.size() == 2) options.task_id = taskIdOf(flags.paths.front());
   eval::StaticChecker checker(flags.policy);  // empty: the default policy
   checker.policy();                           // read (and judged) before the solution
-  Solution solution = loadSolution(solution_dir);
+  solution::Solution solution = solution::loadSolution(solution_dir);
   options.gpu_arch = flags.arch;
   options.jobs = flags.jobs;
   options.cuda_path = flags.cuda_path.empty() ? analyze::defaultCheckOptions().cuda_path : fs::path(flags.cuda_path);

@@ -11,8 +11,8 @@
 #include "verify/compare.h"
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "candidate") == 0) return kb::workerMain(argc - 1, argv + 1, &kb::prepareTiming);
-  if (argc >= 2 && std::strcmp(argv[1], "reference") == 0) return kb::referenceMain(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "candidate") == 0) return kb::verify::workerMain(argc - 1, argv + 1, &kb::profile::prepareTiming);
+  if (argc >= 2 && std::strcmp(argv[1], "reference") == 0) return kb::verify::referenceMain(argc - 1, argv + 1);
   std::fprintf(stderr, "usage: kbcheck-worker candidate REQUEST.json | reference --task DIR --device DEV (started by kbcheck verify and kbprof)\n");
   return 2;
 }

@@ -33,13 +33,13 @@ int interrupted() {
   return kb::tools::StopSignals::exitCode();
 }
 
-kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch);
+kb::profile::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch);
 
 // Build and profile through lib/eval (the workers start before the build and
 // leave before any candidate code when it fails), then print.
 int run(const Flags& f) {
   const bool cpu = f.device == "cpu";
-  std::string arch = cpu ? "cpu" : f.arch.empty() ? kb::detectGpuArch(f.device == "cuda" ? "cuda:0" : f.device) : f.arch;
+  std::string arch = cpu ? "cpu" : f.arch.empty() ? kb::profile::detectGpuArch(f.device == "cuda" ? "cuda:0" : f.device) : f.arch;
   kb::eval::Request q;
   q.tool = "kbprof";
   q.task_dir = f.task;
@@ -47,7 +47,7 @@ int run(const Flags& f) {
   q.stages.build = !f.solution.empty();
   q.stages.profile = true;
   q.profile = options(f, f.device, arch);
-  q.build.target = cpu ? kb::BuildTarget::Cpu : kb::BuildTarget::Cuda;
+  q.build.target = cpu ? kb::build::BuildTarget::Cpu : kb::build::BuildTarget::Cuda;
   q.build.arch = cpu || arch.empty() ? "sm_90" : arch;
   if (!f.cache_dir.empty()) q.build.cache_dir = f.cache_dir;
   kb::eval::Result r = kb::eval::evaluate(q);
@@ -64,13 +64,13 @@ int run(const Flags& f) {
     kb::tools::printJsonLine(j);
   } else {
     kb::tools::writeJsonOutput(f.json, j);
-    if (!f.quiet) std::cout << kb::renderProfileText(*r.profile, static_cast<std::size_t>(f.kernels));
+    if (!f.quiet) std::cout << kb::profile::renderProfileText(*r.profile, static_cast<std::size_t>(f.kernels));
   }
   return exitCode(r.status());
 }
 
-kb::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch) {
-  kb::ProfileOptions o;
+kb::profile::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch) {
+  kb::profile::ProfileOptions o;
   o.device = device;
   o.verify = !f.no_verify;
   o.compile_baseline = !f.no_compile;

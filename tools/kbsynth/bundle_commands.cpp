@@ -113,7 +113,7 @@ std::optional<int> runBundleCommands(BundleCli& b, const std::string& python) {
   b.co.python = python;
   b.io.python = python;
   b.ck.python = python;
-  b.co.torch_version = torchVersion();
+  b.co.torch_version = task::torchVersion();
   b.co.stop_signal = stopSignal;
   b.ck.stop_signal = stopSignal;
   if (*b.import) {
@@ -123,12 +123,12 @@ std::optional<int> runBundleCommands(BundleCli& b, const std::string& python) {
     // Outputs before any work: an unwritable OUT or --report is bad input.
     tools::checkWritableDir(b.out_dir, "-o/--out");
     tools::checkWritableFile(b.co.report, "--report");
-    std::vector<ImportItem> items = findImportItems(b.sources, b.io);
+    std::vector<synth::ImportItem> items = synth::findImportItems(b.sources, b.io);
     fs::path out = fs::absolute(b.out_dir).lexically_normal();
     fs::create_directories(out);
     tools::OutputLock lock = tools::OutputLock::directory(out, "-o/--out " + b.out_dir);
     tools::StopSignals stop;  // SIGINT: capture.py stops, the report says what was done
-    return runImport(items, out, b.co);
+    return synth::runImport(items, out, b.co);
   }
   if (*b.exp) {
     b.co.compiled = deviceArg(b.co.compiled);
@@ -136,12 +136,12 @@ std::optional<int> runBundleCommands(BundleCli& b, const std::string& python) {
     if (!b.export_id.empty() && b.bundles.size() != 1) throw UsageError("--id needs exactly one bundle");
     tools::checkWritableFile(b.co.report, "--report");
     tools::StopSignals stop;
-    return runExport(b.bundles, b.export_id, b.co);
+    return synth::runExport(b.bundles, b.export_id, b.co);
   }
   if (*b.baseline) {
     std::string device = deviceArg(b.device);
     tools::StopSignals stop(true, SIGTERM);  // baseline.py has no quiet SIGINT handler
-    return buildBaselines(b.bundles, device, b.force, b.weights, python, b.baseline_jobs, stopSignal);
+    return synth::buildBaselines(b.bundles, device, b.force, b.weights, python, b.baseline_jobs, stopSignal);
   }
   if (*b.check) {
     b.ck.seeds = tools::parseSeedList(b.seeds);
@@ -149,9 +149,9 @@ std::optional<int> runBundleCommands(BundleCli& b, const std::string& python) {
     deviceArg(b.ck.device);
     if (b.ck.device == "none") throw UsageError("check needs a device: cpu, cuda or cuda:N");
     tools::StopSignals stop(true, SIGTERM);  // expected.py has no quiet SIGINT handler
-    return checkBundles(b.bundles, b.ck);
+    return synth::checkBundles(b.bundles, b.ck);
   }
-  if (*b.info) return printBundleInfo(b.bundles);
+  if (*b.info) return synth::printBundleInfo(b.bundles);
   return std::nullopt;
 }
 

@@ -1,6 +1,6 @@
 // kbsynth: task bundles and task synthesis. A thin CLI11 driver (docs/kbsynth.md
 // is its manual): bundle_commands.cpp defines import/export/baseline/check/info
-// over lib/synth/import_run.h and lib/task/check_bundle.h, synth_commands.cpp
+// over lib/synth/import_run.h and lib/synth/check_bundle.h, synth_commands.cpp
 // the synthesis subcommands over lib/synth/pipeline.h. PyTorch's Python side
 // is reached only through the scripts in scripts/ (capture.py, baseline.py,
 // expected.py, read_rows.py).

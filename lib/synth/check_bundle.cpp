@@ -1,4 +1,4 @@
-#include "task/check_bundle.h"
+#include "synth/check_bundle.h"
 
 #include <unistd.h>
 
@@ -13,12 +13,12 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "task/bundle.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 #include "task/task.h"
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::synth {
 namespace {
 
 bool stopped(const BundleCheckOptions& o) { return o.stop_signal && o.stop_signal() != 0; }
@@ -46,8 +46,8 @@ double jnum(double v) { return std::isfinite(v) ? v : 1e300; }
 }  // namespace
 
 int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptions& o) {
-  std::vector<Task> tasks;
-  for (const auto& b : bundles) tasks.push_back(Task::open(b));  // bad bundle: exit 2 before any work
+  std::vector<task::Task> tasks;
+  for (const auto& b : bundles) tasks.push_back(task::Task::open(b));  // bad bundle: exit 2 before any work
   c10::Device dev(o.device);
   TempDir tmp;
   fs::path exp_dir = tmp.path("expected");
@@ -59,7 +59,7 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
                              "--repeats", std::to_string(o.repeats)});
   for (const auto& t : tasks) args.push_back(t.bundle().dir.string());
   std::fprintf(stderr, "kbsynth: Python outputs for %zu bundles on %s\n", tasks.size(), o.device.c_str());
-  ScriptResult py = runScript(pythonPath(o.python), "expected.py", args);
+  python::ScriptResult py = python::runScript(python::pythonPath(o.python), "expected.py", args);
   if (stopped(o)) {
     std::fprintf(stderr, "kbsynth: check: interrupted before any comparison; run the same command again\n");
     return 128 + o.stop_signal();
@@ -74,14 +74,14 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
                            "again\n", n, tasks.size(), bad);
       return 128 + o.stop_signal();
     }
-    const Task& task = tasks[n];
+    const task::Task& task = tasks[n];
     const Json& pyline = py.lines[n];
     Json line = {{"id", task.id()}, {"device", o.device}, {"seeds", o.seeds}};
     try {
       if (pyline.value("status", "") != "ok")
         throw Error("Python side failed: " + pyline.value("reason", "") + ": " + pyline.value("message", ""));
       std::map<std::string, at::Tensor> want;
-      for (auto& nt : loadNamedTensors(pyline["file"].get<std::string>())) want[nt.name] = nt.tensor;
+      for (auto& nt : task::loadNamedTensors(pyline["file"].get<std::string>())) want[nt.name] = nt.tensor;
       auto expected = [&](const std::string& prefix, uint64_t seed) {
         std::vector<at::Tensor> v;
         for (int i = 0;; ++i) {
@@ -91,8 +91,8 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
         }
         return v;
       };
-      Reference ref = task.reference(dev);
-      std::optional<CompiledBaseline> comp;
+      task::Reference ref = task.reference(dev);
+      std::optional<task::CompiledBaseline> comp;
       if (o.compiled) comp = task.compiled(dev);
       double d_in = 0, d_ref = 0, d_comp = 0;
       // The larger difference, NaN counting as the largest: std::max(d,
@@ -103,10 +103,10 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
         std::vector<at::Tensor> xt;
         for (auto& v : x)
           if (v.isTensor()) xt.push_back(v.toTensor());
-        d_in = worse(d_in, maxAbsDiff(xt, expected("in", seed)));
+        d_in = worse(d_in, task::maxAbsDiff(xt, expected("in", seed)));
         auto out = expected("out", seed);
-        d_ref = worse(d_ref, maxAbsDiff(ref.run(x), out));
-        if (comp) d_comp = worse(d_comp, maxAbsDiff(comp->run(x), out));
+        d_ref = worse(d_ref, task::maxAbsDiff(ref.run(x), out));
+        if (comp) d_comp = worse(d_comp, task::maxAbsDiff(comp->run(x), out));
       }
       bool ok = d_in <= o.max_diff && d_ref <= o.max_diff && (!comp || d_comp <= o.max_diff);
       line["inputs_max_abs_diff"] = jnum(d_in);
@@ -115,11 +115,11 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
       if (comp) line["compiled_arch"] = comp->arch();
       if (o.time_iters > 0) {
         auto x = task.makeInputs(o.seeds.front(), dev);
-        double e = timeCallsMs([&] { ref.forward(x); }, dev, o.warmup, o.time_iters, o.repeats);
+        double e = task::timeCallsMs([&] { ref.forward(x); }, dev, o.warmup, o.time_iters, o.repeats);
         line["eager_ms"] = {{"cpp", e}, {"python", pyline.value("eager_ms", 0.0)},
                             {"ratio", e / pyline.value("eager_ms", 1.0)}};
         if (comp) {
-          double c = timeCallsMs([&] { comp->run(x); }, dev, o.warmup, o.time_iters, o.repeats);
+          double c = task::timeCallsMs([&] { comp->run(x); }, dev, o.warmup, o.time_iters, o.repeats);
           line["compile_ms"] = {{"cpp", c}, {"python", pyline.value("compile_ms", 0.0)},
                                 {"ratio", c / pyline.value("compile_ms", 1.0)}};
         }
@@ -140,14 +140,14 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
 
 int printBundleInfo(const std::vector<std::string>& bundles) {
   for (const auto& b : bundles) {
-    TaskBundle bundle = openBundle(b);
-    const TaskInfo& i = bundle.info;
+    task::TaskBundle bundle = task::openBundle(b);
+    const task::TaskInfo& i = bundle.info;
     Json line = {{"id", i.id},           {"dir", bundle.dir.string()},     {"capture", i.capture},
                      {"generator", i.generator}, {"reference_args", i.reference_args},
                      {"inputs", i.inputs.size()}, {"outputs", i.outputs.size()}, {"state", i.state.size()},
                      {"torch_version", i.torch_version}, {"compiled", Json::object()}};
     for (const auto& arch : bundle.compiledArchs()) {
-      auto why = checkCompiled(bundle, arch);
+      auto why = task::checkCompiled(bundle, arch);
       line["compiled"][arch] = why ? *why : "ok";
     }
     printJsonLine(line);
@@ -155,4 +155,4 @@ int printBundleInfo(const std::vector<std::string>& bundles) {
   return 0;
 }
 
-}  // namespace kb
+}  // namespace kb::synth

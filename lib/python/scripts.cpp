@@ -1,4 +1,4 @@
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -24,7 +24,7 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::python {
 
 std::string pythonPath(const std::string& flag) {
   if (!flag.empty()) return flag;
@@ -258,9 +258,9 @@ ScriptResult runBaselineScript(const std::string& python, const std::vector<std:
   return again;
 }
 
-TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,
+task::TaskBundle ensureCompiled(const task::TaskBundle& bundle, const std::string& arch, const std::string& device,
                           const std::string& python) {
-  if (!checkCompiled(bundle, arch)) return bundle;
+  if (!task::checkCompiled(bundle, arch)) return bundle;
   const fs::path failed = bundle.dir / "compiled" / (arch + ".failed.json");
   const std::string model = bundle.info.json.value("files", Json::object()).value("model.py", "");
   const std::string py = pythonPath(python);
@@ -282,8 +282,8 @@ TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, con
   } else if (std::string status = r.lines.front().value("status", ""); status != "ok" && status != "cached") {
     error = r.lines.front().value("reason", "?") + ": " + r.lines.front().value("message", "") + r.note;
   } else {
-    TaskBundle fresh = openBundle(bundle.dir);
-    if (auto why = checkCompiled(fresh, arch)) throw Error(*why);
+    task::TaskBundle fresh = task::openBundle(bundle.dir);
+    if (auto why = task::checkCompiled(fresh, arch)) throw Error(*why);
     std::error_code ec;
     fs::remove(failed, ec);
     return fresh;
@@ -297,4 +297,4 @@ TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, con
   throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": " + error);
 }
 
-}  // namespace kb
+}  // namespace kb::python

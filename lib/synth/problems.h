@@ -11,7 +11,7 @@
 
 #include "core/json.h"
 
-namespace kb {
+namespace kb::synth {
 
 struct ImportItem {
   std::string id;       // task id = bundle path under the output folder
@@ -37,4 +37,4 @@ std::string sanitizeIdPart(const std::string& part);
 // empty, "." or "..".
 bool validTaskId(const std::string& id);
 
-}  // namespace kb
+}  // namespace kb::synth

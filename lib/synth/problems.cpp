@@ -1,4 +1,4 @@
-#include "task/import.h"
+#include "synth/problems.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,11 +8,11 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/hash.h"
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 namespace fs = std::filesystem;
 
-namespace kb {
+namespace kb::synth {
 namespace {
 
 bool isLevelName(const std::string& name, int* level) {
@@ -164,7 +164,7 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
       ++index;
     }
   } else if (ext == ".parquet") {
-    ScriptResult r = runScript(pythonPath(options.python), "read_rows.py", {abs.string()});
+    python::ScriptResult r = python::runScript(python::pythonPath(options.python), "read_rows.py", {abs.string()});
     if (r.exit_code != 0)
       throw UsageError(abs.string() + ": cannot read the Parquet file (read_rows.py exit " +
                        std::to_string(r.exit_code) + ")");
@@ -177,4 +177,4 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
   return out;
 }
 
-}  // namespace kb
+}  // namespace kb::synth

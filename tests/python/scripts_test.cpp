@@ -1,7 +1,7 @@
-// lib/task/scripts.h: a ScriptWorker's temporary folder goes with it,
+// lib/python/scripts.h: a ScriptWorker's temporary folder goes with it,
 // however it ends. (A capture worker SIGKILLed by kbsynth's stop left its
 // kbtask-* folder in $TMPDIR: cli_conformance failed on it in CI.)
-#include "task/scripts.h"
+#include "python/scripts.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -40,9 +40,9 @@ class ScriptWorkerTmp : public ::testing::Test {
     fs::remove_all(root_);
   }
   // The folder the worker was given, after its first line.
-  fs::path started(kb::ScriptWorker& w) {
+  fs::path started(kb::python::ScriptWorker& w) {
     std::string line;
-    EXPECT_EQ(w.readLine(line, 30), kb::ScriptWorker::Read::line);
+    EXPECT_EQ(w.readLine(line, 30), kb::python::ScriptWorker::Read::line);
     kb::Json j = kb::Json::parse(line);
     fs::path tmp = j.value("tmp", "");
     EXPECT_EQ(tmp.parent_path(), root_ / "tmp") << "not a folder of its own under $TMPDIR: " << tmp;
@@ -54,7 +54,7 @@ class ScriptWorkerTmp : public ::testing::Test {
 };
 
 TEST_F(ScriptWorkerTmp, RemovedWhenKilled) {
-  kb::ScriptWorker w("bash", "leave_tmp.sh", {});
+  kb::python::ScriptWorker w("bash", "leave_tmp.sh", {});
   fs::path tmp = started(w);
   w.kill();  // SIGKILL: the script cleans nothing up
   EXPECT_FALSE(fs::exists(tmp));
@@ -64,7 +64,7 @@ TEST_F(ScriptWorkerTmp, RemovedWhenKilled) {
 TEST_F(ScriptWorkerTmp, RemovedWhenItEnds) {
   fs::path tmp;
   {
-    kb::ScriptWorker w("bash", "leave_tmp.sh", {});
+    kb::python::ScriptWorker w("bash", "leave_tmp.sh", {});
     tmp = started(w);
     EXPECT_EQ(w.wait(), 0);  // end of input: `read` returns, the script exits
   }
@@ -75,7 +75,7 @@ TEST_F(ScriptWorkerTmp, RemovedWhenItEnds) {
 TEST_F(ScriptWorkerTmp, RemovedByTheDestructor) {
   fs::path tmp;
   {
-    kb::ScriptWorker w("bash", "leave_tmp.sh", {});
+    kb::python::ScriptWorker w("bash", "leave_tmp.sh", {});
     tmp = started(w);
   }
   EXPECT_FALSE(fs::exists(tmp));

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+namespace kb::synth {
 
 struct BundleCheckOptions {
   std::string device = "cpu";
@@ -35,4 +35,4 @@ int checkBundles(const std::vector<std::string>& bundles, const BundleCheckOptio
 // compiled packages) and prints one JSON summary line each. Exit 0.
 int printBundleInfo(const std::vector<std::string>& bundles);
 
-}  // namespace kb
+}  // namespace kb::synth

@@ -12,7 +12,7 @@
 #include "core/json.h"
 #include "task/bundle.h"
 
-namespace kb {
+namespace kb::python {
 
 // The interpreter: `flag` when not empty, else $KB_PYTHON, else
 // /opt/kb-venv/bin/python3 when it exists, else "python3" on the PATH.
@@ -94,7 +94,7 @@ ScriptResult runBaselineScript(const std::string& python, const std::vector<std:
 // the same model.py and Python, instead of another build of a minute or more;
 // deleting the file (or changing model.py) tries again. Built through
 // runBaselineScript.
-TaskBundle ensureCompiled(const TaskBundle& bundle, const std::string& arch, const std::string& device,
+task::TaskBundle ensureCompiled(const task::TaskBundle& bundle, const std::string& arch, const std::string& device,
                           const std::string& python = "");
 
-}  // namespace kb
+}  // namespace kb::python
