@@ -12,12 +12,21 @@ Run by `kbsynth export` / `kbsynth import` (tools/kbsynth), not by hand:
     ... [--timeout S] [--threads N]   the per-task limit (default
                               $KB_CAPTURE_TIMEOUT or 300 s) and torch threads
 
+Where the forwards run: $KB_CAPTURE_DEVICE, "cpu" (the default) or "cuda"
+(or "cuda:N"). On a GPU the model and its inputs are moved to the device for
+every forward, the check and the trace; the inputs are still made on the
+CPU (a bundle's canonical inputs are the CPU generator's, as the C++ harness
+makes them), each seed once. What is saved is the same as a CPU capture
+(weights on the CPU). A task whose trace bakes the device into its graph, or
+that runs the GPU out of memory, is captured again on the CPU (a note says
+so).
+
 Each line of JOBS.jsonl is one job:
     {"dir": "...", "id": "...", "provenance": {...},
      "init_seed": 42, "tolerance": {...}, "correctness_seeds": [...],
      "keep": {...}}            # fields carried over from an older task.json
 and each job prints one result line on stdout:
-    {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "seconds": 1.2}
+    {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "device": "cuda", "seconds": 1.2}
     {"dir": ..., "id": ..., "status": "failed", "reason": "init_error", "message": "..."}
 """
 
@@ -41,6 +50,11 @@ import kbtask  # noqa: E402
 from kbtask import TaskError, torch  # noqa: E402
 
 TIMEOUT_S = int(os.environ.get("KB_CAPTURE_TIMEOUT", "300"))
+
+
+class _OnCpu(Exception):
+    """The capture cannot be made on the GPU (the trace baked the device
+    in, or the GPU ran out of memory): capture the task again on the CPU."""
 
 
 class _Timeout(BaseException):
@@ -75,6 +89,8 @@ def _eager(model, xs, where="forward"):
             out = model(*xs)
         except TaskError:
             raise
+        except torch.cuda.OutOfMemoryError as e:
+            raise _OnCpu("the GPU ran out of memory in " + where + ": " + kbtask.one_line(e))
         except Exception as e:  # noqa: BLE001
             raise TaskError("forward_error", where + ": " + kbtask.one_line(e))
     return kbtask.flatten_outputs(out, where)
@@ -98,8 +114,9 @@ def _bind_scalars(model, xs):
     return model
 
 
-def _capture_reference(mod, args, init_seed, x0, x1, out0, out1):
-    """(module, method, reference_args, notes): TorchScript by script, else by trace."""
+def _capture_reference(new_model, x0, x1, out0, out1, device):
+    """(module, method, reference_args, notes): TorchScript by script, else by
+    trace; the module on `device`. new_model() gives the model as built."""
     notes = []
     scalars = any(not isinstance(x, torch.Tensor) for x in x0)
 
@@ -109,7 +126,7 @@ def _capture_reference(mod, args, init_seed, x0, x1, out0, out1):
         if not kbtask.close(got, want):
             raise TaskError("mismatch", f"{label} differs from eager (max abs diff {d:.3g})")
 
-    model = kbtask.build_model(mod, init_seed, args)
+    model = new_model().to(device)
     try:
         with torch.no_grad(), kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
@@ -117,10 +134,12 @@ def _capture_reference(mod, args, init_seed, x0, x1, out0, out1):
         check(sm, x0, out0, "scripted forward (seed 0)")
         check(sm, x1, out1, "scripted forward (seed 1)")
         return sm, model, "script", "all", notes
+    except _OnCpu:
+        raise
     except Exception as e:  # noqa: BLE001
         notes.append("torch.jit.script: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
 
-    model = kbtask.build_model(mod, init_seed, args)
+    model = new_model().to(device)
     tensors0 = [x for x in x0 if isinstance(x, torch.Tensor)]
     tensors1 = [x for x in x1 if isinstance(x, torch.Tensor)]
     if scalars:
@@ -129,16 +148,23 @@ def _capture_reference(mod, args, init_seed, x0, x1, out0, out1):
         with torch.no_grad(), kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
             sm = torch.jit.trace(model, tuple(tensors0), check_trace=False)
+        if device.type != "cpu" and device.type in str(sm.inlined_graph):
+            # e.g. torch.zeros(..., device=x.device) traced: the graph would
+            # make its tensors on this device wherever the reference runs.
+            raise _OnCpu("the trace records the device " + device.type + " in its graph")
         check(sm, tensors0, out0, "traced forward (seed 0)")
         # A second input set catches data-dependent control flow frozen by the trace.
         check(sm, tensors1, out1, "traced forward (seed 1)")
         return sm, model, "trace", ("tensors" if scalars else "all"), notes
+    except _OnCpu:
+        raise
     except Exception as e:  # noqa: BLE001
         notes.append("torch.jit.trace: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
     raise TaskError("capture_error", "; ".join(notes))
 
 
-def capture(job, tmpdir):
+def capture(job, tmpdir, device):
+    """Captures one task with its forwards on `device` (a torch.device)."""
     d = job["dir"]
     model_py = os.path.join(d, "model.py")
     if not os.path.exists(model_py):
@@ -148,17 +174,46 @@ def capture(job, tmpdir):
     args = kbtask.init_args(mod)
     model = kbtask.build_model(mod, init_seed, args)
     init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    # Copies of the model as built, for the script and trace attempts: a copy
+    # is a memory copy, another construction draws every weight again (seconds
+    # for a large model). The round trip below still builds one afresh.
+    try:
+        pristine = copy.deepcopy(model)
+    except Exception:  # noqa: BLE001 - a module that does not copy is built again
+        pristine = None
+
+    def new_model():
+        return copy.deepcopy(pristine) if pristine is not None else kbtask.build_model(mod, init_seed, args)
+
+    model.to(device)
+
+    # get_inputs() for seeds 0 and 1, made once each on the CPU (KernelBench's
+    # fill gigabytes with the CPU generator: the slow part of a GPU capture).
+    python_cache = {}
+
+    def python_inputs(seed):
+        if seed not in python_cache:
+            python_cache[seed] = kbtask.python_inputs(mod, seed)
+        return python_cache[seed]
+
+    def on_device(xs):
+        return kbtask.to_device(xs, device)
 
     # Eager on get_inputs() itself, twice on the same inputs without
     # reseeding: a forward that draws random numbers (dropout, randn) differs.
-    x0 = kbtask.python_inputs(mod, 0)
-    out0 = _eager(model, x0)
-    again = _eager(model, x0)
-    if not kbtask.close(out0, again, atol=0, rtol=0):
+    # On a GPU, within the default tolerance: kernels with atomics (index_add,
+    # scatter_add) may round differently from run to run, a random draw does not
+    # come close.
+    x0 = python_inputs(0)
+    x0d = on_device(x0)
+    out0 = _eager(model, x0d)
+    again = _eager(model, x0d)
+    exact = device.type == "cpu"
+    if not (kbtask.close(out0, again, atol=0, rtol=0) if exact else kbtask.close(out0, again)):
         raise TaskError("nondeterministic", "two runs on the same inputs differ (max abs diff "
                         f"{kbtask.max_abs_diff(out0, again):.3g}): forward draws random numbers "
                         "(dropout in training mode, torch.randn, ...) or is otherwise not repeatable")
-    del again
+    del again, x0d
 
     # The input generator: scripted get_inputs if it scripts and reproduces
     # get_inputs() exactly, else the recorded spec.
@@ -175,7 +230,7 @@ def capture(job, tmpdir):
             for s in (0, 1):
                 torch.manual_seed(s)
                 got = list(fn())
-                if not kbtask.close(got, kbtask.python_inputs(mod, s), atol=0, rtol=0):
+                if not kbtask.close(got, python_inputs(s), atol=0, rtol=0):
                     raise TaskError("spec_error", f"scripted get_inputs differs from get_inputs() for seed {s}")
             generator = "scripted"
         except Exception as e:  # noqa: BLE001
@@ -185,7 +240,7 @@ def capture(job, tmpdir):
         if specs is None:
             raise TaskError("spec_error", spec_problem + "; " + why)
         # The spec must make inputs the model accepts, with outputs of the same form.
-        xs = kbtask.make_spec_inputs(specs, 0)
+        xs = on_device(kbtask.make_spec_inputs(specs, 0))
         try:
             outs = _eager(model, xs, "forward on spec inputs")
             del xs
@@ -197,11 +252,19 @@ def capture(job, tmpdir):
 
     task = {"generator": generator, "inputs": specs or []}
     del x0, out0
-    x0 = kbtask.bundle_inputs(mod, task, 0)
-    x1 = kbtask.bundle_inputs(mod, task, 1)
+
+    def bundle_inputs(seed):
+        if generator == "scripted":
+            return on_device(python_inputs(seed))
+        return on_device(kbtask.make_spec_inputs(specs, seed))
+
+    x0 = bundle_inputs(0)
+    x1 = bundle_inputs(1)
+    python_cache.clear()
     out0 = _eager(model, x0)
     out1 = _eager(model, x1)
-    sm, captured_model, method, ref_args, notes = _capture_reference(mod, args, init_seed, x0, x1, out0, out1)
+    sm, captured_model, method, ref_args, notes = _capture_reference(new_model, x0, x1, out0, out1, device)
+    pristine = None  # the copy's memory back before the save
     if kbtask.close(out0, out1, atol=0, rtol=0):
         notes.append("degenerate: the outputs for seeds 0 and 1 are identical (output does not depend on the input)")
 
@@ -212,6 +275,7 @@ def capture(job, tmpdir):
             if k in init_state:
                 v.copy_(init_state[k])
     ref_path = os.path.join(d, "reference.pt")
+    sm.cpu()  # the saved weights are the CPU's, wherever the capture ran
     sm.save(ref_path)
     inputs_path = os.path.join(d, "inputs.pt")
     if generator == "scripted":
@@ -220,9 +284,9 @@ def capture(job, tmpdir):
         os.remove(inputs_path)
 
     # Round trip: the saved file reproduces eager.
-    loaded = torch.jit.load(ref_path)
+    loaded = torch.jit.load(ref_path, map_location=device)
     xs = x0 if ref_args == "all" else [x for x in x0 if isinstance(x, torch.Tensor)]
-    fresh = kbtask.build_model(mod, init_seed, args)
+    fresh = kbtask.build_model(mod, init_seed, args).to(device)
     want = _eager(fresh, x0)
     got = _eager(loaded, xs, "saved reference")
     if not kbtask.close(got, want):
@@ -277,7 +341,37 @@ def capture(job, tmpdir):
             for f in os.listdir(cdir):
                 os.remove(os.path.join(cdir, f))
     return {"capture": method, "generator": generator, "reference_args": ref_args,
-            "outputs": len(out0), "notes": notes + gen_notes}
+            "outputs": len(out0), "notes": notes + gen_notes, "device": str(device)}
+
+
+def capture_task(job, tmpdir, device):
+    """capture() on `device`, again on the CPU when the GPU cannot hold it."""
+    if device.type == "cpu":
+        return capture(job, tmpdir, device)
+    try:
+        return capture(job, tmpdir, device)
+    except _OnCpu as e:
+        why = str(e)
+    except torch.cuda.OutOfMemoryError as e:  # outside a forward: moving inputs, comparing
+        why = "the GPU ran out of memory: " + kbtask.one_line(e)
+    torch.cuda.empty_cache()
+    result = capture(job, tmpdir, torch.device("cpu"))
+    result["notes"] = result["notes"] + ["captured on the CPU: " + why]
+    return result
+
+
+def capture_device():
+    """$KB_CAPTURE_DEVICE as a torch.device: "cpu" unless it names a GPU that is there."""
+    name = os.environ.get("KB_CAPTURE_DEVICE", "cpu") or "cpu"
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r} is not a torch device")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r} but torch sees no CUDA device")
+    if device.type not in ("cpu", "cuda"):
+        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r}: only cpu and cuda are supported")
+    return device
 
 
 def main():
@@ -310,6 +404,7 @@ def main():
                 yield json.loads(line)
 
     torch.set_num_threads(threads or int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
+    device = capture_device()
     tmpdir = kbtask.new_tmpdir()
     signal.signal(signal.SIGALRM, _alarm)
     # A stop ends the batch between or inside captures: the task in progress
@@ -328,7 +423,7 @@ def main():
             result = {"dir": job["dir"], "id": job["id"]}
             signal.alarm(TIMEOUT_S)
             try:
-                result.update(status="ok", **capture(job, tmpdir))
+                result.update(status="ok", **capture_task(job, tmpdir, device))
             except TaskError as e:
                 result.update(status="failed", reason=e.kind, message=e.message)
             except _Timeout:
@@ -337,6 +432,8 @@ def main():
                 result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
             finally:
                 signal.alarm(0)
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()  # the next task starts with the GPU's memory free
             if _stop_signal:  # a stop swallowed inside the capture: its result is not trusted
                 break
             result["seconds"] = round(time.time() - start, 3)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Issue 20: scripts/capture.py with its forwards on the GPU
+# (KB_CAPTURE_DEVICE=cuda) against the CPU, on KernelBench problems, without
+# a build. Prints per task the result and seconds on each device and whether
+# the two task.json agree (generator, capture method, inputs, outputs,
+# state) and the two reference.pt give the same outputs.
+# Usage: bash scripts/gpu/capture-compare.sh OUT PROBLEM...
+#   PROBLEM is a path under $KB_KERNELBENCH (default ../shared/kernelbench),
+#   e.g. level1/19_ReLU.py. KB_COMPARE_CPU=N: the first N problems are also
+#   captured on the CPU (default 3), at the same time as the GPU's run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+KB="${KB_KERNELBENCH:-$ROOT/../shared/kernelbench}"
+OUT="$1"; shift
+NCPU="${KB_COMPARE_CPU:-3}"
+PY="${KB_PYTHON:-python3}"
+mkdir -p "$OUT"
+: >"$OUT/jobs-cuda.jsonl"; : >"$OUT/jobs-cpu.jsonl"
+i=0
+for p in "$@"; do
+  id="kernelbench/${p%.py}"
+  for dev in cuda cpu; do
+    [ "$dev" = cpu ] && [ "$i" -ge "$NCPU" ] && continue
+    d="$OUT/$dev/$id"; mkdir -p "$d"; cp "$KB/$p" "$d/model.py"
+    printf '{"dir": "%s", "id": "%s"}\n' "$d" "$id" >>"$OUT/jobs-$dev.jsonl"
+  done
+  i=$((i + 1))
+done
+start=$(date +%s)
+KB_CAPTURE_DEVICE=cpu "$PY" "$ROOT/scripts/capture.py" "$OUT/jobs-cpu.jsonl" --threads 8 >"$OUT/cpu.jsonl" 2>"$OUT/cpu.err" &
+cpu_pid=$!
+KB_CAPTURE_DEVICE=cuda "$PY" "$ROOT/scripts/capture.py" "$OUT/jobs-cuda.jsonl" --threads 8 >"$OUT/cuda.jsonl" 2>"$OUT/cuda.err"
+echo "cuda capture of $# tasks: $(( $(date +%s) - start )) s wall (one process, Python start included)"
+wait $cpu_pid || true
+"$PY" - "$OUT" <<'PY'
+import json, os, sys
+import torch
+out = sys.argv[1]
+def lines(dev):
+    p = os.path.join(out, dev + ".jsonl")
+    return {r["id"]: r for r in map(json.loads, open(p)) if "id" in r}
+cuda, cpu = lines("cuda"), lines("cpu")
+secs = [r["seconds"] for r in cuda.values()]
+print(f"{'task':52} {'cuda':>22} {'s':>6} {'cpu':>8} {'s':>6}  same bundle")
+for tid, r in cuda.items():
+    c = cpu.get(tid)
+    st = r["status"] if r["status"] == "ok" else r["status"] + ":" + r.get("reason", "")
+    st += "" if r.get("device", "cuda") .startswith("cuda") or r["status"] != "ok" else "(on cpu)"
+    same = ""
+    if c and c["status"] == "ok" and r["status"] == "ok":
+        a = json.load(open(os.path.join(out, "cuda", tid, "task.json")))
+        b = json.load(open(os.path.join(out, "cpu", tid, "task.json")))
+        keys = ["generator", "capture", "reference_args", "inputs", "outputs", "state"]
+        diff = [k for k in keys if a.get(k) != b.get(k)]
+        # the two saved references on the same CPU inputs
+        ra = torch.jit.load(os.path.join(out, "cuda", tid, "reference.pt"))
+        rb = torch.jit.load(os.path.join(out, "cpu", tid, "reference.pt"))
+        sa = dict(ra.state_dict()); sb = dict(rb.state_dict())
+        wsame = sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+        same = ("yes" if not diff else "differs in " + ",".join(diff)) + ("; weights equal" if wsame else "; WEIGHTS DIFFER")
+    print(f"{tid:52} {st:>22} {r['seconds']:6.1f} {(c['status'] if c else '-'):>8} {(c['seconds'] if c else 0):6.1f}  {same}")
+    if r["status"] != "ok":
+        print("    " + r.get("message", "")[:300])
+    for n in r.get("notes", []):
+        if "on the CPU" in n:
+            print("    note: " + n[:300])
+print(f"cuda: {sum(r['status'] == 'ok' for r in cuda.values())} of {len(cuda)} ok, "
+      f"{sum(secs):.1f} s of captures, mean {sum(secs) / max(len(secs), 1):.1f} s per task")
+PY
