@@ -9,11 +9,12 @@ Run by `kbsynth export` / `kbsynth import` (tools/kbsynth), not by hand:
                               a long-lived worker of kbsynth's capture pool
                               (lib/synth/capture_pool.h), which first prints
                               {"hello": {"pid": N}}
-    ... [--timeout S] [--threads N]   the per-task limit (default
-                              $KB_CAPTURE_TIMEOUT or 300 s) and torch threads
+    ... [--timeout S] [--threads N] [--device D]   the per-task limit
+                              (default $KB_CAPTURE_TIMEOUT or 300 s), torch
+                              threads, and where the forwards run
 
-Where the forwards run: $KB_CAPTURE_DEVICE, "cpu" (the default) or "cuda"
-(or "cuda:N"). On a GPU the model and its inputs are moved to the device for
+Where the forwards run: --device, else $KB_CAPTURE_DEVICE, else "cpu"; or
+"cuda" (or "cuda:N"). On a GPU the model and its inputs are moved to the device for
 every forward, the check and the trace; the inputs are still made on the
 CPU (a bundle's canonical inputs are the CPU generator's, as the C++ harness
 makes them), each seed once. What is saved is the same as a CPU capture
@@ -360,17 +361,20 @@ def capture_task(job, tmpdir, device):
     return result
 
 
-def capture_device():
-    """$KB_CAPTURE_DEVICE as a torch.device: "cpu" unless it names a GPU that is there."""
-    name = os.environ.get("KB_CAPTURE_DEVICE", "cpu") or "cpu"
+def capture_device(flag):
+    """--device, else $KB_CAPTURE_DEVICE, else "cpu", as a torch.device that is there."""
+    what, name = ("--device", flag) if flag else ("KB_CAPTURE_DEVICE", os.environ.get("KB_CAPTURE_DEVICE", ""))
+    name = name or "cpu"
     try:
         device = torch.device(name)
     except RuntimeError:
-        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r} is not a torch device")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r} but torch sees no CUDA device")
+        raise SystemExit(f"capture.py: {what} {name!r} is not a torch device")
     if device.type not in ("cpu", "cuda"):
-        raise SystemExit(f"capture.py: KB_CAPTURE_DEVICE={name!r}: only cpu and cuda are supported")
+        raise SystemExit(f"capture.py: {what} {name!r}: only cpu and cuda are supported")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"capture.py: {what} {name!r} but torch sees no CUDA device")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise SystemExit(f"capture.py: {what} {name!r} but torch sees {torch.cuda.device_count()} CUDA device(s)")
     return device
 
 
@@ -378,10 +382,13 @@ def main():
     global TIMEOUT_S
     argv = sys.argv[1:]
     threads = 0
+    device_flag = ""
     try:
-        while len(argv) >= 3 and argv[-2] in ("--timeout", "--threads"):
+        while len(argv) >= 3 and argv[-2] in ("--timeout", "--threads", "--device"):
             if argv[-2] == "--timeout":
                 TIMEOUT_S = int(argv[-1])
+            elif argv[-2] == "--device":
+                device_flag = argv[-1]
             else:
                 threads = int(argv[-1])
             argv = argv[:-2]
@@ -404,7 +411,7 @@ def main():
                 yield json.loads(line)
 
     torch.set_num_threads(threads or int(os.environ.get("KB_TORCH_THREADS", "0")) or torch.get_num_threads())
-    device = capture_device()
+    device = capture_device(device_flag)
     tmpdir = kbtask.new_tmpdir()
     signal.signal(signal.SIGALRM, _alarm)
     # A stop ends the batch between or inside captures: the task in progress

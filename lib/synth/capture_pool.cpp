@@ -83,6 +83,7 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
   std::shared_mutex machine;
   std::vector<std::string> args = {"-", "--timeout", std::to_string(static_cast<int>(std::ceil(o.task_timeout_s)))};
   if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   auto stopping = [&] {
     if (o.stop && o.stop()) return true;
     std::lock_guard<std::mutex> lock(mu);

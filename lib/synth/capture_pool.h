@@ -34,6 +34,7 @@ struct CapturePoolOptions {
   std::string python;               // the interpreter (task/scripts.h pythonPath)
   int workers = 1;                  // processes at once
   int threads = 0;                  // torch threads per worker (0: capture.py's default)
+  std::string device;               // where capture.py runs the forwards: cpu, cuda, cuda:N ("": its default)
   double task_timeout_s = 300;      // per task
   uint64_t memory_budget_bytes = 0; // all workers together (0: no limit)
   std::function<bool()> stop;       // asked between tasks and while waiting

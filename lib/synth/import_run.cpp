@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/gpu_info.h"
 #include "core/hash.h"
 #include "core/json.h"
 #include "core/report.h"
@@ -187,6 +188,19 @@ Json reportHeader(const std::string& stage, const std::string& started, const st
   return headerToJson(h);
 }
 
+// The device capture runs its forwards on: --capture-device, else
+// $KB_CAPTURE_DEVICE, else cpu. A GPU asked for on a machine without one is
+// a usage error before anything is written.
+std::string captureDevice(const CaptureOptions& o) {
+  const char* env = std::getenv("KB_CAPTURE_DEVICE");
+  std::string device = !o.capture_device.empty() ? o.capture_device : env && *env ? env : "cpu";
+  if (device.rfind("cuda", 0) == 0 && !hasNvidiaGpu())
+    throw UsageError("capture device " + device + " (" +
+                     (o.capture_device.empty() ? "$KB_CAPTURE_DEVICE" : "--capture-device") +
+                     "): this machine has no NVIDIA GPU");
+  return device;
+}
+
 // Captures the jobs in kbsynth's capture pool (synth/capture_pool.h), with a
 // progress line per task: its outcome, the rate and the time left.
 std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const CaptureOptions& o) {
@@ -201,10 +215,12 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   const char* env = std::getenv("KB_CAPTURE_TIMEOUT");
   po.task_timeout_s = o.timeout_s > 0 ? o.timeout_s : env && *env ? std::atof(env) : 300.0;
   if (po.task_timeout_s <= 0) po.task_timeout_s = 300.0;
+  po.device = captureDevice(o);
   po.stop = [&o] { return stopped(o); };
   auto t0 = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s) within %.1f GiB of host memory\n", jobs.size(),
-               plan.workers, static_cast<double>(plan.memory_budget_bytes) / (1ull << 30));
+  std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s) within %.1f GiB of host memory, forwards on %s\n",
+               jobs.size(), plan.workers, static_cast<double>(plan.memory_budget_bytes) / (1ull << 30),
+               po.device.c_str());
   po.on_result = [&](const Json& line, size_t done, size_t total) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double rate = s > 0 ? static_cast<double>(done) / s : 0;
@@ -238,8 +254,8 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     auto it = captured.find(e.value("dir", ""));
     if (it == captured.end()) continue;
     Json r = it->second;
-    for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "seconds",
-                          "ran_alone"})
+    for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "device",
+                          "seconds", "ran_alone"})
       if (r.contains(k)) e[k] = r[k];
     if (e["status"] == "ok") {
       ok_dirs.push_back(e["dir"]);
@@ -330,6 +346,7 @@ std::vector<ImportItem> findImportItems(const std::vector<std::string>& sources,
 
 int runImport(const std::vector<ImportItem>& items, const fs::path& out, const CaptureOptions& o) {
   std::string started = o.started_at.empty() ? nowIso8601() : o.started_at;
+  captureDevice(o);
   std::vector<Json> entries, jobs;
   std::set<std::string> ids, created;
   for (auto& item : items) {
@@ -378,6 +395,7 @@ int runImport(const std::vector<ImportItem>& items, const fs::path& out, const C
 int runExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o) {
   std::string started = o.started_at.empty() ? nowIso8601() : o.started_at;
   if (!id.empty() && bundles.size() != 1) throw UsageError("--id needs exactly one bundle");
+  captureDevice(o);
   std::vector<Json> entries, jobs;
   for (const auto& b : bundles) {
     fs::path dir = fs::absolute(b).lexically_normal();

@@ -28,6 +28,7 @@ struct CaptureOptions {
   int baseline_jobs = 0;           // baseline.py processes at once (0: baselineJobs)
   double memory_budget_gib = 0;    // for all workers together (0: 80% of MemAvailable)
   double timeout_s = 0;            // per task (0: $KB_CAPTURE_TIMEOUT, else 300)
+  std::string capture_device;      // capture's forwards: cpu, cuda, cuda:N ("": $KB_CAPTURE_DEVICE, else cpu)
   std::string torch_version;       // for the report header ("" when unknown)
   std::string started_at;          // the report's started_at ("": when the run starts)
   std::function<int()> stop_signal = [] { return 0; };  // the signal that asked to stop, 0: none

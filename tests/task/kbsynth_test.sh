@@ -20,6 +20,9 @@ rc=$?
 expect "import exits 0 (rc=$rc)" test $rc -eq 0
 R="$OUT/import-report.json"
 expect "import report: 12 tasks, 8 ok" test "$(jq '.summary.total' "$R"),$(jq '.summary.ok' "$R")" = "12,8"
+expect "every captured task says it ran on the cpu" \
+  test "$(jq '[.tasks[] | select(.status == "ok" and .device != "cpu")] | length' "$R")" = 0
+expect "the first progress line names the capture device" grep -q "forwards on cpu" "$WORK/import.err"
 for reason in syntax_error missing_function init_error non_tensor_output; do
   expect "import report counts $reason" test "$(jq ".summary.by_reason.$reason" "$R")" = 1
 done
@@ -84,6 +87,14 @@ else
 fi
 "$KBSYNTH" import "$SRC/kernelbench/level1/2_Linear_GELU_Scale.py" --id mine/gelu -o "$WORK/single" >/dev/null 2>&1
 expect "single model.py imported under --id" test -f "$WORK/single/mine/gelu/task.json"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  msg=$("$KBSYNTH" import "$SRC/kernelbench/level1/2_Linear_GELU_Scale.py" -o "$WORK/nogpu" --capture-device cuda 2>&1 >/dev/null)
+  rc=$?
+  expect "--capture-device cuda without a GPU: exit 2 ($msg)" test $rc -eq 2
+  expect "--capture-device cuda without a GPU: says so" sh -c "echo '$msg' | grep -q 'no NVIDIA GPU'"
+  expect "--capture-device cuda without a GPU: nothing written" test ! -e "$WORK/nogpu/file"
+  expect "--capture-device must name a device" test "$(exit_code "$KBSYNTH" export "$WORK/single/mine/gelu" --capture-device tpu)" = 2
+fi
 
 # 5. export re-captures a bundle and keeps its id, provenance and compiled package.
 B="$OUT/kernelbench/level1/2_Linear_GELU_Scale"

@@ -50,6 +50,11 @@ void addBundleCommands(CLI::App& app, BundleCli& b) {
         ->check(CLI::Range(0.1, 1e6));
     sub->add_option("--timeout", b.co.timeout_s, "Seconds per task's capture (default $KB_CAPTURE_TIMEOUT, else 300)")
         ->check(CLI::Range(1.0, 1e6));
+    sub->add_option("--capture-device", b.co.capture_device,
+                    "Where capture runs the model's forwards, checks and trace: cpu or cuda, cuda:N (default "
+                    "$KB_CAPTURE_DEVICE, else cpu); the inputs are the CPU generator's either way, so the bundle "
+                    "is the same")
+        ->check(tools::deviceValidator());
     sub->add_option("--baseline-jobs", b.co.baseline_jobs,
                     "With --compiled: baselines built at once, one baseline.py each with its share of the cores "
                     "(default: a quarter of the cores, 1 to 8)")
