@@ -253,14 +253,8 @@ def capture(job, tmpdir, device):
 
     task = {"generator": generator, "inputs": specs or []}
     del x0, out0
-
-    def bundle_inputs(seed):
-        if generator == "scripted":
-            return on_device(python_inputs(seed))
-        return on_device(kbtask.make_spec_inputs(specs, seed))
-
-    x0 = bundle_inputs(0)
-    x1 = bundle_inputs(1)
+    x0 = kbtask.bundle_inputs(mod, task, 0, device, python_inputs)
+    x1 = kbtask.bundle_inputs(mod, task, 1, device, python_inputs)
     python_cache.clear()
     out0 = _eager(model, x0)
     out1 = _eager(model, x1)

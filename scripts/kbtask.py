@@ -407,11 +407,12 @@ def to_device(xs, device):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def bundle_inputs(mod, task, seed, device="cpu"):
+def bundle_inputs(mod, task, seed, device="cpu", get_inputs=None):
     """The inputs a bundle's generator makes for `seed`, made the Python way:
-    get_inputs() itself for a scripted generator, the spec otherwise."""
+    get_inputs() itself for a scripted generator (through `get_inputs(seed)`
+    when given: a caller's cache), the spec otherwise."""
     if task["generator"] == "scripted":
-        xs = python_inputs(mod, seed)
+        xs = get_inputs(seed) if get_inputs else python_inputs(mod, seed)
     else:
         xs = make_spec_inputs(task["inputs"], seed)
     return to_device(xs, device)

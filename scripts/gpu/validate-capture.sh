@@ -4,7 +4,7 @@
 # a build. Prints per task the result and seconds on each device and whether
 # the two task.json agree (generator, capture method, inputs, outputs,
 # state) and the two reference.pt give the same outputs.
-# Usage: bash scripts/gpu/capture-compare.sh OUT PROBLEM...
+# Usage: bash scripts/gpu/validate-capture.sh OUT PROBLEM...
 #   PROBLEM is a path under $KB_KERNELBENCH (default ../shared/kernelbench),
 #   e.g. level1/19_ReLU.py. KB_COMPARE_CPU=N: the first N problems are also
 #   captured on the CPU (default 3), at the same time as the GPU's run.
