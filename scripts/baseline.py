@@ -8,7 +8,13 @@ records it in task.json "compiled". Run by `kbsynth baseline` (and by
 
 One result line per bundle on stdout:
     {"dir": ..., "id": ..., "status": "ok"|"cached"|"failed", "arch": "cpu",
-     "weights": "external", "seconds": 41.2, "max_abs_diff": 1e-7}
+     "weights": "external", "seconds": 41.2, "max_abs_diff": 1e-7,
+     "phases": {"model_and_inputs": 0.4, "export": 2.1, "compile": 37.0, "check": 1.7}}
+
+The model is model.py's Model with reference.pt's weights loaded into it;
+export and the comparison with eager (seeds 0 and 1) use inputs drawn on the
+device (kbtask.drawn_inputs: the task's kind of inputs, not the canonical
+CPU values, which take the CPU's generator seconds for KernelBench's sizes).
 
 Weights: "external" (the default) keeps them out of the package
 (aot_inductor.package_constants_in_so = False, nothing on disk); the loader
@@ -59,7 +65,7 @@ def _check(path, external, state, mod, task, model, device, tol):
         runner.load_constants({n: state[n] for n in fqns}, check_full_update=True)
     worst = 0.0
     for seed in (0, 1):
-        xs = kbtask.bundle_inputs(mod, task, seed, device)
+        xs = kbtask.drawn_inputs(mod, task, seed, device)
         want = _eager(model, xs)
         with torch.no_grad():
             got = kbtask.flatten_outputs(runner(*[x for x in xs if isinstance(x, torch.Tensor)]))
@@ -81,18 +87,25 @@ def build(bundle, device, force, weights):
         return {"status": "cached", "arch": arch, "weights": entry.get("weights")}
 
     start = time.time()
+    # Seconds per phase (the result line's "phases"): where a build's time goes.
+    phases = {}
+    mark = [start]
+
+    def phase(name):
+        now = time.time()
+        phases[name] = round(phases.get(name, 0.0) + now - mark[0], 2)
+        mark[0] = now
+
     mod = kbtask.load_program(os.path.join(bundle, "model.py"))
-    args = kbtask.init_args(mod)
-    model = kbtask.build_model(mod, task["init"]["seed"], args)
-    # The weights must be those of reference.pt.
-    ref = torch.jit.load(os.path.join(bundle, "reference.pt"))
-    ref_state = dict(ref.state_dict())
-    for k, v in model.state_dict().items():
-        if k not in ref_state or not torch.equal(ref_state[k], v):
-            raise TaskError("mismatch", f"model.py and reference.pt disagree on {k} (re-export the bundle)")
-    model = model.to(device)
+
+    def fresh_model():
+        # model.py's Model with reference.pt's weights (wherever they were drawn).
+        return kbtask.model_with_bundle_weights(mod, task, bundle, device)
+
+    model = fresh_model()
     state = {k: v for k, v in model.state_dict().items()}
-    xs = kbtask.bundle_inputs(mod, task, 0, device)
+    xs = kbtask.drawn_inputs(mod, task, 0, device)
+    phase("model_and_inputs")
     try:
         with kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
@@ -100,8 +113,11 @@ def build(bundle, device, force, weights):
     except Exception as e:  # noqa: BLE001
         raise TaskError("export_error", "torch.export: " + kbtask.one_line(e))
     # Export may run forward; put buffers (batch-norm statistics) back.
-    model = kbtask.build_model(mod, task["init"]["seed"], args).to(device)
+    del xs
+    phase("export")
+    model = fresh_model()
     state = {k: v for k, v in model.state_dict().items()}
+    phase("model_and_inputs")
 
     os.makedirs(out_dir, exist_ok=True)
     tmp = out + ".tmp.pt2"
@@ -114,15 +130,18 @@ def build(bundle, device, force, weights):
             _build(ep, tmp, external)
         except Exception as e:  # noqa: BLE001
             raise TaskError("compile_error", "AOTInductor: " + kbtask.one_line(e))
+        phase("compile")
         try:
             diff = _check(tmp, external, state, mod, task, model, device, tol)
             used = "external" if external else "in_package"
+            phase("check")
             break
         except Exception as e:  # noqa: BLE001
             msg = e.message if isinstance(e, TaskError) else kbtask.one_line(e)
             notes.append(("external weights: " if external else "") + msg)
+            phase("check")
             if external:
-                model = kbtask.build_model(mod, task["init"]["seed"], args).to(device)
+                model = fresh_model()
                 state = {k: v for k, v in model.state_dict().items()}
                 continue
             raise TaskError(e.kind if isinstance(e, TaskError) else "compile_error", "; ".join(notes))
@@ -139,11 +158,12 @@ def build(bundle, device, force, weights):
         "weights": used,
         "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(seconds, 1),
+        "phases": phases,
         "max_abs_diff_vs_eager": diff,
         "notes": notes,
     }
     kbtask.write_json(os.path.join(bundle, "task.json"), task)
-    return {"status": "ok", "arch": arch, "weights": used, "max_abs_diff": diff, "notes": notes}
+    return {"status": "ok", "arch": arch, "weights": used, "max_abs_diff": diff, "notes": notes, "phases": phases}
 
 
 def main():

@@ -14,20 +14,24 @@ Run by `kbsynth export` / `kbsynth import` (tools/kbsynth), not by hand:
                               threads, and where the forwards run
 
 Where the forwards run: --device, else $KB_CAPTURE_DEVICE, else "cpu"; or
-"cuda" (or "cuda:N"). On a GPU the model and its inputs are moved to the device for
-every forward, the check and the trace; the inputs are still made on the
-CPU (a bundle's canonical inputs are the CPU generator's, as the C++ harness
-makes them), each seed once. What is saved is the same as a CPU capture
-(weights on the CPU). A task whose trace bakes the device into its graph, or
-that runs the GPU out of memory, is captured again on the CPU (a note says
-so).
+"cuda" (or "cuda:N"), or "auto" (cuda when torch sees a GPU, else cpu). On a
+GPU everything happens there: the weights are drawn by the device's
+generator (task.json's init.device says so; reference.pt keeps them), the
+checks' inputs are made there by get_inputs() with the device as its
+default (as kbprof makes a timed call's inputs), each seed once, and the
+forwards, the checks and the trace run there. The inputs the bundle's users
+make (its canonical inputs) stay the CPU generator's: only the capture's
+own checks use device-made ones. The saved weights are on the CPU. A task
+whose trace bakes the device into its graph, or that runs the GPU out of
+memory, is captured again on the CPU (a note says so).
 
 Each line of JOBS.jsonl is one job:
     {"dir": "...", "id": "...", "provenance": {...},
      "init_seed": 42, "tolerance": {...}, "correctness_seeds": [...],
      "keep": {...}}            # fields carried over from an older task.json
 and each job prints one result line on stdout:
-    {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "device": "cuda", "seconds": 1.2}
+    {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "device": "cuda",
+     "inputs_on": "cuda", "init_device": "cuda", "seconds": 1.2}
     {"dir": ..., "id": ..., "status": "failed", "reason": "init_error", "message": "..."}
 """
 
@@ -173,7 +177,12 @@ def capture(job, tmpdir, device):
     init_seed = int(job.get("init_seed", kbtask.DEFAULT_INIT_SEED))
     mod = kbtask.load_program(model_py)
     args = kbtask.init_args(mod)
-    model = kbtask.build_model(mod, init_seed, args)
+    # On a GPU the weights are drawn there (the constructor's factory calls
+    # default to the device): a large model's initialisation costs seconds
+    # to tens of seconds of CPU time otherwise (KernelBench level3/1_MLP has
+    # 671 M parameters). reference.pt keeps the weights, so a bundle carries
+    # them wherever they were drawn; task.json's init.device says where.
+    model, init_where = kbtask.build_model_where(mod, init_seed, args, device)
     init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     # Copies of the model as built, for the script and trace attempts: a copy
     # is a memory copy, another construction draws every weight again (seconds
@@ -184,17 +193,34 @@ def capture(job, tmpdir, device):
         pristine = None
 
     def new_model():
-        return copy.deepcopy(pristine) if pristine is not None else kbtask.build_model(mod, init_seed, args)
+        return copy.deepcopy(pristine) if pristine is not None else kbtask.build_model(mod, init_seed, args, init_where)
 
     model.to(device)
 
-    # get_inputs() for seeds 0 and 1, made once each on the CPU (KernelBench's
-    # fill gigabytes with the CPU generator: the slow part of a GPU capture).
+    # get_inputs() for seeds 0 and 1, made once each. On a GPU they are made
+    # there (factory calls default to the device, its generator seeded), as
+    # kbprof makes its timed calls' inputs: KernelBench's fill gigabytes,
+    # which the CPU's generator takes seconds to tens of seconds for. The
+    # checks below need inputs of the task's kind, not the canonical values
+    # (the CPU generator's, which the bundle's users make themselves). A
+    # get_inputs that cannot run so, or a scripted one that does not
+    # reproduce it there, has its inputs made on the CPU and copied.
     python_cache = {}
+    made_on = [device if device.type != "cpu" else None]
+
+    def inputs_on_cpu():
+        made_on[0] = None
+        python_cache.clear()
 
     def python_inputs(seed):
         if seed not in python_cache:
-            python_cache[seed] = kbtask.python_inputs(mod, seed)
+            try:
+                python_cache[seed] = kbtask.python_inputs(mod, seed, made_on[0])
+            except TaskError:
+                if made_on[0] is None:
+                    raise
+                inputs_on_cpu()
+                python_cache[seed] = kbtask.python_inputs(mod, seed)
         return python_cache[seed]
 
     def on_device(xs):
@@ -227,12 +253,33 @@ def capture(job, tmpdir, device):
     fn, why = (None, "get_inputs returns a scalar") if any(not isinstance(x, torch.Tensor) for x in x0) \
         else kbtask.script_get_inputs(mod, tmpdir)
     if fn is not None:
-        try:
+        def differs(run):
+            """The first seed whose inputs `run` does not reproduce, or None."""
             for s in (0, 1):
                 torch.manual_seed(s)
-                got = list(fn())
-                if not kbtask.close(got, python_inputs(s), atol=0, rtol=0):
-                    raise TaskError("spec_error", f"scripted get_inputs differs from get_inputs() for seed {s}")
+                got, want = list(run()), python_inputs(s)
+                if len(got) != len(want) or any(g.device != w.device for g, w in zip(got, want)):
+                    return s
+                if not kbtask.close(got, want, atol=0, rtol=0):
+                    return s
+            return None
+
+        try:
+            bad = 0
+            if made_on[0] is not None:
+                # The scripted program placed on the GPU, as kbprof runs it.
+                try:
+                    bad = differs(kbtask.place_on(fn, device))
+                except torch.cuda.OutOfMemoryError:
+                    raise
+                except Exception:  # noqa: BLE001 - it cannot run there: check it on the CPU
+                    bad = 0
+                if bad is not None:
+                    inputs_on_cpu()
+            if bad is not None:
+                bad = differs(fn)
+            if bad is not None:
+                raise TaskError("spec_error", f"scripted get_inputs differs from get_inputs() for seed {bad}")
             generator = "scripted"
         except Exception as e:  # noqa: BLE001
             why = e.message if isinstance(e, TaskError) else kbtask.one_line(e)
@@ -241,7 +288,8 @@ def capture(job, tmpdir, device):
         if specs is None:
             raise TaskError("spec_error", spec_problem + "; " + why)
         # The spec must make inputs the model accepts, with outputs of the same form.
-        xs = on_device(kbtask.make_spec_inputs(specs, 0))
+        xs = kbtask.make_spec_inputs(specs, 0, made_on[0] or "cpu")
+        xs = on_device(xs)
         try:
             outs = _eager(model, xs, "forward on spec inputs")
             del xs
@@ -253,8 +301,8 @@ def capture(job, tmpdir, device):
 
     task = {"generator": generator, "inputs": specs or []}
     del x0, out0
-    x0 = kbtask.bundle_inputs(mod, task, 0, device, python_inputs)
-    x1 = kbtask.bundle_inputs(mod, task, 1, device, python_inputs)
+    x0 = kbtask.bundle_inputs(mod, task, 0, device, python_inputs, draw_on_device=made_on[0] is not None)
+    x1 = kbtask.bundle_inputs(mod, task, 1, device, python_inputs, draw_on_device=made_on[0] is not None)
     python_cache.clear()
     out0 = _eager(model, x0)
     out1 = _eager(model, x1)
@@ -281,7 +329,7 @@ def capture(job, tmpdir, device):
     # Round trip: the saved file reproduces eager.
     loaded = torch.jit.load(ref_path, map_location=device)
     xs = x0 if ref_args == "all" else [x for x in x0 if isinstance(x, torch.Tensor)]
-    fresh = kbtask.build_model(mod, init_seed, args).to(device)
+    fresh = kbtask.build_model(mod, init_seed, args, init_where).to(device)
     want = _eager(fresh, x0)
     got = _eager(loaded, xs, "saved reference")
     if not kbtask.close(got, want):
@@ -307,7 +355,7 @@ def capture(job, tmpdir, device):
         "files": files,
         "torch_version": kbtask.torch_version(),
         "captured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "init": {"seed": init_seed, "args": [kbtask.json_value(a) for a in args]},
+        "init": {"seed": init_seed, "args": [kbtask.json_value(a) for a in args], "device": init_where.type},
         "training": bool(model.training),
         "capture": method,
         "capture_notes": notes,
@@ -336,29 +384,45 @@ def capture(job, tmpdir, device):
             for f in os.listdir(cdir):
                 os.remove(os.path.join(cdir, f))
     return {"capture": method, "generator": generator, "reference_args": ref_args,
-            "outputs": len(out0), "notes": notes + gen_notes, "device": str(device)}
+            "outputs": len(out0), "notes": notes + gen_notes, "device": str(device),
+            "inputs_on": str(made_on[0] or "cpu"), "init_device": init_where.type}
+
+
+GPU_ATTEMPTS = 3  # a task that runs the GPU out of memory, before the CPU
 
 
 def capture_task(job, tmpdir, device):
-    """capture() on `device`, again on the CPU when the GPU cannot hold it."""
+    """capture() on `device`, again on the CPU when the GPU cannot hold it.
+    Several capture workers share one GPU: a task that ran it out of memory
+    is tried again there after a pause (the others' tasks end and give their
+    memory back) before it goes to the CPU, where KernelBench's sizes take
+    minutes."""
     if device.type == "cpu":
         return capture(job, tmpdir, device)
-    try:
-        return capture(job, tmpdir, device)
-    except _OnCpu as e:
-        why = str(e)
-    except torch.cuda.OutOfMemoryError as e:  # outside a forward: moving inputs, comparing
-        why = "the GPU ran out of memory: " + kbtask.one_line(e)
-    torch.cuda.empty_cache()
+    for attempt in range(GPU_ATTEMPTS):
+        try:
+            return capture(job, tmpdir, device)
+        except _OnCpu as e:
+            why = str(e)
+        except torch.cuda.OutOfMemoryError as e:  # outside a forward: moving inputs, comparing
+            why = "the GPU ran out of memory: " + kbtask.one_line(e)
+        torch.cuda.empty_cache()
+        if "out of memory" not in why:
+            break
+        if attempt + 1 < GPU_ATTEMPTS:
+            time.sleep(3 * (attempt + 1))
     result = capture(job, tmpdir, torch.device("cpu"))
     result["notes"] = result["notes"] + ["captured on the CPU: " + why]
     return result
 
 
 def capture_device(flag):
-    """--device, else $KB_CAPTURE_DEVICE, else "cpu", as a torch.device that is there."""
+    """--device, else $KB_CAPTURE_DEVICE, else "cpu", as a torch.device that is
+    there; "auto" is cuda when torch sees a GPU, else cpu."""
     what, name = ("--device", flag) if flag else ("KB_CAPTURE_DEVICE", os.environ.get("KB_CAPTURE_DEVICE", ""))
     name = name or "cpu"
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         device = torch.device(name)
     except RuntimeError:

@@ -2,7 +2,7 @@
 """What Python says a bundle computes, for `kbsynth check` to compare the C++
 side against: for each seed, the inputs made the Python way (get_inputs()
 itself, or the spec), the outputs of the original nn.Module from model.py
-(built with the init seed; eager), and optionally timings of `model(*x)` and
+(with reference.pt's weights, which the init seed drew; eager), and optionally timings of `model(*x)` and
 `torch.compile(model)(*x)`.
 
     expected.py --device cpu --seeds 0,1,2 [--time ITERS] --out DIR BUNDLE...
@@ -51,7 +51,7 @@ def time_ms(fn, device, warmup, iters, repeats):
 def run(bundle, device, seeds, out_path, iters, warmup, repeats):
     task = kbtask.read_task(bundle)
     mod = kbtask.load_program(os.path.join(bundle, "model.py"))
-    model = kbtask.build_model(mod, task["init"]["seed"]).to(device)
+    model = kbtask.model_with_bundle_weights(mod, task, bundle, device)
     holder = torch.nn.Module()
     for s in seeds:
         xs = kbtask.bundle_inputs(mod, task, s, device)

@@ -115,15 +115,66 @@ def init_args(mod):
         raise TaskError("init_error", "get_init_inputs did not return a list")
 
 
-def build_model(mod, init_seed, args=None):
-    """Model(*get_init_inputs()) with torch seeded by init_seed."""
+def build_model(mod, init_seed, args=None, device=None):
+    """Model(*get_init_inputs()) with torch seeded by init_seed. With a GPU
+    `device`, the constructor runs with that device as the default for every
+    factory call, so the weights are drawn there by its generator (seconds
+    of CPU time for a large model become milliseconds); a GPU out of memory
+    is raised as is."""
     if args is None:
         args = init_args(mod)
     torch.manual_seed(init_seed)
     try:
-        model = mod.Model(*args)
+        if device is not None and torch.device(device).type != "cpu":
+            with torch.device(device):
+                model = mod.Model(*args)
+        else:
+            model = mod.Model(*args)
+    except torch.cuda.OutOfMemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         raise TaskError("init_error", "Model(*get_init_inputs()): " + one_line(e))
+    return model
+
+
+def build_model_where(mod, init_seed, args, device):
+    """(model, where): build_model on `device`, else on the CPU when the
+    constructor cannot run with the GPU as its default device (it calls
+    .numpy(), mixes devices, ...). `where` is the torch.device the weights
+    were drawn on (task.json's init.device records its type)."""
+    device = torch.device(device)
+    if device.type != "cpu":
+        try:
+            return build_model(mod, init_seed, args, device), device
+        except TaskError:
+            pass
+    return build_model(mod, init_seed, args), torch.device("cpu")
+
+
+def model_with_bundle_weights(mod, task, bundle, device):
+    """The bundle's nn.Module on `device`: Model(*get_init_inputs()) built for
+    its structure (on `device` when it can be, which is fast), then the
+    weights of reference.pt loaded into it. The weights of a bundle are
+    reference.pt's, wherever they were drawn (task.json init.device: weights
+    drawn on a GPU cannot be drawn again elsewhere value for value, since the
+    device generators' streams depend on the GPU model). model.py and
+    reference.pt must agree on every parameter and buffer's name, shape and
+    dtype (TaskError "mismatch" otherwise)."""
+    model, _ = build_model_where(mod, task["init"]["seed"], init_args(mod), device)
+    model = model.to(device)
+    ref = torch.jit.load(os.path.join(bundle, "reference.pt"), map_location=device)
+    ref_state = dict(ref.state_dict())
+    own = model.state_dict()
+    for k, v in own.items():
+        r = ref_state.get(k)
+        if r is None or r.shape != v.shape or r.dtype != v.dtype:
+            raise TaskError("mismatch", f"model.py and reference.pt disagree on {k} (re-export the bundle)")
+    extra = sorted(set(ref_state) - set(own))
+    if extra:
+        raise TaskError("mismatch", f"reference.pt has {extra[0]}, which model.py does not (re-export the bundle)")
+    with torch.no_grad():
+        for k, v in own.items():
+            v.copy_(ref_state[k])
     return model
 
 
@@ -142,12 +193,22 @@ def json_value(v):
     return repr(v)
 
 
-def python_inputs(mod, seed):
-    """get_inputs() with torch's default generator seeded, as C++ does for a
-    scripted generator."""
+def python_inputs(mod, seed, device=None):
+    """get_inputs() with torch's default generators seeded, as C++ does for a
+    scripted generator. With a GPU `device`, get_inputs runs with that device
+    as the default for its factory calls (torch.rand(...) is made there, by
+    the device's generator), as kbprof makes a timed call's inputs
+    (lib/task/timed_call.h); these are not the bundle's canonical inputs,
+    which are the CPU generator's."""
     torch.manual_seed(seed)
     try:
-        xs = mod.get_inputs()
+        if device is not None and torch.device(device).type != "cpu":
+            with torch.device(device):
+                xs = mod.get_inputs()
+        else:
+            xs = mod.get_inputs()
+    except torch.cuda.OutOfMemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         raise TaskError("inputs_error", "get_inputs: " + one_line(e))
     try:
@@ -235,10 +296,13 @@ def describe_input(i, x):
     return d
 
 
-def make_spec_inputs(specs, seed):
-    """The inputs a spec describes for `seed`. Keep in step with specTensor()
-    in lib/task/task.cpp."""
-    gen = torch.Generator().manual_seed(seed)
+def make_spec_inputs(specs, seed, device="cpu"):
+    """The inputs a spec describes for `seed`, made on `device` by a generator
+    of that device seeded with `seed` (on the CPU, the bundle's canonical
+    inputs; on a GPU, what kbprof's timed calls draw). Keep in step with
+    specTensor() in lib/task/task.cpp."""
+    device = torch.device(device)
+    gen = torch.Generator(device=device).manual_seed(seed)
     out = []
     for s in specs:
         kind = s["kind"]
@@ -257,27 +321,29 @@ def make_spec_inputs(specs, seed):
         p = s["params"]
         dist = s["distribution"]
         if dist == "normal":
-            t = torch.randn(shape, generator=gen, dtype=draw)
+            t = torch.randn(shape, generator=gen, dtype=draw, device=device)
             if p["std"] != 1.0:
                 t.mul_(p["std"])
             if p["mean"] != 0.0:
                 t.add_(p["mean"])
         elif dist == "uniform":
-            t = torch.rand(shape, generator=gen, dtype=draw)
+            t = torch.rand(shape, generator=gen, dtype=draw, device=device)
             if p["high"] - p["low"] != 1.0:
                 t.mul_(p["high"] - p["low"])
             if p["low"] != 0.0:
                 t.add_(p["low"])
         elif dist == "randint":
-            t = torch.randint(int(p["low"]), int(p["high"]), shape, generator=gen, dtype=torch.int64)
+            t = torch.randint(int(p["low"]), int(p["high"]), shape, generator=gen, dtype=torch.int64,
+                              device=device)
         elif dist == "choice":
-            values = torch.tensor(p["values"], dtype=torch.float64)
-            idx = torch.randint(0, values.numel(), shape, generator=gen, dtype=torch.int64)
+            values = torch.tensor(p["values"], dtype=torch.float64, device=device)
+            idx = torch.randint(0, values.numel(), shape, generator=gen, dtype=torch.int64, device=device)
             t = values[idx]
         elif dist == "bernoulli":
-            t = torch.rand(shape, generator=gen, dtype=torch.float32).lt(p["p"])
+            t = torch.rand(shape, generator=gen, dtype=torch.float32, device=device).lt(p["p"])
         elif dist == "constant":
-            t = torch.full(shape, p["value"], dtype=draw if dtype.is_floating_point else torch.float64)
+            t = torch.full(shape, p["value"], dtype=draw if dtype.is_floating_point else torch.float64,
+                           device=device)
         else:
             raise ValueError("unknown distribution " + dist)
         out.append(t.to(dtype))
@@ -335,6 +401,38 @@ def script_get_inputs(mod, tmpdir):
             return torch.jit.script(ns["get_inputs"]), None
     except Exception as e:  # noqa: BLE001
         return None, one_line(e)
+
+
+def place_on(fn, device):
+    """A copy of the scripted get_inputs `fn` whose every op with a `device`
+    argument (torch.rand, torch.zeros, .to, ...) gets `device` instead: the
+    rewrite kbprof's CallInputs makes in C++ (lib/task/timed_call.cpp,
+    placeOn), so that the program makes its tensors on the GPU with the
+    device's generator."""
+    graph = fn.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    device = torch.device(device)
+
+    def walk(block):
+        for node in block.nodes():
+            for inner in node.blocks():
+                walk(inner)
+            schema = node.schema()
+            if schema == "(no schema)":
+                continue
+            names = [a.name for a in torch._C.parse_schema(schema).arguments]
+            if "device" not in names:
+                continue
+            at = names.index("device")
+            if at >= len(list(node.inputs())):
+                continue
+            with graph.insert_point_guard(node):
+                const = graph.insertConstant(device)
+            node.replaceInput(at, const)
+
+    walk(graph)
+    _counter[0] += 1
+    return torch._C._create_function_from_graph(f"kb_get_inputs_on_{device.type}_{_counter[0]}", graph)
 
 
 # ---- outputs and comparison ------------------------------------------------
@@ -407,14 +505,34 @@ def to_device(xs, device):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def bundle_inputs(mod, task, seed, device="cpu", get_inputs=None):
+def bundle_inputs(mod, task, seed, device="cpu", get_inputs=None, draw_on_device=False):
     """The inputs a bundle's generator makes for `seed`, made the Python way:
     get_inputs() itself for a scripted generator (through `get_inputs(seed)`
-    when given: a caller's cache), the spec otherwise."""
+    when given: a caller's cache), the spec otherwise; on `device`. They are
+    the canonical values (the CPU generator's, then copied) unless
+    `draw_on_device`: the spec is then drawn by `device`'s generator (a
+    caller's get_inputs decides for itself)."""
     if task["generator"] == "scripted":
         xs = get_inputs(seed) if get_inputs else python_inputs(mod, seed)
     else:
-        xs = make_spec_inputs(task["inputs"], seed)
+        xs = make_spec_inputs(task["inputs"], seed, device if draw_on_device else "cpu")
+    return to_device(xs, device)
+
+
+def drawn_inputs(mod, task, seed, device):
+    """Inputs of the bundle's kind for `seed`, drawn on `device` (get_inputs()
+    with the device as its factory calls' default, or the spec by a
+    generator of the device; on the CPU these are the canonical inputs). For
+    checks that need inputs the task takes, not the canonical values, such as
+    a baseline's export and its comparison with eager: KernelBench's gigabyte
+    inputs take the CPU's generator seconds, a GPU's milliseconds. A
+    get_inputs that cannot run with the GPU as its default runs on the CPU."""
+    if task["generator"] != "scripted":
+        return make_spec_inputs(task["inputs"], seed, device)
+    try:
+        xs = python_inputs(mod, seed, device)
+    except TaskError:
+        xs = python_inputs(mod, seed)
     return to_device(xs, device)
 
 

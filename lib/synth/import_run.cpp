@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -118,12 +119,15 @@ Json keepFrom(const fs::path& dir, Json& job) {
 }
 
 // The baselines of `dirs`, `jobs` baseline.py processes at once (0: the
-// default, baselineJobs), one bundle each: AOTInductor's builds are
-// CPU-bound, so several at once use the machine's cores, and a bundle whose
-// process crashes or is killed fails alone. Each process gets its share of
-// the cores for Inductor's compile workers and torch's threads. No new
-// bundle starts once `stopped` says so; the ones running get the stop from
-// kbsynth (tools/cli_parse.h StopSignals) and end without a result.
+// default, baselineJobs): AOTInductor's builds are CPU-bound, so several at
+// once use the machine's cores. Each process builds a small batch of bundles
+// one after another (one Python start-up and torch import per batch, not per
+// bundle: seconds each) and reports each as it ends. A process that dies
+// fails the bundle it was on alone (the first of its batch it had not
+// reported); the rest of its batch goes back to the queue. Each process gets
+// its share of the cores for Inductor's compile workers and torch's threads.
+// No new batch starts once `stopped` says so; the processes running get the
+// stop from kbsynth (tools/cli_parse.h StopSignals) and end without a result.
 std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
                                         bool force, const std::string& weights, const std::string& python,
                                         int jobs, const std::function<bool()>& stopped) {
@@ -133,42 +137,81 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
   jobs = std::clamp(jobs > 0 ? jobs : baselineJobs(cores), 1, static_cast<int>(dirs.size()));
   const std::string threads = std::to_string(std::max(1, cores / jobs));
   const python::EnvOverrides env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
-  std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once, %s threads each\n", device.c_str(),
-               dirs.size(), jobs, threads.c_str());
+  // Batches small enough that the processes end together (about four per
+  // process), at most 8 bundles.
+  const size_t batch = std::clamp<size_t>(dirs.size() / (static_cast<size_t>(jobs) * 4), 1, 8);
+  std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once (batches of up to %zu), %s threads each\n",
+               device.c_str(), dirs.size(), jobs, batch, threads.c_str());
   std::mutex mu;
-  size_t next = 0, done = 0;
+  std::deque<size_t> queue;
+  for (size_t k = 0; k < dirs.size(); ++k) queue.push_back(k);
+  size_t done = 0;
   bool no_device = false;
   const auto t0 = std::chrono::steady_clock::now();
+  auto record = [&](const Json& line) {  // under mu
+    const std::string dir = line.value("dir", "");
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) return;
+    const bool first = !results.count(dir);
+    // A run again with another compiler reports what the first had built as cached.
+    if (!first && line.value("status", "") == "cached" && results[dir].value("status", "") == "ok") return;
+    results[dir] = line;
+    if (!first) return;  // the same bundle again, after a run with another compiler
+    ++done;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    const int eta = rate > 0 ? static_cast<int>(static_cast<double>(dirs.size() - done) / rate) : 0;
+    const std::string what = line.value("status", "") == "failed"
+                                 ? line.value("reason", "") + ": " + line.value("message", "")
+                                 : line.value("status", "");
+    std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s (%.2f/min, %dm%02ds left)\n", done, dirs.size(),
+                 line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
+  };
   auto slot = [&] {
     for (;;) {
-      size_t k = 0;
+      std::vector<size_t> mine;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (next >= dirs.size() || no_device || (stopped && stopped())) return;
-        k = next++;
+        if (queue.empty() || no_device || (stopped && stopped())) return;
+        while (!queue.empty() && mine.size() < batch) {
+          mine.push_back(queue.front());
+          queue.pop_front();
+        }
       }
       std::vector<std::string> args = {"--device", device, "--weights", weights};
       if (force) args.push_back("--force");
-      args.push_back(dirs[k]);
-      python::ScriptResult r = python::runBaselineScript(python, args, {}, env);
+      for (size_t k : mine) args.push_back(dirs[k]);
+      python::ScriptResult r = python::runBaselineScript(
+          python, args,
+          [&](const Json& line) {
+            std::lock_guard<std::mutex> lock(mu);
+            record(line);
+          },
+          env);
       std::lock_guard<std::mutex> lock(mu);
       if (r.exit_code == 3) {
         no_device = true;
         return;
       }
-      if (r.lines.empty()) continue;  // stopped or crashed: said below
-      Json line = r.lines.front();
-      if (!r.note.empty()) line["note"] = r.note.substr(1);
-      results[dirs[k]] = line;
-      ++done;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-      const int eta = rate > 0 ? static_cast<int>(static_cast<double>(dirs.size() - done) / rate) : 0;
-      const std::string what = line.value("status", "") == "failed"
-                                   ? line.value("reason", "") + ": " + line.value("message", "")
-                                   : line.value("status", "");
-      std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s (%.2f/min, %dm%02ds left)\n", done, dirs.size(),
-                   line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
+      if (!r.note.empty())
+        for (size_t k : mine)
+          if (results.count(dirs[k])) results[dirs[k]]["note"] = r.note.substr(1);
+      if (stopped && stopped()) return;
+      // The process ended before reporting all of its batch: it died on the
+      // first one it did not report; the others go back to the queue.
+      bool culprit = true;
+      std::vector<size_t> again;
+      for (size_t k : mine) {
+        if (results.count(dirs[k])) continue;
+        if (culprit) {
+          record({{"dir", dirs[k]}, {"status", "failed"}, {"reason", "internal_error"},
+                  {"message", "baseline.py ended on this bundle without reporting it (exit " +
+                                  std::to_string(r.exit_code) + (r.exit_code >= 128 ? ": killed by a signal)" : ")")}});
+          culprit = false;
+        } else {
+          again.push_back(k);
+        }
+      }
+      queue.insert(queue.begin(), again.begin(), again.end());
     }
   };
   std::vector<std::thread> pool;
@@ -189,11 +232,16 @@ Json reportHeader(const std::string& stage, const std::string& started, const st
 }
 
 // The device capture runs its forwards on: --capture-device, else
-// $KB_CAPTURE_DEVICE, else cpu. A GPU asked for on a machine without one is
-// a usage error before anything is written.
+// $KB_CAPTURE_DEVICE, else "auto" (the GPU when torch sees one, capture.py
+// decides) on a machine with an NVIDIA GPU and "cpu" on one without. A GPU
+// asked for by name on a machine without one is a usage error before
+// anything is written.
 std::string captureDevice(const CaptureOptions& o) {
   const char* env = std::getenv("KB_CAPTURE_DEVICE");
-  std::string device = !o.capture_device.empty() ? o.capture_device : env && *env ? env : "cpu";
+  std::string device = !o.capture_device.empty() ? o.capture_device
+                       : env && *env             ? env
+                       : hasNvidiaGpu()          ? "auto"
+                                                 : "cpu";
   if (device.rfind("cuda", 0) == 0 && !hasNvidiaGpu())
     throw UsageError("capture device " + device + " (" +
                      (o.capture_device.empty() ? "$KB_CAPTURE_DEVICE" : "--capture-device") +
@@ -220,7 +268,7 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   auto t0 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s) within %.1f GiB of host memory, forwards on %s\n",
                jobs.size(), plan.workers, static_cast<double>(plan.memory_budget_bytes) / (1ull << 30),
-               po.device.c_str());
+               po.device == "auto" ? "cuda when torch sees a GPU (auto)" : po.device.c_str());
   po.on_result = [&](const Json& line, size_t done, size_t total) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double rate = s > 0 ? static_cast<double>(done) / s : 0;
@@ -255,7 +303,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     if (it == captured.end()) continue;
     Json r = it->second;
     for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "device",
-                          "seconds", "ran_alone"})
+                          "inputs_on", "init_device", "seconds", "ran_alone"})
       if (r.contains(k)) e[k] = r[k];
     if (e["status"] == "ok") {
       ok_dirs.push_back(e["dir"]);
@@ -272,7 +320,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
       auto it = built.find(e.value("dir", ""));
       if (it == built.end()) continue;
       Json c = {{"status", it->second.value("status", "failed")}};
-      for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds"})
+      for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds", "phases"})
         if (it->second.contains(k)) c[k] = it->second[k];
       e["compiled"] = c;
     }

@@ -2,8 +2,10 @@
 # Issue 20: scripts/capture.py with its forwards on the GPU
 # (KB_CAPTURE_DEVICE=cuda) against the CPU, on KernelBench problems, without
 # a build. Prints per task the result and seconds on each device and whether
-# the two task.json agree (generator, capture method, inputs, outputs,
-# state) and the two reference.pt give the same outputs.
+# the two task.json agree (generator, capture method, the inputs' form,
+# outputs, state); the weights differ when the GPU drew them (init.device),
+# so the GPU's reference is given the CPU's weights and run beside the
+# CPU's on the same CPU inputs.
 # Usage: bash scripts/gpu/validate-capture.sh OUT PROBLEM...
 #   PROBLEM is a path under $KB_KERNELBENCH (default ../shared/kernelbench),
 #   e.g. level1/19_ReLU.py. KB_COMPARE_CPU=N: the first N problems are also
@@ -50,14 +52,42 @@ for tid, r in cuda.items():
     if c and c["status"] == "ok" and r["status"] == "ok":
         a = json.load(open(os.path.join(out, "cuda", tid, "task.json")))
         b = json.load(open(os.path.join(out, "cpu", tid, "task.json")))
-        keys = ["generator", "capture", "reference_args", "inputs", "outputs", "state"]
+        keys = ["generator", "capture", "reference_args", "outputs", "state"]
         diff = [k for k in keys if a.get(k) != b.get(k)]
-        # the two saved references on the same CPU inputs
+        # Input specs: the same form (observed statistics differ with the generator).
+        form = lambda t: [{k: v for k, v in i.items() if k in ("kind", "dtype", "shape", "distribution")}
+                          for i in t.get("inputs", [])]
+        if form(a) != form(b):
+            diff.append("inputs")
+        # Weights drawn on the GPU differ from the CPU's by design (init.device):
+        # the GPU's reference given the CPU's weights must compute what the
+        # CPU's reference does, on the same CPU inputs.
         ra = torch.jit.load(os.path.join(out, "cuda", tid, "reference.pt"))
         rb = torch.jit.load(os.path.join(out, "cpu", tid, "reference.pt"))
         sa = dict(ra.state_dict()); sb = dict(rb.state_dict())
         wsame = sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-        same = ("yes" if not diff else "differs in " + ",".join(diff)) + ("; weights equal" if wsame else "; WEIGHTS DIFFER")
+        init = a.get("init", {}).get("device", "cpu")
+        same = "yes" if not diff else "differs in " + ",".join(diff)
+        same += "; weights equal" if wsame else f"; weights drawn on {init}"
+        if sa.keys() == sb.keys():
+            with torch.no_grad():
+                for k in sa:
+                    sa[k].copy_(sb[k])
+                torch.manual_seed(0)
+                if b.get("generator") == "scripted":
+                    xs = list(torch.jit.load(os.path.join(out, "cpu", tid, "inputs.pt"))())
+                else:
+                    xs = [torch.rand(i["shape"]).to(getattr(torch, i["dtype"])) if i["kind"] == "tensor"
+                          else i["value"] for i in b.get("inputs", [])]
+            if xs is not None:
+                try:
+                    ya, yb = ra(*xs), rb(*xs)
+                    ya = ya if isinstance(ya, (list, tuple)) else [ya]
+                    yb = yb if isinstance(yb, (list, tuple)) else [yb]
+                    ok = all(torch.allclose(p, q, atol=1e-5, rtol=1e-5) for p, q in zip(ya, yb))
+                    same += "; same outputs with the CPU's weights" if ok else "; OUTPUTS DIFFER"
+                except Exception as e:  # noqa: BLE001
+                    same += "; outputs not compared: " + str(e)[:80]
     print(f"{tid:52} {st:>22} {r['seconds']:6.1f} {(c['status'] if c else '-'):>8} {(c['seconds'] if c else 0):6.1f}  {same}")
     if r["status"] != "ok":
         print("    " + r.get("message", "")[:300])

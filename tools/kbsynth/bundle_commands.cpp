@@ -51,10 +51,12 @@ void addBundleCommands(CLI::App& app, BundleCli& b) {
     sub->add_option("--timeout", b.co.timeout_s, "Seconds per task's capture (default $KB_CAPTURE_TIMEOUT, else 300)")
         ->check(CLI::Range(1.0, 1e6));
     sub->add_option("--capture-device", b.co.capture_device,
-                    "Where capture runs the model's forwards, checks and trace: cpu or cuda, cuda:N (default "
-                    "$KB_CAPTURE_DEVICE, else cpu); the inputs are the CPU generator's either way, so the bundle "
-                    "is the same")
-        ->check(tools::deviceValidator());
+                    "Where capture draws the weights and runs the model's forwards, checks and trace: cpu, cuda, "
+                    "cuda:N, or auto (cuda when torch sees a GPU, else cpu). Default $KB_CAPTURE_DEVICE, else auto "
+                    "on a machine with an NVIDIA GPU and cpu on one without. On a GPU the checks' inputs are made "
+                    "there too; the bundle's inputs stay the CPU generator's, and its weights are reference.pt's "
+                    "(task.json init.device says where they were drawn)")
+        ->check(CLI::IsMember({"auto"}) | tools::deviceValidator());
     sub->add_option("--baseline-jobs", b.co.baseline_jobs,
                     "With --compiled: baselines built at once, one baseline.py each with its share of the cores "
                     "(default: a quarter of the cores, 1 to 8)")
