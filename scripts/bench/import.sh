@@ -42,9 +42,12 @@ n=$(find "${src[@]}" -maxdepth 1 -name '*.py' | wc -l)
 echo "bench/import: $n problem files ($LEVELS) from $KB, compiled baselines: $KB_COMPILED, $(nproc) cores"
 s=$(date +%s.%N)
 # shellcheck disable=SC2086
+# stderr lines stamped with the seconds since the start (where capture ends
+# and the baselines begin).
 "$KBSYNTH" import "${src[@]}" -o "$OUT/tasks" --compiled "$KB_COMPILED" ${KB_IMPORT_ARGS:-} \
-  >"$OUT/import.jsonl" 2>"$OUT/import.log"
+  >"$OUT/import.jsonl" 2> >(while IFS= read -r l; do printf '%s %s\n' "$(( $(date +%s) - ${s%.*} ))" "$l"; done >"$OUT/import.log")
 rc=$?
+sleep 1  # the stamping loop drains
 e=$(date +%s.%N)
 [ -f "$R" ] || { echo "bench/import: no report (exit $rc)"; tail -5 "$OUT/import.log"; exit 1; }
 wall=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.1f", b - a }')
@@ -53,6 +56,12 @@ jq -r '.summary.by_level | to_entries[] |
   "  \(.key): \(.value.ok) ok, \(.value.failed) failed \(.value.by_reason | to_entries | map("\(.key)=\(.value)") | join(" "))"' "$R"
 jq -r '"  all: \(.summary.ok) of \(.summary.total) ok, \(.summary.failed) failed, \(.summary.interrupted) not done"' "$R"
 jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.summary.compiled.ok) built or cached, \(.summary.compiled.failed) failed" else empty end' "$R"
+b=$(awk '/kbsynth: baselines for/ { print $1; exit }' "$OUT/import.log")
+[ -n "$b" ] && echo "phases: capture ${b} s wall, baselines $(awk -v w="$wall" -v b="$b" 'BEGIN { printf "%.0f", w - b }') s wall"
+jq -r '[.tasks[] | select(.status == "ok") | .seconds] | "capture: \(length) tasks, \(add // 0 | floor) s of worker time, \(if length > 0 then (add / length * 10 | floor) / 10 else 0 end) s mean"' "$R"
+jq -r '[.tasks[] | .compiled? | select(. != null and .status == "ok")] |
+  "baselines: \(length) built, \(map(.seconds) | add // 0 | floor) s of process time (" +
+  ([.[] | .phases // {} | to_entries[]] | group_by(.key) | map("\(.[0].key) \(map(.value) | add | floor) s") | join(", ")) + ")"' "$R"
 echo "failures:"
 jq -r '.tasks[] | select(.status != "ok") | "  \(.id // .dir): \(.reason // .status): \(.message // "" | .[0:160])"' "$R"
 jq -r '.tasks[] | select(.compiled.status? == "failed") | "  \(.id) baseline: \(.compiled.reason // "?"): \(.compiled.message // "" | .[0:160])"' "$R"
