@@ -11,6 +11,9 @@ One result line per bundle on stdout:
      "weights": "external", "seconds": 41.2, "max_abs_diff": 1e-7,
      "phases": {"model_and_inputs": 0.4, "export": 2.1, "compile": 37.0, "check": 1.7}}
 
+A GPU out of memory anywhere in a build is reason "out_of_memory" (kbsynth
+builds those bundles again one at a time once the others are done).
+
 The model is model.py's Model with reference.pt's weights loaded into it;
 export and the comparison with eager (seeds 0 and 1) use inputs drawn on the
 device (kbtask.drawn_inputs: the task's kind of inputs, not the canonical
@@ -26,6 +29,7 @@ weights inside ("in_package").
 
 import argparse
 import datetime
+import gc
 import os
 import shutil
 import sys
@@ -191,6 +195,15 @@ def main():
             tmp = os.path.join(bundle, "compiled", arch_of(device) + ".pt2.tmp.pt2")
             if os.path.exists(tmp):
                 os.remove(tmp)
+            # The next bundle starts with this one's memory given back (the
+            # processes building at once share the GPU).
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+        if result["status"] == "failed" and kbtask.gpu_out_of_memory_text(result.get("message", "")):
+            # Says nothing about the task when others share the GPU: kbsynth
+            # builds these again alone.
+            result["reason"] = "out_of_memory"
         result["seconds"] = round(time.time() - start, 3)
         kbtask.emit(result)
     return 0

@@ -94,9 +94,9 @@ def _eager(model, xs, where="forward"):
             out = model(*xs)
         except TaskError:
             raise
-        except torch.cuda.OutOfMemoryError as e:
-            raise _OnCpu("the GPU ran out of memory in " + where + ": " + kbtask.one_line(e))
         except Exception as e:  # noqa: BLE001
+            if kbtask.gpu_out_of_memory(e):
+                raise _OnCpu("the GPU ran out of memory in " + where + ": " + kbtask.one_line(e))
             raise TaskError("forward_error", where + ": " + kbtask.one_line(e))
     return kbtask.flatten_outputs(out, where)
 
@@ -164,6 +164,8 @@ def _capture_reference(new_model, x0, x1, out0, out1, device):
     except _OnCpu:
         raise
     except Exception as e:  # noqa: BLE001
+        if kbtask.gpu_out_of_memory(e):  # the trace's own forward
+            raise _OnCpu("the GPU ran out of memory in torch.jit.trace: " + kbtask.one_line(e))
         notes.append("torch.jit.trace: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
     raise TaskError("capture_error", "; ".join(notes))
 
@@ -270,9 +272,9 @@ def capture(job, tmpdir, device):
                 # The scripted program placed on the GPU, as kbprof runs it.
                 try:
                     bad = differs(kbtask.place_on(fn, device))
-                except torch.cuda.OutOfMemoryError:
-                    raise
-                except Exception:  # noqa: BLE001 - it cannot run there: check it on the CPU
+                except Exception as e:  # noqa: BLE001 - it cannot run there: check it on the CPU
+                    if kbtask.gpu_out_of_memory(e):
+                        raise
                     bad = 0
                 if bad is not None:
                     inputs_on_cpu()
@@ -404,7 +406,9 @@ def capture_task(job, tmpdir, device):
             return capture(job, tmpdir, device)
         except _OnCpu as e:
             why = str(e)
-        except torch.cuda.OutOfMemoryError as e:  # outside a forward: moving inputs, comparing
+        except Exception as e:  # noqa: BLE001 - outside a forward: moving inputs, comparing
+            if not kbtask.gpu_out_of_memory(e):
+                raise
             why = "the GPU ran out of memory: " + kbtask.one_line(e)
         torch.cuda.empty_cache()
         if "out of memory" not in why:

@@ -115,6 +115,21 @@ def init_args(mod):
         raise TaskError("init_error", "get_init_inputs did not return a list")
 
 
+def gpu_out_of_memory(e):
+    """Whether exception `e` is a GPU out of memory: torch's own exception, or
+    the RuntimeError that carries it out of the TorchScript interpreter or an
+    AOTInductor package. Under several workers sharing a GPU it says nothing
+    about the task."""
+    return isinstance(e, torch.cuda.OutOfMemoryError) or gpu_out_of_memory_text(str(e))
+
+
+def gpu_out_of_memory_text(text):
+    """Whether a message says the GPU ran out of memory (the caching
+    allocator's "CUDA out of memory", or a CUDA call's "CUDA error: out of
+    memory")."""
+    return "CUDA out of memory" in text or "CUDA error: out of memory" in text
+
+
 def build_model(mod, init_seed, args=None, device=None):
     """Model(*get_init_inputs()) with torch seeded by init_seed. With a GPU
     `device`, the constructor runs with that device as the default for every
@@ -130,9 +145,9 @@ def build_model(mod, init_seed, args=None, device=None):
                 model = mod.Model(*args)
         else:
             model = mod.Model(*args)
-    except torch.cuda.OutOfMemoryError:
-        raise
     except Exception as e:  # noqa: BLE001
+        if gpu_out_of_memory(e):
+            raise
         raise TaskError("init_error", "Model(*get_init_inputs()): " + one_line(e))
     return model
 
@@ -207,9 +222,9 @@ def python_inputs(mod, seed, device=None):
                 xs = mod.get_inputs()
         else:
             xs = mod.get_inputs()
-    except torch.cuda.OutOfMemoryError:
-        raise
     except Exception as e:  # noqa: BLE001
+        if gpu_out_of_memory(e):
+            raise
         raise TaskError("inputs_error", "get_inputs: " + one_line(e))
     try:
         return list(xs)

@@ -126,6 +126,9 @@ Json keepFrom(const fs::path& dir, Json& job) {
 // fails the bundle it was on alone (the first of its batch it had not
 // reported); the rest of its batch goes back to the queue. Each process gets
 // its share of the cores for Inductor's compile workers and torch's threads.
+// Bundles that ran the GPU out of memory beside the others (reason
+// "out_of_memory") are built again one at a time once the rest are done
+// ("ran_alone": true in their line), with all the cores.
 // No new batch starts once `stopped` says so; the processes running get the
 // stop from kbsynth (tools/cli_parse.h StopSignals) and end without a result.
 std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
@@ -135,13 +138,17 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
   if (dirs.empty()) return results;
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   jobs = std::clamp(jobs > 0 ? jobs : baselineJobs(cores), 1, static_cast<int>(dirs.size()));
-  const std::string threads = std::to_string(std::max(1, cores / jobs));
-  const python::EnvOverrides env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
   // Batches small enough that the processes end together (about four per
   // process), at most 8 bundles.
-  const size_t batch = std::clamp<size_t>(dirs.size() / (static_cast<size_t>(jobs) * 4), 1, 8);
+  size_t batch = std::clamp<size_t>(dirs.size() / (static_cast<size_t>(jobs) * 4), 1, 8);
+  python::EnvOverrides env;
+  auto share = [&](int at_once) {
+    const std::string threads = std::to_string(std::max(1, cores / at_once));
+    env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
+    return threads;
+  };
   std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once (batches of up to %zu), %s threads each\n",
-               device.c_str(), dirs.size(), jobs, batch, threads.c_str());
+               device.c_str(), dirs.size(), jobs, batch, share(jobs).c_str());
   std::mutex mu;
   std::deque<size_t> queue;
   for (size_t k = 0; k < dirs.size(); ++k) queue.push_back(k);
@@ -214,10 +221,29 @@ std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, co
       queue.insert(queue.begin(), again.begin(), again.end());
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < jobs; ++t) pool.emplace_back(slot);
-  for (auto& t : pool) t.join();
+  auto runPool = [&](int at_once) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < at_once; ++t) pool.emplace_back(slot);
+    for (auto& t : pool) t.join();
+  };
+  runPool(jobs);
   if (no_device) throw Error("baseline.py: no CUDA device for --device " + device);
+  std::vector<std::string> alone;
+  for (const auto& d : dirs)
+    if (results.count(d) && results[d].value("reason", "") == "out_of_memory") alone.push_back(d);
+  if (jobs > 1 && !alone.empty() && !(stopped && stopped())) {
+    std::fprintf(stderr, "kbsynth: %zu baseline(s) ran the GPU out of memory beside the others: building them again "
+                 "one at a time\n", alone.size());
+    for (size_t k = 0; k < dirs.size(); ++k)
+      if (std::find(alone.begin(), alone.end(), dirs[k]) != alone.end()) queue.push_back(k);
+    for (const auto& d : alone) results.erase(d);
+    done -= alone.size();
+    batch = 1;
+    share(1);
+    runPool(1);
+    for (const auto& d : alone)
+      if (results.count(d)) results[d]["ran_alone"] = true;
+  }
   for (const auto& d : dirs)
     if (!results.count(d))
       results[d] = {{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
@@ -320,7 +346,8 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
       auto it = built.find(e.value("dir", ""));
       if (it == built.end()) continue;
       Json c = {{"status", it->second.value("status", "failed")}};
-      for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds", "phases"})
+      for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds", "phases",
+                            "ran_alone"})
         if (it->second.contains(k)) c[k] = it->second[k];
       e["compiled"] = c;
     }

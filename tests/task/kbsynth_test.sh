@@ -104,6 +104,17 @@ expect "export keeps the compiled package of an unchanged model.py" test "$(jq -
 expect "info: bundle valid, cpu package usable" test "$("$KBSYNTH" info "$B" | jq -r '.compiled.cpu')" = ok
 expect "baseline: cached the second time" test "$("$KBSYNTH" baseline "$B" --device cpu 2>/dev/null | jq -r .status)" = cached
 
+# 5b. A baseline that runs the GPU out of memory beside the others is built
+# again alone: two programs whose forward fails under torch.export with CUDA's
+# out-of-memory message (two copies of testdata/baseline-oom/export_oom.py),
+# two builds at once.
+mkdir -p "$WORK/oom-src"
+for n in 1 2; do cp "$KB_SOURCE_ROOT/testdata/baseline-oom/export_oom.py" "$WORK/oom-src/export_oom_$n.py"; done
+"$KBSYNTH" import "$WORK/oom-src" -o "$WORK/oom" --compiled cpu --baseline-jobs 2 >"$WORK/oom.jsonl" 2>"$WORK/oom.err"
+expect "out of memory: reason out_of_memory" test "$(jq -r '.compiled.reason' "$WORK/oom.jsonl" | sort -u)" = out_of_memory
+expect "out of memory: built again alone" test "$(jq -r '.compiled.ran_alone' "$WORK/oom.jsonl" | sort -u)" = true
+expect "out of memory: says it builds them again" grep -q "2 baseline(s) ran the GPU out of memory beside the others" "$WORK/oom.err"
+
 # 6. Bad input: exit 2 with one line.
 C="$WORK/corrupt"; cp -r "$OUT/kernelbench/level1/1_ReLU_Scale" "$C"
 printf 'garbage' >>"$C/reference.pt"
