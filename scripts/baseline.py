@@ -101,10 +101,11 @@ def build(bundle, device, force, weights):
         mark[0] = now
 
     mod = kbtask.load_program(os.path.join(bundle, "model.py"))
+    ref_weights = kbtask.bundle_weights(bundle, device)  # read once: GiB for a large model
 
     def fresh_model():
         # model.py's Model with reference.pt's weights (wherever they were drawn).
-        return kbtask.model_with_bundle_weights(mod, task, bundle, device)
+        return kbtask.model_with_weights(mod, task, ref_weights, device)
 
     model = fresh_model()
     state = {k: v for k, v in model.state_dict().items()}

@@ -303,8 +303,8 @@ def capture(job, tmpdir, device):
 
     task = {"generator": generator, "inputs": specs or []}
     del x0, out0
-    x0 = kbtask.bundle_inputs(mod, task, 0, device, python_inputs, draw_on_device=made_on[0] is not None)
-    x1 = kbtask.bundle_inputs(mod, task, 1, device, python_inputs, draw_on_device=made_on[0] is not None)
+    x0 = kbtask.bundle_inputs(mod, task, 0, device, python_inputs, draw_on=made_on[0] or "cpu")
+    x1 = kbtask.bundle_inputs(mod, task, 1, device, python_inputs, draw_on=made_on[0] or "cpu")
     python_cache.clear()
     out0 = _eager(model, x0)
     out1 = _eager(model, x1)

@@ -51,7 +51,7 @@ def time_ms(fn, device, warmup, iters, repeats):
 def run(bundle, device, seeds, out_path, iters, warmup, repeats):
     task = kbtask.read_task(bundle)
     mod = kbtask.load_program(os.path.join(bundle, "model.py"))
-    model = kbtask.model_with_bundle_weights(mod, task, bundle, device)
+    model = kbtask.model_with_weights(mod, task, kbtask.bundle_weights(bundle, device), device)
     holder = torch.nn.Module()
     for s in seeds:
         xs = kbtask.bundle_inputs(mod, task, s, device)

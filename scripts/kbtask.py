@@ -10,6 +10,7 @@ C++ and Python make identical inputs for a seed.
 """
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -130,6 +131,15 @@ def gpu_out_of_memory_text(text):
     return "CUDA out of memory" in text or "CUDA error: out of memory" in text
 
 
+def default_device(device):
+    """A context in which factory calls (torch.rand, nn.Linear's weights, ...)
+    make their tensors on `device` when it is a GPU; nothing for the CPU or
+    None."""
+    if device is not None and torch.device(device).type != "cpu":
+        return torch.device(device)
+    return contextlib.nullcontext()
+
+
 def build_model(mod, init_seed, args=None, device=None):
     """Model(*get_init_inputs()) with torch seeded by init_seed. With a GPU
     `device`, the constructor runs with that device as the default for every
@@ -140,10 +150,7 @@ def build_model(mod, init_seed, args=None, device=None):
         args = init_args(mod)
     torch.manual_seed(init_seed)
     try:
-        if device is not None and torch.device(device).type != "cpu":
-            with torch.device(device):
-                model = mod.Model(*args)
-        else:
+        with default_device(device):
             model = mod.Model(*args)
     except Exception as e:  # noqa: BLE001
         if gpu_out_of_memory(e):
@@ -166,30 +173,35 @@ def build_model_where(mod, init_seed, args, device):
     return build_model(mod, init_seed, args), torch.device("cpu")
 
 
-def model_with_bundle_weights(mod, task, bundle, device):
+def bundle_weights(bundle, device):
+    """reference.pt's parameters and buffers by state_dict name, on `device`:
+    a bundle's weights, wherever they were drawn (task.json init.device:
+    weights drawn on a GPU cannot be drawn again elsewhere value for value,
+    since the device generators' streams depend on the GPU model). Load
+    them once; model_with_weights copies from them."""
+    ref = torch.jit.load(os.path.join(bundle, "reference.pt"), map_location=device)
+    return dict(ref.state_dict())
+
+
+def model_with_weights(mod, task, weights, device):
     """The bundle's nn.Module on `device`: Model(*get_init_inputs()) built for
-    its structure (on `device` when it can be, which is fast), then the
-    weights of reference.pt loaded into it. The weights of a bundle are
-    reference.pt's, wherever they were drawn (task.json init.device: weights
-    drawn on a GPU cannot be drawn again elsewhere value for value, since the
-    device generators' streams depend on the GPU model). model.py and
-    reference.pt must agree on every parameter and buffer's name, shape and
-    dtype (TaskError "mismatch" otherwise)."""
+    its structure (on `device` when it can be, which is fast), then
+    `weights` (bundle_weights) copied into it. model.py and reference.pt
+    must agree on every parameter and buffer's name, shape and dtype
+    (TaskError "mismatch" otherwise)."""
     model, _ = build_model_where(mod, task["init"]["seed"], init_args(mod), device)
     model = model.to(device)
-    ref = torch.jit.load(os.path.join(bundle, "reference.pt"), map_location=device)
-    ref_state = dict(ref.state_dict())
     own = model.state_dict()
     for k, v in own.items():
-        r = ref_state.get(k)
+        r = weights.get(k)
         if r is None or r.shape != v.shape or r.dtype != v.dtype:
             raise TaskError("mismatch", f"model.py and reference.pt disagree on {k} (re-export the bundle)")
-    extra = sorted(set(ref_state) - set(own))
+    extra = sorted(set(weights) - set(own))
     if extra:
         raise TaskError("mismatch", f"reference.pt has {extra[0]}, which model.py does not (re-export the bundle)")
     with torch.no_grad():
         for k, v in own.items():
-            v.copy_(ref_state[k])
+            v.copy_(weights[k])
     return model
 
 
@@ -217,10 +229,7 @@ def python_inputs(mod, seed, device=None):
     which are the CPU generator's."""
     torch.manual_seed(seed)
     try:
-        if device is not None and torch.device(device).type != "cpu":
-            with torch.device(device):
-                xs = mod.get_inputs()
-        else:
+        with default_device(device):
             xs = mod.get_inputs()
     except Exception as e:  # noqa: BLE001
         if gpu_out_of_memory(e):
@@ -520,17 +529,16 @@ def to_device(xs, device):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def bundle_inputs(mod, task, seed, device="cpu", get_inputs=None, draw_on_device=False):
-    """The inputs a bundle's generator makes for `seed`, made the Python way:
-    get_inputs() itself for a scripted generator (through `get_inputs(seed)`
-    when given: a caller's cache), the spec otherwise; on `device`. They are
-    the canonical values (the CPU generator's, then copied) unless
-    `draw_on_device`: the spec is then drawn by `device`'s generator (a
-    caller's get_inputs decides for itself)."""
+def bundle_inputs(mod, task, seed, device="cpu", get_inputs=None, draw_on="cpu"):
+    """The inputs a bundle's generator makes for `seed`, made the Python way,
+    on `device`: get_inputs() itself for a scripted generator (through
+    `get_inputs(seed)` when given: a caller's cache or placement), the spec
+    otherwise, drawn by a generator of `draw_on`. By default the canonical
+    values (the CPU generator's, then copied)."""
     if task["generator"] == "scripted":
         xs = get_inputs(seed) if get_inputs else python_inputs(mod, seed)
     else:
-        xs = make_spec_inputs(task["inputs"], seed, device if draw_on_device else "cpu")
+        xs = make_spec_inputs(task["inputs"], seed, draw_on)
     return to_device(xs, device)
 
 
@@ -542,13 +550,13 @@ def drawn_inputs(mod, task, seed, device):
     a baseline's export and its comparison with eager: KernelBench's gigabyte
     inputs take the CPU's generator seconds, a GPU's milliseconds. A
     get_inputs that cannot run with the GPU as its default runs on the CPU."""
-    if task["generator"] != "scripted":
-        return make_spec_inputs(task["inputs"], seed, device)
-    try:
-        xs = python_inputs(mod, seed, device)
-    except TaskError:
-        xs = python_inputs(mod, seed)
-    return to_device(xs, device)
+    def get_inputs(s):
+        try:
+            return python_inputs(mod, s, device)
+        except TaskError:
+            return python_inputs(mod, s)
+
+    return bundle_inputs(mod, task, seed, device, get_inputs, draw_on=device)
 
 
 def read_task(bundle):
