@@ -59,7 +59,12 @@ TIMEOUT_S = int(os.environ.get("KB_CAPTURE_TIMEOUT", "300"))
 
 class _OnCpu(Exception):
     """The capture cannot be made on the GPU (the trace baked the device
-    in, or the GPU ran out of memory): capture the task again on the CPU."""
+    in, or the GPU ran out of memory): capture the task again on the CPU.
+    out_of_memory: the GPU may hold it once other workers give memory back."""
+
+    def __init__(self, message, out_of_memory=False):
+        super().__init__(message)
+        self.out_of_memory = out_of_memory
 
 
 class _Timeout(BaseException):
@@ -96,7 +101,7 @@ def _eager(model, xs, where="forward"):
             raise
         except Exception as e:  # noqa: BLE001
             if kbtask.gpu_out_of_memory(e):
-                raise _OnCpu("the GPU ran out of memory in " + where + ": " + kbtask.one_line(e))
+                raise _OnCpu("the GPU ran out of memory in " + where + ": " + kbtask.one_line(e), out_of_memory=True)
             raise TaskError("forward_error", where + ": " + kbtask.one_line(e))
     return kbtask.flatten_outputs(out, where)
 
@@ -165,7 +170,7 @@ def _capture_reference(new_model, x0, x1, out0, out1, device):
         raise
     except Exception as e:  # noqa: BLE001
         if kbtask.gpu_out_of_memory(e):  # the trace's own forward
-            raise _OnCpu("the GPU ran out of memory in torch.jit.trace: " + kbtask.one_line(e))
+            raise _OnCpu("the GPU ran out of memory in torch.jit.trace: " + kbtask.one_line(e), out_of_memory=True)
         notes.append("torch.jit.trace: " + (e.message if isinstance(e, TaskError) else kbtask.one_line(e)))
     raise TaskError("capture_error", "; ".join(notes))
 
@@ -405,13 +410,13 @@ def capture_task(job, tmpdir, device):
         try:
             return capture(job, tmpdir, device)
         except _OnCpu as e:
-            why = str(e)
+            why, again = str(e), e.out_of_memory
         except Exception as e:  # noqa: BLE001 - outside a forward: moving inputs, comparing
             if not kbtask.gpu_out_of_memory(e):
                 raise
-            why = "the GPU ran out of memory: " + kbtask.one_line(e)
+            why, again = "the GPU ran out of memory: " + kbtask.one_line(e), True
         torch.cuda.empty_cache()
-        if "out of memory" not in why:
+        if not again:
             break
         if attempt + 1 < GPU_ATTEMPTS:
             time.sleep(3 * (attempt + 1))

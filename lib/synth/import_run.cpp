@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +20,7 @@
 #include "core/hash.h"
 #include "core/json.h"
 #include "core/report.h"
+#include "synth/baseline_pool.h"
 #include "synth/capture_pool.h"
 #include "task/bundle.h"
 #include "python/scripts.h"
@@ -118,139 +118,6 @@ Json keepFrom(const fs::path& dir, Json& job) {
   return keep;
 }
 
-// The baselines of `dirs`, `jobs` baseline.py processes at once (0: the
-// default, baselineJobs): AOTInductor's builds are CPU-bound, so several at
-// once use the machine's cores. Each process builds a small batch of bundles
-// one after another (one Python start-up and torch import per batch, not per
-// bundle: seconds each) and reports each as it ends. A process that dies
-// fails the bundle it was on alone (the first of its batch it had not
-// reported); the rest of its batch goes back to the queue. Each process gets
-// its share of the cores for Inductor's compile workers and torch's threads.
-// Bundles that ran the GPU out of memory beside the others (reason
-// "out_of_memory") are built again one at a time once the rest are done
-// ("ran_alone": true in their line), with all the cores.
-// No new batch starts once `stopped` says so; the processes running get the
-// stop from kbsynth (tools/cli_parse.h StopSignals) and end without a result.
-std::map<std::string, Json> runBaseline(const std::vector<std::string>& dirs, const std::string& device,
-                                        bool force, const std::string& weights, const std::string& python,
-                                        int jobs, const std::function<bool()>& stopped) {
-  std::map<std::string, Json> results;
-  if (dirs.empty()) return results;
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  jobs = std::clamp(jobs > 0 ? jobs : baselineJobs(cores), 1, static_cast<int>(dirs.size()));
-  // Batches small enough that the processes end together (about four per
-  // process), at most 8 bundles.
-  size_t batch = std::clamp<size_t>(dirs.size() / (static_cast<size_t>(jobs) * 4), 1, 8);
-  python::EnvOverrides env;
-  auto share = [&](int at_once) {
-    const std::string threads = std::to_string(std::max(1, cores / at_once));
-    env = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
-    return threads;
-  };
-  std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles, %d at once (batches of up to %zu), %s threads each\n",
-               device.c_str(), dirs.size(), jobs, batch, share(jobs).c_str());
-  std::mutex mu;
-  std::deque<size_t> queue;
-  for (size_t k = 0; k < dirs.size(); ++k) queue.push_back(k);
-  size_t done = 0;
-  bool no_device = false;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto record = [&](const Json& line) {  // under mu
-    const std::string dir = line.value("dir", "");
-    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) return;
-    const bool first = !results.count(dir);
-    // A run again with another compiler reports what the first had built as cached.
-    if (!first && line.value("status", "") == "cached" && results[dir].value("status", "") == "ok") return;
-    results[dir] = line;
-    if (!first) return;  // the same bundle again, after a run with another compiler
-    ++done;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    const int eta = rate > 0 ? static_cast<int>(static_cast<double>(dirs.size() - done) / rate) : 0;
-    const std::string what = line.value("status", "") == "failed"
-                                 ? line.value("reason", "") + ": " + line.value("message", "")
-                                 : line.value("status", "");
-    std::fprintf(stderr, "kbsynth: baseline [%zu/%zu] %s: %s (%.2f/min, %dm%02ds left)\n", done, dirs.size(),
-                 line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
-  };
-  auto slot = [&] {
-    for (;;) {
-      std::vector<size_t> mine;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (queue.empty() || no_device || (stopped && stopped())) return;
-        while (!queue.empty() && mine.size() < batch) {
-          mine.push_back(queue.front());
-          queue.pop_front();
-        }
-      }
-      std::vector<std::string> args = {"--device", device, "--weights", weights};
-      if (force) args.push_back("--force");
-      for (size_t k : mine) args.push_back(dirs[k]);
-      python::ScriptResult r = python::runBaselineScript(
-          python, args,
-          [&](const Json& line) {
-            std::lock_guard<std::mutex> lock(mu);
-            record(line);
-          },
-          env);
-      std::lock_guard<std::mutex> lock(mu);
-      if (r.exit_code == 3) {
-        no_device = true;
-        return;
-      }
-      if (!r.note.empty())
-        for (size_t k : mine)
-          if (results.count(dirs[k])) results[dirs[k]]["note"] = r.note.substr(1);
-      if (stopped && stopped()) return;
-      // The process ended before reporting all of its batch: it died on the
-      // first one it did not report; the others go back to the queue.
-      bool culprit = true;
-      std::vector<size_t> again;
-      for (size_t k : mine) {
-        if (results.count(dirs[k])) continue;
-        if (culprit) {
-          record({{"dir", dirs[k]}, {"status", "failed"}, {"reason", "internal_error"},
-                  {"message", "baseline.py ended on this bundle without reporting it (exit " +
-                                  std::to_string(r.exit_code) + (r.exit_code >= 128 ? ": killed by a signal)" : ")")}});
-          culprit = false;
-        } else {
-          again.push_back(k);
-        }
-      }
-      queue.insert(queue.begin(), again.begin(), again.end());
-    }
-  };
-  auto runPool = [&](int at_once) {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < at_once; ++t) pool.emplace_back(slot);
-    for (auto& t : pool) t.join();
-  };
-  runPool(jobs);
-  if (no_device) throw Error("baseline.py: no CUDA device for --device " + device);
-  std::vector<std::string> alone;
-  for (const auto& d : dirs)
-    if (results.count(d) && results[d].value("reason", "") == "out_of_memory") alone.push_back(d);
-  if (jobs > 1 && !alone.empty() && !(stopped && stopped())) {
-    std::fprintf(stderr, "kbsynth: %zu baseline(s) ran the GPU out of memory beside the others: building them again "
-                 "one at a time\n", alone.size());
-    for (size_t k = 0; k < dirs.size(); ++k)
-      if (std::find(alone.begin(), alone.end(), dirs[k]) != alone.end()) queue.push_back(k);
-    for (const auto& d : alone) results.erase(d);
-    done -= alone.size();
-    batch = 1;
-    share(1);
-    runPool(1);
-    for (const auto& d : alone)
-      if (results.count(d)) results[d]["ran_alone"] = true;
-  }
-  for (const auto& d : dirs)
-    if (!results.count(d))
-      results[d] = {{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
-                    {"message", "baseline.py stopped before it reported this bundle (a stop, or the process died)"}};
-  return results;
-}
-
 Json reportHeader(const std::string& stage, const std::string& started, const std::string& torch_version) {
   ReportHeader h = makeHeader("kbsynth", stage, "", "", Status::Ok, started, nowIso8601());
   h.torch_version = torch_version;
@@ -276,8 +143,10 @@ std::string captureDevice(const CaptureOptions& o) {
 }
 
 // Captures the jobs in kbsynth's capture pool (synth/capture_pool.h), with a
-// progress line per task: its outcome, the rate and the time left.
-std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const CaptureOptions& o) {
+// progress line per task: its outcome, the rate and the time left;
+// `on_done` gets each bundle's folder as its capture ends, and whether it is ok.
+std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const CaptureOptions& o,
+                                       const std::function<void(const std::string&, bool)>& on_done) {
   if (jobs.empty()) return {};
   CapturePlan plan = planCapture(jobs.size(), o.jobs, static_cast<uint64_t>(o.memory_budget_gib * (1ull << 30)));
   CapturePoolOptions po;
@@ -303,8 +172,11 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
                                                           : line.value("reason", "") + ": " + line.value("message", "");
     std::fprintf(stderr, "kbsynth: [%zu/%zu] %s: %s (%.2f tasks/s, about %dm%02ds left)\n", done, total,
                  line.value("id", "?").c_str(), what.c_str(), rate, eta / 60, eta % 60);
+    if (on_done) on_done(line.value("dir", ""), line.value("status", "") == "ok");
   };
   std::map<std::string, Json> results = runCapturePool(jobs, po);
+  std::fprintf(stderr, "kbsynth: capture ended after %.0f s\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (const auto& j : jobs) {
     std::string dir = j["dir"].get<std::string>();
     if (results.count(dir)) continue;
@@ -318,11 +190,40 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   return results;
 }
 
+// What captureAndBuild made: capture's line and the baseline's line of each
+// bundle, by folder.
+struct CaptureOutcome {
+  std::map<std::string, Json> captured, built;
+};
+
+// Captures the jobs and, when o.compiled asks, builds the baseline of each
+// bundle as soon as its capture ends (and of `kept`, bundles captured before),
+// so that the CPU-bound builds overlap the captures.
+CaptureOutcome captureAndBuild(const std::vector<Json>& jobs, const std::vector<std::string>& kept,
+                               const CaptureOptions& o) {
+  std::optional<BaselinePool> pool;
+  if (o.compiled != "none")
+    pool.emplace(BaselinePoolOptions{.device = o.compiled,
+                                     .weights = o.weights,
+                                     .python = python::pythonPath(o.python),
+                                     .jobs = o.baseline_jobs,
+                                     .expected = jobs.size() + kept.size(),
+                                     .stop = [&o] { return stopped(o); }});
+  for (const auto& d : kept) pool->add(d);
+  CaptureOutcome out;
+  out.captured = runCapture(jobs, o, [&pool](const std::string& dir, bool ok) {
+    if (pool && ok) pool->add(dir);
+    if (pool && !ok) pool->expectOneFewer();
+  });
+  if (pool) out.built = pool->finish();
+  return out;
+}
+
 int finishCapture(const std::string& stage, const std::string& started, std::vector<Json> entries,
-                  const std::map<std::string, Json>& captured, const std::set<std::string>& created,
+                  const CaptureOutcome& outcome, const std::set<std::string>& created,
                   const CaptureOptions& o, const fs::path& report_default) {
+  const auto& captured = outcome.captured;
   // Bundles that failed and were made by this run are removed again.
-  std::vector<std::string> ok_dirs;
   for (auto& e : entries) {
     if (e.value("status", "") == "failed" && !e.contains("dir")) continue;
     auto it = captured.find(e.value("dir", ""));
@@ -331,20 +232,16 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "device",
                           "inputs_on", "init_device", "seconds", "ran_alone"})
       if (r.contains(k)) e[k] = r[k];
-    if (e["status"] == "ok") {
-      ok_dirs.push_back(e["dir"]);
-    } else if (created.count(e["dir"])) {
+    if (e["status"] != "ok" && created.count(e["dir"])) {
       std::error_code ec;
       fs::remove_all(e["dir"].get<std::string>(), ec);
       e["removed"] = true;
     }
   }
-  if (o.compiled != "none" && !stopped(o)) {
-    auto built = runBaseline(ok_dirs, o.compiled, false, o.weights, python::pythonPath(o.python), o.baseline_jobs,
-                             [&o] { return stopped(o); });
+  if (o.compiled != "none") {
     for (auto& e : entries) {
-      auto it = built.find(e.value("dir", ""));
-      if (it == built.end()) continue;
+      auto it = outcome.built.find(e.value("dir", ""));
+      if (it == outcome.built.end()) continue;
       Json c = {{"status", it->second.value("status", "failed")}};
       for (const char* k : {"arch", "weights", "reason", "message", "max_abs_diff", "seconds", "phases",
                             "ran_alone"})
@@ -461,10 +358,13 @@ int runImport(const std::vector<ImportItem>& items, const fs::path& out, const C
     entries.push_back(e);
   }
   std::fprintf(stderr, "kbsynth: importing %zu problems into %s\n", jobs.size(), out.string().c_str());
-  auto captured = runCapture(jobs, o);
-  for (auto& e : entries)  // --skip-existing: the kept bundles count as done
-    if (e.contains("skipped")) captured[e["dir"].get<std::string>()] = e;
-  return finishCapture("import", started, entries, captured, created, o, out / "import-report.json");
+  std::vector<std::string> kept;  // --skip-existing: the kept bundles count as done
+  for (const auto& e : entries)
+    if (e.contains("skipped")) kept.push_back(e["dir"]);
+  CaptureOutcome outcome = captureAndBuild(jobs, kept, o);
+  for (const auto& e : entries)
+    if (e.contains("skipped")) outcome.captured[e["dir"].get<std::string>()] = e;
+  return finishCapture("import", started, entries, outcome, created, o, out / "import-report.json");
 }
 
 int runExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o) {
@@ -488,11 +388,8 @@ int runExport(const std::vector<std::string>& bundles, const std::string& id, co
     jobs.push_back(job);
     entries.push_back({{"id", job["id"]}, {"dir", dir.string()}});
   }
-  auto captured = runCapture(jobs, o);
-  return finishCapture("export", started, entries, captured, {}, o, "");
+  return finishCapture("export", started, entries, captureAndBuild(jobs, {}, o), {}, o, "");
 }
-
-int baselineJobs(int cores) { return std::clamp(cores / 4, 1, 8); }
 
 int buildBaselines(const std::vector<std::string>& bundles, const std::string& device, bool force,
                  const std::string& weights, const std::string& python, int jobs,
@@ -500,10 +397,18 @@ int buildBaselines(const std::vector<std::string>& bundles, const std::string& d
   auto stopped = [&] { return stop_signal && stop_signal() != 0; };
   std::vector<std::string> dirs;
   for (const auto& b : bundles) dirs.push_back(task::openBundle(b).dir.string());  // validates first
-  auto built = runBaseline(dirs, device, force, weights, python::pythonPath(python), jobs, stopped);
+  BaselinePool pool({.device = device,
+                      .weights = weights,
+                      .python = python::pythonPath(python),
+                      .force = force,
+                      .jobs = jobs,
+                      .expected = dirs.size(),
+                      .stop = stopped});
+  for (const auto& d : dirs) pool.add(d);
+  auto built = pool.finish();
   int failed = 0, done = 0;
   for (const auto& d : dirs) {
-    if (stopped() && built[d].value("reason", "") == "internal_error") continue;  // not reached
+    if (!built.count(d)) continue;  // not reached before a stop
     printJsonLine(built[d]);
     ++done;
     if (built[d].value("status", "") == "failed") ++failed;

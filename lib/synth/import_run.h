@@ -1,6 +1,7 @@
 // kbsynth import / export / baseline (docs/kbsynth.md): programs captured
 // into task bundles by the capture pool (synth/capture_pool.h), the
-// torch.compile baselines built by scripts/baseline.py, one JSON line per
+// torch.compile baselines built by the baseline pool (synth/baseline_pool.h)
+// as each capture ends, one JSON line per
 // task on stdout, progress on stderr, and the import/export report.
 //
 // The caller (tools/kbsynth) checks the outputs, takes the output lock and
@@ -48,14 +49,8 @@ int runImport(const std::vector<ImportItem>& items, const std::filesystem::path&
 // kb::UsageError for a folder without model.py or a bad id.
 int runExport(const std::vector<std::string>& bundles, const std::string& id, const CaptureOptions& o);
 
-// How many baseline.py processes build at once by default on `cores` cores:
-// a quarter of the cores (an AOTInductor build runs its own compile
-// workers), at least 1, at most 8 (on a GPU, each holds a CUDA context and
-// the task's tensors).
-int baselineJobs(int cores);
-
 // Builds (or keeps, unless force) compiled/<arch>.pt2 of each bundle for
-// `device`, `jobs` bundles at once (0: baselineJobs). Exit 0, 1 (any
+// `device`, `jobs` bundles at once (0: synth/baseline_pool.h baselineJobs). Exit 0, 1 (any
 // failed) or 128 + signal.
 int buildBaselines(const std::vector<std::string>& bundles, const std::string& device, bool force,
                  const std::string& weights, const std::string& python, int jobs,

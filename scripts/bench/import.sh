@@ -56,8 +56,11 @@ jq -r '.summary.by_level | to_entries[] |
   "  \(.key): \(.value.ok) ok, \(.value.failed) failed \(.value.by_reason | to_entries | map("\(.key)=\(.value)") | join(" "))"' "$R"
 jq -r '"  all: \(.summary.ok) of \(.summary.total) ok, \(.summary.failed) failed, \(.summary.interrupted) not done"' "$R"
 jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.summary.compiled.ok) built or cached, \(.summary.compiled.failed) failed" else empty end' "$R"
-b=$(awk '/kbsynth: baselines for/ { print $1; exit }' "$OUT/import.log")
-[ -n "$b" ] && echo "phases: capture ${b} s wall, baselines $(awk -v w="$wall" -v b="$b" 'BEGIN { printf "%.0f", w - b }') s wall"
+# The baselines build as captures end: the first starts with the first
+# capture, and what is left after the last capture is the tail.
+b0=$(awk '/kbsynth: baselines for/ { print $1; exit }' "$OUT/import.log")
+c=$(awk '/kbsynth: capture ended after/ { print $1; exit }' "$OUT/import.log")
+[ -n "$c" ] && echo "phases: capture ${c} s wall; baselines from ${b0:--} s to the end, $(awk -v w="$wall" -v c="$c" 'BEGIN { printf "%.0f", w - c }') s of them after capture ended"
 jq -r '[.tasks[] | select(.status == "ok") | .seconds] | "capture: \(length) tasks, \(add // 0 | floor) s of worker time, \(if length > 0 then (add / length * 10 | floor) / 10 else 0 end) s mean"' "$R"
 jq -r '[.tasks[] | .compiled? | select(. != null and .status == "ok")] |
   "baselines: \(length) built, \(map(.seconds) | add // 0 | floor) s of process time (" +

@@ -19,7 +19,7 @@
 #   5. the same solutions through the agent loop (KB_ROLLOUT=0 skips it):
 #      kbrollout eval --replay (write_file, compile, verify, profile, finish;
 #      the replay folder is a flat copy, DIR/<stem>/, as --replay names
-#      solutions) -> $OUT/eval/results.jsonl -> kbreward report ->
+#      solutions; the tasks copied to $OUT/eval-tasks) -> $OUT/eval/results.jsonl -> kbreward report ->
 #      $OUT/eval-report.{md,html}: the paper's table from the RL path itself
 # Environment:
 #   KB_BUILD        build directory with tools/ (default $ROOT/build-gpu)
@@ -32,6 +32,8 @@
 #   KB_ONLY         space-separated ids or stems to restrict the run to (default: all)
 #   KB_BASELINE_CACHE  kbprof's baseline cache (default $OUT/.baselines)
 #   KB_ROLLOUT      0: skip step 5 (kbrollout eval with the replay policy)
+#   KB_DIRECT       0: skip steps 2-4 (kbcheck and kbprof per task, their
+#                   report): step 5 does the same work through the agent loop
 # Exit status: 0 when every task imported and both kbcheck and kbprof ended ok.
 # Usage: bash scripts/gpu/validate-kernelbench-solutions.sh
 set -uo pipefail
@@ -110,7 +112,9 @@ grep -E "imported|level[0-9]:|failed" "$OUT/import.log" | tail -8
 prof_args=()
 [ "${KB_COMPILED:-0}" = 1 ] || prof_args+=(--no-compile)
 declare -a lines
-for id in "${ids[@]}"; do
+direct=()
+[ "${KB_DIRECT:-1}" = 1 ] && direct=("${ids[@]}")
+for id in "${direct[@]}"; do
   name="${id//\//_}"  # kernelbench_level1_19_ReLU
   task="$T/$id"
   sol="$SOLS/${id#kernelbench/}"
@@ -142,14 +146,16 @@ for id in "${ids[@]}"; do
   lines+=("$line")
 done
 
-echo
-echo "== results ($(date +%T))"
-printf '%-68s %-16s %-16s %9s %9s\n' task kbcheck kbprof x_eager x_compile
-printf '%s\n' "${lines[@]}"
+if [ ${#direct[@]} -gt 0 ]; then
+  echo
+  echo "== results ($(date +%T))"
+  printf '%-68s %-16s %-16s %9s %9s\n' task kbcheck kbprof x_eager x_compile
+  printf '%s\n' "${lines[@]}"
+fi
 
 # This run's reports only (an earlier run's, e.g. of other KB_ONLY tasks, stay out).
 reports=()
-for id in "${ids[@]}"; do
+for id in "${direct[@]}"; do
   for kind in check prof; do
     f="$OUT/$kind-${id//\//_}.json"
     [ -s "$f" ] && reports+=("$f")
@@ -170,15 +176,21 @@ fi
 if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
   echo
   echo "== kbrollout eval --replay $(date +%T): the solutions through the agent loop"
-  replay="$OUT/replay"
-  rm -rf "$replay" "$OUT/eval" "$OUT/eval.work"
+  # The tasks evaluated are exactly those with a solution: copies, since
+  # KB_TASKS may hold a whole imported KernelBench (a task without a solution
+  # would still count in the report).
+  replay="$OUT/replay" tasks="$OUT/eval-tasks"
+  rm -rf "$replay" "$tasks" "$OUT/eval" "$OUT/eval.work"
   mkdir -p "$replay"
   for id in "${ids[@]}"; do
-    [ -f "$T/$id/task.json" ] && cp -r "$SOLS/${id#kernelbench/}" "$replay/$(basename "$id")"
+    [ -f "$T/$id/task.json" ] || continue
+    cp -r "$SOLS/${id#kernelbench/}" "$replay/$(basename "$id")"
+    mkdir -p "$tasks/$(dirname "$id")"
+    cp -r "$T/$id" "$tasks/$id"
   done
   scheme_name=correctness
   [ "${KB_COMPILED:-0}" = 1 ] && scheme_name=milestone
-  "$B/tools/kbrollout/kbrollout" eval --tasks "$T/kernelbench" --replay "$replay" --out "$OUT/eval" \
+  "$B/tools/kbrollout/kbrollout" eval --tasks "$tasks/kernelbench" --replay "$replay" --out "$OUT/eval" \
     --scheme "$scheme_name" --device cuda --no-progress 2>"$OUT/eval.log" || rc=1
   tail -3 "$OUT/eval.log"
   if [ -s "$OUT/eval/results.jsonl" ]; then
