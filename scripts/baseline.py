@@ -211,4 +211,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # kbsynth's stop (it passes SIGINT on): no traceback, no result line
+        sys.stderr.flush()
+        os._exit(130)

@@ -257,10 +257,11 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
   Json report = reportHeader(stage, started, o.torch_version);
   report["summary"] = counts.json();
   if (o.compiled != "none") {
-    int built = 0, failed = 0;
+    int built = 0, failed = 0, not_done = 0;  // not_done: captured, the build stopped or not started
     for (const auto& e : entries)
       if (e.contains("compiled")) (e["compiled"]["status"] == "failed" ? failed : built)++;
-    report["summary"]["compiled"] = {{"device", o.compiled}, {"ok", built}, {"failed", failed}};
+      else if (e.value("status", "") == "ok") ++not_done;
+    report["summary"]["compiled"] = {{"device", o.compiled}, {"ok", built}, {"failed", failed}, {"not_done", not_done}};
   }
   report["tasks"] = entries;
   if (stopped(o)) report["interrupted"] = true;

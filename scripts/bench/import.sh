@@ -15,6 +15,10 @@
 #   KB_COMPILED     the baselines' device: cuda (default when nvidia-smi lists
 #                   a GPU), cpu, or none
 #   KB_IMPORT_ARGS  more kbsynth import flags (e.g. "-j 8 --baseline-jobs 4")
+#   KB_TIME_LIMIT   seconds after which kbsynth is asked to stop (SIGTERM: it
+#                   ends cleanly and writes its report); run again with the
+#                   same OUT and KB_IMPORT_ARGS=--skip-existing to go on, and
+#                   add up the walls
 #   OUT             where the bundles and logs go (default: a temporary folder,
 #                   removed; set it to keep them or to resume with
 #                   KB_IMPORT_ARGS=--skip-existing)
@@ -44,7 +48,9 @@ s=$(date +%s.%N)
 # shellcheck disable=SC2086
 # stderr lines stamped with the seconds since the start (where capture ends
 # and the baselines begin).
-"$KBSYNTH" import "${src[@]}" -o "$OUT/tasks" --compiled "$KB_COMPILED" ${KB_IMPORT_ARGS:-} \
+limit=()
+[ -n "${KB_TIME_LIMIT:-}" ] && limit=(timeout -s TERM -k 60 "$KB_TIME_LIMIT")
+"${limit[@]}" "$KBSYNTH" import "${src[@]}" -o "$OUT/tasks" --compiled "$KB_COMPILED" ${KB_IMPORT_ARGS:-} \
   >"$OUT/import.jsonl" 2> >(while IFS= read -r l; do printf '%s %s\n' "$(( $(date +%s) - ${s%.*} ))" "$l"; done >"$OUT/import.log")
 rc=$?
 sleep 1  # the stamping loop drains
@@ -55,13 +61,13 @@ echo "funnel per level (ok / failed, by reason):"
 jq -r '.summary.by_level | to_entries[] |
   "  \(.key): \(.value.ok) ok, \(.value.failed) failed \(.value.by_reason | to_entries | map("\(.key)=\(.value)") | join(" "))"' "$R"
 jq -r '"  all: \(.summary.ok) of \(.summary.total) ok, \(.summary.failed) failed, \(.summary.interrupted) not done"' "$R"
-jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.summary.compiled.ok) built or cached, \(.summary.compiled.failed) failed" else empty end' "$R"
+jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.summary.compiled.ok) built or cached, \(.summary.compiled.failed) failed, \(.summary.compiled.not_done // 0) not built (stopped)" else empty end' "$R"
 # The baselines build as captures end: the first starts with the first
 # capture, and what is left after the last capture is the tail.
 b0=$(awk '/kbsynth: baselines for/ { print $1; exit }' "$OUT/import.log")
 c=$(awk '/kbsynth: capture ended after/ { print $1; exit }' "$OUT/import.log")
 [ -n "$c" ] && echo "phases: capture ${c} s wall; baselines from ${b0:--} s to the end, $(awk -v w="$wall" -v c="$c" 'BEGIN { printf "%.0f", w - c }') s of them after capture ended"
-jq -r '[.tasks[] | select(.status == "ok") | .seconds] | "capture: \(length) tasks, \(add // 0 | floor) s of worker time, \(if length > 0 then (add / length * 10 | floor) / 10 else 0 end) s mean"' "$R"
+jq -r '[.tasks[] | select(.status == "ok" and .seconds != null) | .seconds] | "capture: \(length) tasks, \(add // 0 | floor) s of worker time, \(if length > 0 then (add / length * 10 | floor) / 10 else 0 end) s mean"' "$R"
 jq -r '[.tasks[] | .compiled? | select(. != null and .status == "ok")] |
   "baselines: \(length) built, \(map(.seconds) | add // 0 | floor) s of process time (" +
   ([.[] | .phases // {} | to_entries[]] | group_by(.key) | map("\(.[0].key) \(map(.value) | add | floor) s") | join(", ")) + ")"' "$R"
