@@ -209,7 +209,8 @@ CaptureOutcome captureAndBuild(const std::vector<Json>& jobs, const std::vector<
                                      .jobs = o.baseline_jobs,
                                      .expected = jobs.size() + kept.size(),
                                      .stop = [&o] { return stopped(o); }});
-  for (const auto& d : kept) pool->add(d);
+  if (pool)
+    for (const auto& d : kept) pool->add(d);
   CaptureOutcome out;
   out.captured = runCapture(jobs, o, [&pool](const std::string& dir, bool ok) {
     if (pool && ok) pool->add(dir);
