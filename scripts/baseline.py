@@ -12,7 +12,10 @@ One result line per bundle on stdout:
      "phases": {"model_and_inputs": 0.4, "export": 2.1, "compile": 37.0, "check": 1.7}}
 
 A GPU out of memory anywhere in a build is reason "out_of_memory" (kbsynth
-builds those bundles again one at a time once the others are done).
+builds those bundles again one at a time once the others are done). A build
+over $KB_BASELINE_TIMEOUT seconds (default 900; 0: none) is reason "timeout",
+so that one slow model (KernelBench level 3's RNNs take minutes) cannot hold a
+whole import.
 
 The model is model.py's Model with reference.pt's weights loaded into it;
 export and the comparison with eager (seeds 0 and 1) use inputs drawn on the
@@ -32,6 +35,7 @@ import datetime
 import gc
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -171,6 +175,15 @@ def build(bundle, device, force, weights):
     return {"status": "ok", "arch": arch, "weights": used, "max_abs_diff": diff, "notes": notes, "phases": phases}
 
 
+class _Timeout(BaseException):
+    """A build's time limit: not an Exception, so that no `except Exception`
+    inside a build (the external-weights fallback) swallows it."""
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
@@ -182,17 +195,23 @@ def main():
     if device.type == "cuda" and not torch.cuda.is_available():
         kbtask.log("baseline.py: no CUDA device")
         return 3
+    timeout_s = int(float(os.environ.get("KB_BASELINE_TIMEOUT", "900")))
+    signal.signal(signal.SIGALRM, _alarm)
     for bundle in a.bundles:
         start = time.time()
         result = {"dir": bundle}
         try:
             result["id"] = kbtask.read_task(bundle)["id"]
+            signal.alarm(max(0, timeout_s))
             result.update(build(bundle, device, a.force, a.weights))
+        except _Timeout:
+            result.update(status="failed", reason="timeout", message=f"the build took over {timeout_s} s")
         except TaskError as e:
             result.update(status="failed", reason=e.kind, message=e.message)
         except Exception as e:  # noqa: BLE001
             result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
         finally:
+            signal.alarm(0)
             tmp = os.path.join(bundle, "compiled", arch_of(device) + ".pt2.tmp.pt2")
             if os.path.exists(tmp):
                 os.remove(tmp)

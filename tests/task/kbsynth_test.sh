@@ -106,6 +106,10 @@ expect "export keeps the id" test "$(jq -r .id "$B/task.json")" = kernelbench/le
 expect "export keeps the compiled package of an unchanged model.py" test "$(jq -r '.compiled.cpu.weights' "$B/task.json")" = external
 expect "info: bundle valid, cpu package usable" test "$("$KBSYNTH" info "$B" | jq -r '.compiled.cpu')" = ok
 expect "baseline: cached the second time" test "$("$KBSYNTH" baseline "$B" --device cpu 2>/dev/null | jq -r .status)" = cached
+# A build over $KB_BASELINE_TIMEOUT fails alone with reason timeout.
+cp -r "$B" "$WORK/slow"
+expect "baseline over its time limit: reason timeout" \
+  test "$(KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$WORK/slow" --device cpu --force 2>/dev/null | jq -r .reason)" = timeout
 
 # 5b. A baseline that runs the GPU out of memory beside the others is built
 # again alone: two programs whose forward fails under torch.export with CUDA's
