@@ -5,6 +5,11 @@ records it in task.json "compiled". Run by `kbsynth baseline` (and by
 `kbsynth export --compiled`), not by hand:
 
     baseline.py --device cpu|cuda[:N] [--force] [--weights external|in_package] BUNDLE...
+    baseline.py --device ... -      bundles from stdin, one JSON line {"dir": ...}
+                                    each, as they arrive (kbsynth's pool: one
+                                    process builds many, one at a time); a
+                                    first line {"hello": {"pid": N}} says it
+                                    is ready (importing torch takes seconds)
 
 One result line per bundle on stdout:
     {"dir": ..., "id": ..., "status": "ok"|"cached"|"failed", "arch": "cpu",
@@ -15,7 +20,15 @@ A GPU out of memory anywhere in a build is reason "out_of_memory" (kbsynth
 builds those bundles again one at a time once the others are done). A build
 over $KB_BASELINE_TIMEOUT seconds (default 900; 0: none) is reason "timeout",
 so that one slow model (KernelBench level 3's RNNs take minutes) cannot hold a
-whole import.
+whole import. "retry_alone": true marks a failure that may be the other
+builds' doing (out of memory, or AOTInductor's runtime "API call failed",
+which hides the CUDA error behind it): kbsynth builds those again alone.
+
+A failure is remembered in compiled/<arch>.failed.json (docs/task-format.md),
+keyed by model.py's hash and the torch version: a later run without --force
+reports it again at once ("remembered": true) instead of building for
+minutes, except a failure that may be the other builds' doing, and a timeout
+when the time limit is now longer.
 
 The model is model.py's Model with reference.pt's weights loaded into it;
 export and the comparison with eager (seeds 0 and 1) use inputs drawn on the
@@ -84,7 +97,52 @@ def _check(path, external, state, mod, task, model, device, tol):
     return worst
 
 
-def build(bundle, device, force, weights):
+def _memo_path(bundle, arch):
+    return os.path.join(bundle, "compiled", arch + ".failed.json")
+
+
+def _remembered(bundle, task, arch, timeout_s):
+    """The failure recorded for this model.py and torch version, when it
+    still holds; else None."""
+    try:
+        with open(_memo_path(bundle, arch)) as f:
+            memo = kbtask.json.load(f)
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(memo, dict) or memo.get("model") != task.get("files", {}).get("model.py")
+            or memo.get("torch_version") != kbtask.torch_version() or memo.get("retry_alone")
+            or not memo.get("reason")):
+        return None
+    if memo["reason"] == "timeout":
+        was = memo.get("timeout_s") or 0
+        if timeout_s <= 0 or (was > 0 and timeout_s > was):
+            return None  # more time now than the build had
+    return memo
+
+
+def remember(bundle, result, device, timeout_s):
+    """Records a failed build (best effort: a read-only bundle builds again next time)."""
+    arch = arch_of(device)
+    try:
+        task = kbtask.read_task(bundle)
+        os.makedirs(os.path.join(bundle, "compiled"), exist_ok=True)
+        kbtask.write_json(_memo_path(bundle, arch), {
+            "model": task.get("files", {}).get("model.py"),
+            "python": sys.executable,
+            "torch_version": kbtask.torch_version(),
+            "arch": arch,
+            "reason": result["reason"],
+            "message": result["message"],
+            "error": result["reason"] + ": " + result["message"],
+            "retry_alone": bool(result.get("retry_alone")),
+            "timeout_s": timeout_s,
+            "at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        })
+    except (OSError, ValueError, KeyError):
+        pass
+
+
+def build(bundle, device, force, weights, timeout_s=0):
     task = kbtask.read_task(bundle)
     arch = arch_of(device)
     out_dir = os.path.join(bundle, "compiled")
@@ -93,6 +151,11 @@ def build(bundle, device, force, weights):
     if (not force and entry and os.path.exists(out) and entry.get("torch_version") == kbtask.torch_version()
             and entry.get("sha256") == kbtask.sha256_file(out)):
         return {"status": "cached", "arch": arch, "weights": entry.get("weights")}
+    memo = None if force else _remembered(bundle, task, arch, timeout_s)
+    if memo:
+        return {"status": "failed", "arch": arch, "reason": memo["reason"], "remembered": True,
+                "message": memo.get("message", "") + f" (remembered from the build at {memo.get('at', '?')}; "
+                           f"--force or deleting {_memo_path(bundle, arch)} builds again)"}
 
     start = time.time()
     # Seconds per phase (the result line's "phases"): where a build's time goes.
@@ -155,6 +218,10 @@ def build(bundle, device, force, weights):
                 continue
             raise TaskError(e.kind if isinstance(e, TaskError) else "compile_error", "; ".join(notes))
     os.replace(tmp, out)
+    try:
+        os.remove(_memo_path(bundle, arch))
+    except OSError:
+        pass
     seconds = time.time() - start
     task = kbtask.read_task(bundle)  # re-read: another arch may have been added meanwhile
     task.setdefault("compiled", {})[arch] = {
@@ -184,12 +251,54 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
+def build_one(bundle, device, a, timeout_s):
+    """One bundle's result line: built, cached or failed (never raises but
+    for a stop)."""
+    start = time.time()
+    result = {"dir": bundle}
+    try:
+        result["id"] = kbtask.read_task(bundle)["id"]
+        signal.alarm(max(0, timeout_s))
+        result.update(build(bundle, device, a.force, a.weights, timeout_s))
+    except _Timeout:
+        result.update(status="failed", reason="timeout", message=f"the build took over {timeout_s} s")
+    except TaskError as e:
+        result.update(status="failed", reason=e.kind, message=e.message)
+    except Exception as e:  # noqa: BLE001
+        result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
+    finally:
+        signal.alarm(0)
+        tmp = os.path.join(bundle, "compiled", arch_of(device) + ".pt2.tmp.pt2")
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        # The next bundle starts with this one's memory given back (the
+        # processes building at once share the GPU).
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    if result["status"] == "failed" and not result.get("remembered"):
+        message = result.get("message", "")
+        if kbtask.gpu_out_of_memory_text(message):
+            # Says nothing about the task when others share the GPU: kbsynth
+            # builds these again alone.
+            result["reason"] = "out_of_memory"
+            result["retry_alone"] = True
+        elif device.type == "cuda" and "API call failed" in message:
+            # AOTInductor's runtime hides the CUDA error (on stderr) behind
+            # this; beside other builds it was an out of memory when seen.
+            result["retry_alone"] = True
+        if result["reason"] != "internal_error":
+            remember(bundle, result, device, timeout_s)
+    result["seconds"] = round(time.time() - start, 3)
+    return result
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--weights", choices=["external", "in_package"], default="external")
-    ap.add_argument("bundles", nargs="+")
+    ap.add_argument("bundles", nargs="+", help="bundle folders, or - to read {\"dir\": ...} lines from stdin")
     a = ap.parse_args()
     device = torch.device(a.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -197,35 +306,17 @@ def main():
         return 3
     timeout_s = int(float(os.environ.get("KB_BASELINE_TIMEOUT", "900")))
     signal.signal(signal.SIGALRM, _alarm)
+    if a.bundles == ["-"]:
+        kbtask.emit({"hello": {"pid": os.getpid()}})
+        while True:  # the pool sends the next bundle after this one's line
+            line = sys.stdin.readline()
+            if not line:
+                break
+            if line.strip():
+                kbtask.emit(build_one(kbtask.json.loads(line)["dir"], device, a, timeout_s))
+        return 0
     for bundle in a.bundles:
-        start = time.time()
-        result = {"dir": bundle}
-        try:
-            result["id"] = kbtask.read_task(bundle)["id"]
-            signal.alarm(max(0, timeout_s))
-            result.update(build(bundle, device, a.force, a.weights))
-        except _Timeout:
-            result.update(status="failed", reason="timeout", message=f"the build took over {timeout_s} s")
-        except TaskError as e:
-            result.update(status="failed", reason=e.kind, message=e.message)
-        except Exception as e:  # noqa: BLE001
-            result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
-        finally:
-            signal.alarm(0)
-            tmp = os.path.join(bundle, "compiled", arch_of(device) + ".pt2.tmp.pt2")
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            # The next bundle starts with this one's memory given back (the
-            # processes building at once share the GPU).
-            gc.collect()
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-        if result["status"] == "failed" and kbtask.gpu_out_of_memory_text(result.get("message", "")):
-            # Says nothing about the task when others share the GPU: kbsynth
-            # builds these again alone.
-            result["reason"] = "out_of_memory"
-        result["seconds"] = round(time.time() - start, 3)
-        kbtask.emit(result)
+        kbtask.emit(build_one(bundle, device, a, timeout_s))
     return 0
 
 

@@ -63,22 +63,28 @@ std::vector<std::string> resolvedArgv(const std::string& python, const std::stri
   return argv;
 }
 
-}  // namespace
-
-ScriptResult runScript(const std::string& python, const std::string& script,
-                       const std::vector<std::string>& args,
-                       const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
-  // Our environment with `env` replacing (or adding) its variables.
-  ProcessSpec spec;
-  spec.argv = resolvedArgv(python, script, args);
+// Our environment with `env` replacing (or adding) its variables.
+std::vector<std::string> environmentWith(const EnvOverrides& env) {
+  std::vector<std::string> out;
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
     bool replaced = false;
     for (const auto& [k, v] : env) replaced = replaced || k == name;
-    if (!replaced) spec.env.push_back(std::move(entry));
+    if (!replaced) out.push_back(std::move(entry));
   }
-  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace
+
+ScriptResult runScript(const std::string& python, const std::string& script,
+                       const std::vector<std::string>& args,
+                       const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
+  ProcessSpec spec;
+  spec.argv = resolvedArgv(python, script, args);
+  spec.env = environmentWith(env);
   spec.inherit_stderr = true;       // tracebacks and progress reach the user
   spec.limits.wall_seconds = 1e9;   // no limit: the script decides (a baseline build takes minutes)
   spec.output_limit = 0;            // stdout is parsed line by line below, not kept
@@ -114,7 +120,7 @@ ScriptResult runScript(const std::string& python, const std::string& script,
 }
 
 ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
-                           const std::vector<std::string>& args) {
+                           const std::vector<std::string>& args, const EnvOverrides& env) {
   int sv[2], outp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw Error(std::string("socketpair: ") + std::strerror(errno));
@@ -141,8 +147,8 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
     throw Error("cannot make a temporary folder " + tmpl + " for " + script + ": " + std::strerror(err));
   }
   tmpdir_ = tmpl;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "TMPDIR=", 7) != 0) spec.env.emplace_back(*e);
+  spec.env = environmentWith(env);
+  std::erase_if(spec.env, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
   spec.env.push_back("TMPDIR=" + tmpdir_);
   spec.stdin_fd = sv[1];
   spec.inherit_stderr = true;
@@ -270,7 +276,9 @@ task::TaskBundle ensureCompiled(const task::TaskBundle& bundle, const std::strin
       rec = readJsonFile(failed);
     } catch (const Error&) {
     }
-    if (rec.is_object() && rec.value("model", "") == model && rec.value("python", "") == py)
+    // Not one that may have been other builds' doing (baseline.py's retry_alone).
+    if (rec.is_object() && rec.value("model", "") == model && rec.value("python", "") == py &&
+        !rec.value("retry_alone", false))
       throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": the build failed before (" +
                   rec.value("at", "?") + "): " + rec.value("error", "?") + " [delete " + failed.string() +
                   " to try again]");
@@ -288,11 +296,16 @@ task::TaskBundle ensureCompiled(const task::TaskBundle& bundle, const std::strin
     fs::remove(failed, ec);
     return fresh;
   }
+  // baseline.py records its own failures but an internal_error (and none
+  // when it gave no line).
+  const bool recorded = !r.lines.empty() && r.lines.front().value("reason", "") != "internal_error";
   Json rec = {{"model", model}, {"python", py}, {"arch", arch}, {"error", error}, {"at", nowIso8601()}};
-  try {  // best effort: a read-only bundle tries again next time
-    fs::create_directories(failed.parent_path());
-    writeJsonFile(failed, rec);
-  } catch (const std::exception&) {
+  if (!recorded) {
+    try {  // best effort: a read-only bundle tries again next time
+      fs::create_directories(failed.parent_path());
+      writeJsonFile(failed, rec);
+    } catch (const std::exception&) {
+    }
   }
   throw Error(bundle.dir.string() + ": no compiled baseline for " + arch + ": " + error);
 }

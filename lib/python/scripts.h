@@ -48,8 +48,10 @@ ScriptResult runScript(const std::string& python, const std::string& script,
 // $TMPDIR of its own that goes when it is reaped, however it ended.
 class ScriptWorker {
  public:
-  // Throws kb::Error when the interpreter cannot be started.
-  ScriptWorker(const std::string& python, const std::string& script, const std::vector<std::string>& args);
+  // Throws kb::Error when the interpreter cannot be started. `env` replaces
+  // (or adds) variables of ours in its environment.
+  ScriptWorker(const std::string& python, const std::string& script, const std::vector<std::string>& args,
+               const EnvOverrides& env = {});
   ~ScriptWorker();
   ScriptWorker(const ScriptWorker&) = delete;
   ScriptWorker& operator=(const ScriptWorker&) = delete;

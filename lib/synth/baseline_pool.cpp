@@ -1,17 +1,41 @@
 #include "synth/baseline_pool.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "core/error.h"
 
 namespace kb::synth {
 namespace {
 
-// A slot that finds fewer bundles queued than a batch waits this long for
-// more before it starts with what there is (captures arrive one by one).
-constexpr auto kFillWait = std::chrono::seconds(5);
-constexpr auto kPoll = std::chrono::milliseconds(200);
+namespace fs = std::filesystem;
+
+constexpr double kPoll = 0.2;  // seconds between looks at a stop and the time
+// baseline.py's own alarm ends a build at $KB_BASELINE_TIMEOUT; a worker
+// still silent this much later (stuck in a call that ignores the alarm) is
+// killed.
+constexpr double kTimeoutGrace = 120;
+
+double baselineTimeout() {
+  const char* v = std::getenv("KB_BASELINE_TIMEOUT");
+  return v && *v ? std::max(0.0, std::atof(v)) : 900.0;
+}
+
+// Whether a worker killed by a signal is built again with /usr/bin/c++:
+// $CXX names another compiler (python::runBaselineScript says why).
+bool otherCxx() {
+  const char* cxx = std::getenv("CXX");
+  if (!cxx || !*cxx || !fs::exists("/usr/bin/c++")) return false;
+  std::error_code ec;
+  return !fs::equivalent(cxx, "/usr/bin/c++", ec);
+}
+
+Json failedLine(const std::string& dir, const std::string& message) {
+  return {{"dir", dir}, {"status", "failed"}, {"reason", "internal_error"}, {"message", message}};
+}
 
 }  // namespace
 
@@ -21,9 +45,7 @@ BaselinePool::BaselinePool(BaselinePoolOptions o) : o_(std::move(o)) {
   cores_ = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int expected = static_cast<int>(std::max<size_t>(1, o_.expected));
   jobs_ = std::clamp(o_.jobs > 0 ? o_.jobs : baselineJobs(cores_), 1, expected);
-  // Batches small enough that the processes end together (about four per
-  // process), at most 8 bundles.
-  batch_ = std::clamp<size_t>(o_.expected / (static_cast<size_t>(jobs_) * 4), 1, 8);
+  timeout_s_ = baselineTimeout();
   share(jobs_);
 }
 
@@ -39,6 +61,15 @@ BaselinePool::~BaselinePool() {
 void BaselinePool::share(int at_once) {
   const std::string threads = std::to_string(std::max(1, cores_ / at_once));
   env_ = {{"TORCHINDUCTOR_COMPILE_THREADS", threads}, {"OMP_NUM_THREADS", threads}};
+  // One compile cache for all the workers (kernels recur across tasks), where
+  // Inductor keeps it by default, not in each worker's own $TMPDIR.
+  if (!std::getenv("TORCHINDUCTOR_CACHE_DIR")) {
+    const char* tmp = std::getenv("TMPDIR");
+    const char* user = std::getenv("USER");
+    env_.emplace_back("TORCHINDUCTOR_CACHE_DIR", (fs::path(tmp && *tmp ? tmp : "/tmp") /
+                                                  ("torchinductor_" + std::string(user && *user ? user : "kb")))
+                                                     .string());
+  }
 }
 
 void BaselinePool::start(int at_once) {
@@ -52,14 +83,16 @@ void BaselinePool::join() {
 }
 
 void BaselinePool::add(const std::string& dir) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(fs::path(dir) / "model.py", ec);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_ || !known_.insert(dir).second) return;
     added_.push_back(dir);
-    queue_.emplace_back(dir, Clock::now());
+    queue_.push_back({dir, ec ? 0 : size, added_.size()});
     if (threads_.empty()) {
-      std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles expected, %d at once (batches of up to %zu), "
-                   "%s threads each\n", o_.device.c_str(), std::max(o_.expected, added_.size()), jobs_, batch_,
+      std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles expected, %d at once (the largest programs "
+                   "first), %s threads each\n", o_.device.c_str(), std::max(o_.expected, added_.size()), jobs_,
                    env_.front().second.c_str());
       start(jobs_);
     }
@@ -74,12 +107,8 @@ void BaselinePool::expectOneFewer() {
 
 void BaselinePool::record(const Json& line) {
   const std::string dir = line.value("dir", "");
-  if (!known_.count(dir)) return;
-  const bool first = !results_.count(dir);
-  // A run again with another compiler reports what the first had built as cached.
-  if (!first && line.value("status", "") == "cached" && results_[dir].value("status", "") == "ok") return;
+  if (!known_.count(dir) || results_.count(dir)) return;
   results_[dir] = line;
-  if (!first) return;  // the same bundle again, after a run with another compiler
   ++done_;
   const size_t total = std::max(o_.expected, added_.size());
   const double s = std::chrono::duration<double>(Clock::now() - t0_).count();
@@ -92,62 +121,110 @@ void BaselinePool::record(const Json& line) {
                line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
 }
 
+std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why) {
+  std::vector<std::string> args = {"--device", o_.device, "--weights", o_.weights};
+  if (o_.force) args.push_back("--force");
+  args.push_back("-");
+  python::EnvOverrides env;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    env = env_;
+    if (system_cxx_) env.insert(env.end(), {{"CXX", "/usr/bin/c++"}, {"CC", "/usr/bin/cc"}});
+  }
+  auto w = std::make_unique<python::ScriptWorker>(o_.python, "baseline.py", args, env);
+  std::string line;
+  while (w->readLine(line, 300) == python::ScriptWorker::Read::line) {  // importing torch takes seconds
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("hello")) return w;
+  }
+  w->kill();
+  const int code = w->wait();
+  if (code == 3) {  // baseline.py: no such device
+    std::lock_guard<std::mutex> lock(mu_);
+    no_device_ = true;
+    cv_.notify_all();
+  }
+  why = "baseline.py exited (status " + std::to_string(code) + ") before it was ready";
+  return nullptr;
+}
+
 void BaselinePool::slot() {
+  std::unique_ptr<python::ScriptWorker> w;
   for (;;) {
-    std::vector<std::string> mine;
+    std::string dir;
     {
       std::unique_lock<std::mutex> lock(mu_);
       for (;;) {
-        if (abandoned_ || no_device_ || stopping()) return;
-        if (queue_.empty() && closed_) return;
-        // A full batch, the last of them, or one that has waited long enough.
-        if (!queue_.empty() &&
-            (closed_ || queue_.size() >= batch_ || Clock::now() - queue_.front().second >= kFillWait))
-          break;
-        cv_.wait_for(lock, kPoll);
+        if (abandoned_ || no_device_ || stopping()) return;  // `w` is killed as it goes
+        if (!queue_.empty()) break;
+        if (closed_) {
+          lock.unlock();
+          if (w) w->wait();  // end of input: the worker exits
+          return;
+        }
+        cv_.wait_for(lock, std::chrono::duration<double>(kPoll));
       }
-      while (!queue_.empty() && mine.size() < batch_) {
-        mine.push_back(queue_.front().first);
-        queue_.pop_front();
+      auto it = std::min_element(queue_.begin(), queue_.end(), [](const Queued& a, const Queued& b) {
+        return a.size != b.size ? a.size > b.size : a.order < b.order;
+      });
+      dir = it->dir;
+      queue_.erase(it);
+    }
+    if (!w) {
+      std::string why;
+      w = startWorker(why);
+      if (!w) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!no_device_) record(failedLine(dir, why));
+        continue;
       }
     }
-    std::vector<std::string> args = {"--device", o_.device, "--weights", o_.weights};
-    if (o_.force) args.push_back("--force");
-    args.insert(args.end(), mine.begin(), mine.end());
-    python::ScriptResult r = python::runBaselineScript(
-        o_.python, args,
-        [&](const Json& line) {
-          std::lock_guard<std::mutex> lock(mu_);
-          record(line);
-        },
-        env_);
+    const auto t0 = Clock::now();
+    bool answered = false, stop = false, timed_out = false;
+    std::string line;
+    bool sent = w->send(Json{{"dir", dir}}.dump());
+    while (sent) {
+      auto r = w->readLine(line, kPoll);
+      if (r == python::ScriptWorker::Read::eof) break;
+      if (r == python::ScriptWorker::Read::line) {
+        Json j = Json::parse(line, nullptr, false);
+        if (!j.is_object() || j.value("dir", "") != dir) continue;
+        std::lock_guard<std::mutex> lock(mu_);
+        record(j);
+        answered = true;
+        break;
+      }
+      if (stopping()) {
+        stop = true;
+        break;
+      }
+      if (timeout_s_ > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > timeout_s_ + kTimeoutGrace) {
+        timed_out = true;
+        break;
+      }
+    }
+    if (answered) continue;
+    if (stop) return;  // not recorded: a stop's bundles are not done
+    if (timed_out) w->kill();
+    const int code = w->wait();
+    w.reset();
     std::lock_guard<std::mutex> lock(mu_);
-    if (r.exit_code == 3) {  // baseline.py: no such device
-      no_device_ = true;
-      cv_.notify_all();
-      return;
+    if (timed_out) {
+      record({{"dir", dir}, {"status", "failed"}, {"reason", "timeout"},
+              {"message", "no result within " + std::to_string(static_cast<int>(timeout_s_ + kTimeoutGrace)) +
+                              " s (a call that ignored baseline.py's alarm); its worker was killed and replaced"}});
+      continue;
     }
-    if (!r.note.empty())
-      for (const auto& d : mine)
-        if (results_.count(d)) results_[d]["note"] = r.note.substr(1);
-    if (stopping()) return;
-    // The process ended before reporting all of its batch: it died on the
-    // first one it did not report; the others go back to the queue.
-    bool culprit = true;
-    std::vector<std::pair<std::string, Clock::time_point>> again;
-    for (const auto& d : mine) {
-      if (results_.count(d)) continue;
-      if (culprit) {
-        record({{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
-                {"message", "baseline.py ended on this bundle without reporting it (exit " +
-                                std::to_string(r.exit_code) + (r.exit_code >= 128 ? ": killed by a signal)" : ")")}});
-        culprit = false;
-      } else {
-        again.emplace_back(d, Clock::time_point{});  // at the front, and taken at once
-      }
+    if (code >= 128 && !system_cxx_ && otherCxx() && retried_.insert(dir).second) {
+      // Built again by a worker with /usr/bin/c++, at once; so are all later builds.
+      system_cxx_ = true;
+      std::fprintf(stderr, "kbsynth: baseline.py was killed by signal %d with CXX=%s; building with /usr/bin/c++ "
+                   "from now on\n", code - 128, std::getenv("CXX"));
+      queue_.push_back({dir, UINTMAX_MAX, 0});
+      continue;
     }
-    queue_.insert(queue_.begin(), again.begin(), again.end());
-    if (!again.empty()) cv_.notify_all();
+    record(failedLine(dir, "baseline.py died on this bundle (exit " + std::to_string(code) +
+                               (code >= 128 ? ": killed by a signal" : "") + "); its worker was replaced"));
   }
 }
 
@@ -161,18 +238,18 @@ std::map<std::string, Json> BaselinePool::finish() {
   if (no_device_) throw Error("baseline.py: no CUDA device for --device " + o_.device);
   std::vector<std::string> alone;
   for (const auto& d : added_)
-    if (results_.count(d) && results_[d].value("reason", "") == "out_of_memory") alone.push_back(d);
+    if (results_.count(d) && (results_[d].value("retry_alone", false) || results_[d].value("reason", "") == "out_of_memory"))
+      alone.push_back(d);
   if (jobs_ > 1 && !alone.empty() && !stopping()) {
-    std::fprintf(stderr, "kbsynth: %zu baseline(s) ran the GPU out of memory beside the others: building them again "
-                 "one at a time\n", alone.size());
+    std::fprintf(stderr, "kbsynth: %zu baseline(s) ran the GPU out of memory beside the others (or failed as if "
+                 "they had): building them again one at a time\n", alone.size());
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& d : alone) {
         results_.erase(d);
-        queue_.emplace_back(d, Clock::time_point{});
+        queue_.push_back({d, 0, queue_.size()});
       }
       done_ -= alone.size();
-      batch_ = 1;
       share(1);
       start(1);
     }
@@ -181,10 +258,12 @@ std::map<std::string, Json> BaselinePool::finish() {
       if (results_.count(d)) results_[d]["ran_alone"] = true;
   }
   const bool stopped = stopping();
+  for (const auto& d : retried_)
+    if (results_.count(d))
+      results_[d]["note"] = "baseline.py was killed by a signal with CXX=" + std::string(std::getenv("CXX")) +
+                            "; built again with /usr/bin/c++";
   for (const auto& d : added_)
-    if (!results_.count(d) && !stopped)
-      results_[d] = {{"dir", d}, {"status", "failed"}, {"reason", "internal_error"},
-                     {"message", "baseline.py stopped before it reported this bundle (the process died)"}};
+    if (!results_.count(d) && !stopped) results_[d] = failedLine(d, "the baseline pool ended before this bundle");
   return results_;
 }
 

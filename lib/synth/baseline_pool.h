@@ -1,25 +1,26 @@
-// kbsynth's torch.compile baseline builds: scripts/baseline.py over batches
-// of bundles, several processes at once. Bundles may arrive while the pool
-// runs (kbsynth import adds each bundle as its capture ends, so the
-// CPU-bound AOTInductor builds overlap the captures instead of waiting for
-// the last of them).
+// kbsynth's torch.compile baseline builds: scripts/baseline.py workers, several
+// at once. Bundles may arrive while the pool runs (kbsynth import adds each
+// bundle as its capture ends, so the CPU-bound AOTInductor builds overlap the
+// captures instead of waiting for the last of them).
 //
-// A process builds a batch one bundle after another (one Python start-up and
-// torch import per batch, not per bundle: seconds each) and reports each as
-// it ends. A process that dies fails the bundle it was on alone (the first of
-// its batch it had not reported); the rest of its batch goes back to the
-// queue. Bundles that ran the GPU out of memory beside the others (reason
-// "out_of_memory") are built again one at a time once the rest are done
-// ("ran_alone": true in their line), with all the cores.
-// No new batch starts once `stop` says so; the processes running get the stop
-// from kbsynth (tools/cli_parse.h StopSignals) and end without a result.
+// A worker is one long-lived `baseline.py -` (one Python start-up and torch
+// import, seconds, for all its builds) that builds one bundle at a time: the
+// pool hands each idle worker the largest program queued (model.py's size:
+// KernelBench level 3's networks build for minutes, level 1's operators in
+// seconds), so that the slow builds start first and no build waits behind
+// another in a batch. A worker that dies fails the bundle it was on alone and
+// is replaced. Bundles that may have failed for the others' sake (GPU out of
+// memory; "retry_alone" in their line) are built again one at a time once the
+// rest are done ("ran_alone": true in their line), with all the cores.
+// On a stop no new build starts and the workers are killed; what they were
+// building has no line.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -43,7 +44,7 @@ struct BaselinePoolOptions {
   std::string python;               // the interpreter (python::pythonPath)
   bool force = false;               // build again even when current
   int jobs = 0;                     // processes at once (0: baselineJobs)
-  size_t expected = 0;              // bundles expected in all: sizes the batches and the progress
+  size_t expected = 0;              // bundles expected in all: the progress's total
   std::function<bool()> stop;       // asked between batches
 };
 
@@ -67,28 +68,38 @@ class BaselinePool {
 
  private:
   using Clock = std::chrono::steady_clock;
+  struct Queued {
+    std::string dir;
+    uintmax_t size;  // model.py's bytes: the larger first
+    size_t order;    // then the first added
+  };
   bool stopping() const { return o_.stop && o_.stop(); }
   void share(int at_once);  // each process's threads for `at_once` processes
   void start(int at_once);  // under mu_
   void join();
   void slot();
+  // A ready worker (it said hello), or null: no device (no_device_ set), or
+  // `why` says why it could not start.
+  std::unique_ptr<python::ScriptWorker> startWorker(std::string& why);
   void record(const Json& line);  // under mu_
 
   BaselinePoolOptions o_;
   int cores_;
   int jobs_;
-  size_t batch_;
+  double timeout_s_;  // $KB_BASELINE_TIMEOUT (baseline.py's alarm); 0: none
   python::EnvOverrides env_;
   Clock::time_point t0_ = Clock::now();
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<std::string, Clock::time_point>> queue_;  // dir, when it was queued
+  std::vector<Queued> queue_;
   std::vector<std::string> added_;
   std::set<std::string> known_;
   std::map<std::string, Json> results_;
   size_t done_ = 0;
   bool closed_ = false, abandoned_ = false, no_device_ = false;
+  bool system_cxx_ = false;      // workers run with CXX=/usr/bin/c++ (runBaselineScript's fallback)
+  std::set<std::string> retried_;  // bundles sent again after a worker died with another $CXX
   std::vector<std::thread> threads_;
 };
 

@@ -15,7 +15,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 OUT="$WORK/tasks"
 
 # 1. Import the samples and the bad programs; build the CPU compiled baseline.
-"$KBSYNTH" import "$SRC/kernelbench" "$SRC/bad" -o "$OUT" --compiled cpu --baseline-jobs 2 >"$WORK/import.jsonl" 2>"$WORK/import.err"
+"$KBSYNTH" import "$SRC/kernelbench" "$SRC/bad" -o "$OUT" -j 1 --compiled cpu --baseline-jobs 2 >"$WORK/import.jsonl" 2>"$WORK/import.err"
 rc=$?
 expect "import exits 0 (rc=$rc)" test $rc -eq 0
 R="$OUT/import-report.json"
@@ -33,6 +33,10 @@ expect "8 compiled cpu baselines" test "$(jq '.summary.compiled.ok' "$R")" = 8
 expect "baselines built two at once, each with its own process" grep -q "baselines for cpu: .* 2 at once" "$WORK/import.err"
 expect "baselines start while capture goes on" \
   test "$(grep -n "baselines for cpu" "$WORK/import.err" | cut -d: -f1)" -lt "$(grep -n "capture ended after" "$WORK/import.err" | cut -d: -f1)"
+# The largest program is captured first (its baseline builds longest).
+largest=$(find "$SRC/kernelbench" "$SRC/bad" -name '*.py' -printf '%s %f\n' | sort -rn | head -1 | awk '{print $2}')
+expect "the largest program (${largest%.py}) is captured first" \
+  bash -c "grep -m1 'kbsynth: \[1/12\]' '$WORK/import.err' | grep -q '/${largest%.py}: '"
 expect "baseline progress counts the 8 captured, not the 12 tried" grep -q "kbsynth: baseline \[8/8\]" "$WORK/import.err"
 expect "summary line on stderr" grep -q "imported 8 of 12 tasks; skipped 4" "$WORK/import.err"
 expect "one JSON line per task on stdout" test "$(wc -l <"$WORK/import.jsonl")" = 12
@@ -110,6 +114,15 @@ expect "baseline: cached the second time" test "$("$KBSYNTH" baseline "$B" --dev
 cp -r "$B" "$WORK/slow"
 expect "baseline over its time limit: reason timeout" \
   test "$(KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$WORK/slow" --device cpu --force 2>/dev/null | jq -r .reason)" = timeout
+# A failed build is remembered (compiled/cpu.failed.json): the next run without
+# --force reports it at once, unless it now has more time.
+rm -f "$WORK/slow/compiled/cpu.pt2"
+KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$WORK/slow" --device cpu >/dev/null 2>&1
+expect "the failure is recorded" test "$(jq -r .reason "$WORK/slow/compiled/cpu.failed.json")" = timeout
+expect "a failure is remembered, not built again" \
+  test "$(KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$WORK/slow" --device cpu 2>/dev/null | jq -c '[.reason, .remembered]')" = '["timeout",true]'
+expect "a timeout is built again with more time" \
+  test "$(KB_BASELINE_TIMEOUT=2 "$KBSYNTH" baseline "$WORK/slow" --device cpu 2>/dev/null | jq -c '[.reason, .remembered]')" = '["timeout",null]'
 
 # 5b. A baseline that runs the GPU out of memory beside the others is built
 # again alone: two programs whose forward fails under torch.export with CUDA's
