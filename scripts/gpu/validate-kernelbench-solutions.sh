@@ -32,6 +32,8 @@
 #   KB_ONLY         space-separated ids or stems to restrict the run to (default: all)
 #   KB_BASELINE_CACHE  kbprof's baseline cache (default $OUT/.baselines)
 #   KB_ROLLOUT      0: skip step 5 (kbrollout eval with the replay policy)
+#   KB_EVAL_JOBS    step 5's rollouts at once (default 4: builds overlap, each
+#                   verify and profile has the GPU to itself)
 #   KB_DIRECT       0: skip steps 2-4 (kbcheck and kbprof per task, their
 #                   report): step 5 does the same work through the agent loop
 # Exit status: 0 when every task imported and both kbcheck and kbprof ended ok.
@@ -191,7 +193,7 @@ if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
   scheme_name=correctness
   [ "${KB_COMPILED:-0}" = 1 ] && scheme_name=milestone
   "$B/tools/kbrollout/kbrollout" eval --tasks "$tasks/kernelbench" --replay "$replay" --out "$OUT/eval" \
-    --scheme "$scheme_name" --device cuda --no-progress 2>"$OUT/eval.log" || rc=1
+    --scheme "$scheme_name" --device cuda -j "${KB_EVAL_JOBS:-4}" --no-progress 2>"$OUT/eval.log" || rc=1
   tail -3 "$OUT/eval.log"
   if [ -s "$OUT/eval/results.jsonl" ]; then
     R="$B/tools/kbreward/kbreward"
