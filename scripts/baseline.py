@@ -70,6 +70,28 @@ def _eager(model, xs):
         return kbtask.flatten_outputs(model(*xs))
 
 
+def _rnn_ops():
+    aten = torch.ops.aten
+    return [getattr(getattr(aten, name), overload) for name in ("lstm", "gru", "rnn_tanh", "rnn_relu")
+            for overload in ("input", "data")]
+
+
+def keep_rnns(ep):
+    """torch.compile does not trace RNN modules (Dynamo's allow_rnn is off:
+    they run eagerly, on cuDNN's kernels on a GPU), but export's default
+    decompositions unroll them over the sequence: KernelBench level 3's
+    LSTMs and GRUs (6 layers x 512 steps) built for over 5 minutes on the
+    H200. Decomposing all else and keeping the RNN ops leaves them to
+    Inductor as library calls, as in eager."""
+    ops = set(_rnn_ops())
+    if not any(n.op == "call_function" and n.target in ops for n in ep.graph.nodes):
+        return ep
+    table = torch.export.default_decompositions()
+    for op in ops:
+        table.pop(op, None)
+    return ep.run_decompositions(table)
+
+
 def _build(ep, path, external):
     configs = {"aot_inductor.package_constants_in_so": not external}
     with kbtask.warnings.catch_warnings():
@@ -183,6 +205,7 @@ def build(bundle, device, force, weights, timeout_s=0):
         with kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
             ep = torch.export.export(model, tuple(xs))
+        ep = keep_rnns(ep)
     except Exception as e:  # noqa: BLE001
         raise TaskError("export_error", "torch.export: " + kbtask.one_line(e))
     # Export may run forward; put buffers (batch-norm statistics) back.
