@@ -11,7 +11,9 @@ records it in task.json "compiled". Run by `kbsynth baseline` (and by
                                     first line {"hello": {"pid": N}} says it
                                     is ready (importing torch takes seconds)
 
-One result line per bundle on stdout:
+One result line per bundle on stdout (before a build, a line {"dir": ...,
+"building": {...}} with what compiled/<arch>.failed.json needs, for the
+pool to record a build it had to kill):
     {"dir": ..., "id": ..., "status": "ok"|"cached"|"failed", "arch": "cpu",
      "weights": "external", "seconds": 41.2, "max_abs_diff": 1e-7,
      "phases": {"model_and_inputs": 0.4, "export": 2.1, "compile": 37.0, "check": 1.7}}
@@ -179,6 +181,11 @@ def build(bundle, device, force, weights, timeout_s=0):
         return {"status": "failed", "arch": arch, "reason": memo["reason"], "remembered": True,
                 "message": memo.get("message", "") + f" (remembered from the build at {memo.get('at', '?')}; "
                            f"--force or deleting {_memo_path(bundle, arch)} builds again)"}
+    # Before the build: what kbsynth's pool needs to record this failure when
+    # it has to kill the worker (a build that outlives its alarm).
+    kbtask.emit({"dir": bundle, "building": {"model": task.get("files", {}).get("model.py"),
+                                             "python": sys.executable, "torch_version": kbtask.torch_version(),
+                                             "arch": arch, "memo": _memo_path(bundle, arch)}})
 
     start = time.time()
     # Seconds per phase (the result line's "phases"): where a build's time goes.

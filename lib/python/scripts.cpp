@@ -248,9 +248,25 @@ int ScriptWorker::wait() {
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
 }
 
+namespace {
+
+// baseline.py once, without its "building" lines.
+ScriptResult runBaselineScriptOnce(const std::string& python, const std::vector<std::string>& args,
+                                   const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
+  ScriptResult r = runScript(python, "baseline.py", args, on_line, env);
+  std::erase_if(r.lines, [](const Json& line) { return line.contains("building"); });
+  return r;
+}
+
+}  // namespace
+
 ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
                                const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
-  ScriptResult r = runScript(python, "baseline.py", args, on_line, env);
+  // Result lines only: baseline.py's "building" lines are for kbsynth's pool.
+  auto results = [&](const Json& line) {
+    if (on_line && !line.contains("building")) on_line(line);
+  };
+  ScriptResult r = runBaselineScriptOnce(python, args, results, env);
   const char* cxx = std::getenv("CXX");
   if (r.exit_code < 128 || !cxx || !*cxx || !fs::exists("/usr/bin/c++")) return r;
   std::error_code ec;
@@ -258,7 +274,7 @@ ScriptResult runBaselineScript(const std::string& python, const std::vector<std:
   EnvOverrides with_cxx = env;
   with_cxx.emplace_back("CXX", "/usr/bin/c++");
   with_cxx.emplace_back("CC", "/usr/bin/cc");
-  ScriptResult again = runScript(python, "baseline.py", args, on_line, with_cxx);
+  ScriptResult again = runBaselineScriptOnce(python, args, results, with_cxx);
   again.note = std::string(" (baseline.py was killed by signal ") + std::to_string(r.exit_code - 128) +
                " with CXX=" + cxx + "; run again with /usr/bin/c++)";
   return again;

@@ -1,12 +1,14 @@
 #include "synth/baseline_pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/report.h"
 
 namespace kb::synth {
 namespace {
@@ -16,8 +18,9 @@ namespace fs = std::filesystem;
 constexpr double kPoll = 0.2;  // seconds between looks at a stop and the time
 // baseline.py's own alarm ends a build at $KB_BASELINE_TIMEOUT; a worker
 // still silent this much later (stuck in a call that ignores the alarm) is
-// killed.
-constexpr double kTimeoutGrace = 120;
+// killed. On the H200 KernelBench's LSTM builds stayed silent past their
+// alarm until the import was stopped.
+constexpr double kTimeoutGrace = 30;
 
 double baselineTimeout() {
   const char* v = std::getenv("KB_BASELINE_TIMEOUT");
@@ -35,6 +38,25 @@ bool otherCxx() {
 
 Json failedLine(const std::string& dir, const std::string& message) {
   return {{"dir", dir}, {"status", "failed"}, {"reason", "internal_error"}, {"message", message}};
+}
+
+// Records a build killed for its time as baseline.py records its own
+// failures (compiled/<arch>.failed.json, docs/task-format.md), so that a
+// resumed import does not build it again for as long; best effort.
+void rememberTimeout(const Json& building, const Json& failed, double timeout_s) {
+  if (!building.is_object() || !building.contains("memo")) return;
+  Json memo = building;
+  memo.erase("memo");
+  memo.update({{"reason", "timeout"},
+                {"message", failed.value("message", "")},
+                {"error", "timeout: " + failed.value("message", "")},
+                {"retry_alone", false},
+                {"timeout_s", static_cast<int>(timeout_s)},
+                {"at", nowIso8601()}});
+  try {
+    writeJsonFile(building.value("memo", ""), memo);
+  } catch (const std::exception&) {
+  }
 }
 
 }  // namespace
@@ -181,6 +203,7 @@ void BaselinePool::slot() {
     }
     const auto t0 = Clock::now();
     bool answered = false, stop = false, timed_out = false;
+    Json building;  // baseline.py's "building" line: what its failure record needs
     std::string line;
     bool sent = w->send(Json{{"dir", dir}}.dump());
     while (sent) {
@@ -189,6 +212,11 @@ void BaselinePool::slot() {
       if (r == python::ScriptWorker::Read::line) {
         Json j = Json::parse(line, nullptr, false);
         if (!j.is_object() || j.value("dir", "") != dir) continue;
+        if (j.contains("building")) {
+          building = j["building"];
+          continue;
+        }
+        j["started_s"] = std::round(std::chrono::duration<double>(t0 - t0_).count() * 10) / 10;
         std::lock_guard<std::mutex> lock(mu_);
         record(j);
         answered = true;
@@ -210,9 +238,11 @@ void BaselinePool::slot() {
     w.reset();
     std::lock_guard<std::mutex> lock(mu_);
     if (timed_out) {
-      record({{"dir", dir}, {"status", "failed"}, {"reason", "timeout"},
-              {"message", "no result within " + std::to_string(static_cast<int>(timeout_s_ + kTimeoutGrace)) +
-                              " s (a call that ignored baseline.py's alarm); its worker was killed and replaced"}});
+      Json failed = {{"dir", dir}, {"status", "failed"}, {"reason", "timeout"},
+                     {"message", "no result within " + std::to_string(static_cast<int>(timeout_s_ + kTimeoutGrace)) +
+                                     " s (a call that ignored baseline.py's alarm); its worker was killed and replaced"}};
+      rememberTimeout(building, failed, timeout_s_);
+      record(failed);
       continue;
     }
     if (code >= 128 && !system_cxx_ && otherCxx() && retried_.insert(dir).second) {

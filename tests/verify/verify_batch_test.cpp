@@ -170,7 +170,7 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
   {
     kb::verify::CandidateWorker worker(req, limits, binary, scratch, /*keep_dir=*/true);
     kb::verify::ReferenceWorker reference(task, "cpu", seeds, scratch, binary, 30);
-    ::usleep(1500 * 1000);  // "the build": longer than the worker's own limit
+    ::usleep(4000 * 1000);  // "the build": longer than the worker's own limit (and its start-up, under load)
     kb::verify::WorkerRun run = worker.finish(b.library);
     ASSERT_EQ(run.status, kb::Status::Ok) << run.message << "\n" << run.process.output;
     kb::verify::WorkerDirGuard cleanup(run.dir, false);
