@@ -6,7 +6,9 @@
 #   - the funnel per level (ok / failed, failures by reason) and the compiled
 #     baselines built, from the import report;
 #   - every failure with its reason and message;
-#   - the wall time, the tasks per minute, and the ratio to the target.
+#   - the wall time, the tasks per minute, and the ratio to the target;
+#   - the machine's load every 10 s in $OUT/load.log (load average, busy
+#     cores, GPU use and memory) and its means.
 # The problem files are read where they are (never copied into the tree).
 # Environment:
 #   KB_BUILD        build directory with tools/kbsynth (default $ROOT/build)
@@ -50,9 +52,26 @@ s=$(date +%s.%N)
 # and the baselines begin).
 limit=()
 [ -n "${KB_TIME_LIMIT:-}" ] && limit=(timeout -s TERM -k 60 "$KB_TIME_LIMIT")
+# Every 10 s: the load average and busy cores (/proc/stat), the GPU's use and
+# memory -- whether the import is bound by the CPU or the GPU.
+(
+  prev=($(head -1 /proc/stat))
+  while sleep 10; do
+    cur=($(head -1 /proc/stat))
+    idle=$(( (cur[4] + cur[5]) - (prev[4] + prev[5]) ))
+    total=0
+    for i in 1 2 3 4 5 6 7 8; do total=$(( total + cur[i] - prev[i] )); done
+    gpu=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader 2>/dev/null | head -1)
+    printf '%s load %s busy_cores %s gpu %s\n' "$(( $(date +%s) - ${s%.*} ))" "$(cut -d' ' -f1 /proc/loadavg)" \
+      "$(awk -v t="$total" -v i="$idle" -v n="$(nproc)" 'BEGIN { printf "%.1f", (t > 0 ? (t - i) / t * n : 0) }')" "${gpu:--}"
+    prev=("${cur[@]}")
+  done >"$OUT/load.log"
+) &
+sampler=$!
 "${limit[@]}" "$KBSYNTH" import "${src[@]}" -o "$OUT/tasks" --compiled "$KB_COMPILED" ${KB_IMPORT_ARGS:-} \
   >"$OUT/import.jsonl" 2> >(while IFS= read -r l; do printf '%s %s\n' "$(( $(date +%s) - ${s%.*} ))" "$l"; done >"$OUT/import.log")
 rc=$?
+kill "$sampler" 2>/dev/null
 sleep 1  # the stamping loop drains
 e=$(date +%s.%N)
 [ -f "$R" ] || { echo "bench/import: no report (exit $rc)"; tail -5 "$OUT/import.log"; exit 1; }
@@ -66,6 +85,8 @@ jq -r 'if .summary.compiled then "  compiled (\(.summary.compiled.device)): \(.s
 # capture, and what is left after the last capture is the tail.
 b0=$(awk '/kbsynth: baselines for/ { print $1; exit }' "$OUT/import.log")
 c=$(awk '/kbsynth: capture ended after/ { print $1; exit }' "$OUT/import.log")
+[ -s "$OUT/load.log" ] && awk '{ l += $3; b += $5; n++ } END { if (n) printf "machine: mean load %.1f, mean busy cores %.1f of %d (%s, every 10 s)\n", l / n, b / n, cores, f }' \
+  cores="$(nproc)" f="$OUT/load.log" "$OUT/load.log"
 [ -n "$c" ] && echo "phases: capture ${c} s wall; baselines from ${b0:--} s to the end, $(awk -v w="$wall" -v c="$c" 'BEGIN { printf "%.0f", w - c }') s of them after capture ended"
 jq -r '[.tasks[] | select(.status == "ok" and .seconds != null) | .seconds] | "capture: \(length) tasks, \(add // 0 | floor) s of worker time, \(if length > 0 then (add / length * 10 | floor) / 10 else 0 end) s mean"' "$R"
 jq -r '[.tasks[] | .compiled? | select(. != null and .status == "ok")] |
