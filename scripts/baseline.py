@@ -183,7 +183,7 @@ def build(bundle, device, force, weights, timeout_s=0):
                            f"--force or deleting {_memo_path(bundle, arch)} builds again)"}
     # Before the build: what kbsynth's pool needs to record this failure when
     # it has to kill the worker (a build that outlives its alarm).
-    kbtask.emit({"dir": bundle, "building": {"model": task.get("files", {}).get("model.py"),
+    kbtask.emit({"dir": bundle, "id": task.get("id"), "building": {"model": task.get("files", {}).get("model.py"),
                                              "python": sys.executable, "torch_version": kbtask.torch_version(),
                                              "arch": arch, "memo": _memo_path(bundle, arch)}})
 

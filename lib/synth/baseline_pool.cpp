@@ -47,6 +47,7 @@ void rememberTimeout(const Json& building, const Json& failed, double timeout_s)
   if (!building.is_object() || !building.contains("memo")) return;
   Json memo = building;
   memo.erase("memo");
+  memo.erase("id");
   memo.update({{"reason", "timeout"},
                 {"message", failed.value("message", "")},
                 {"error", "timeout: " + failed.value("message", "")},
@@ -54,7 +55,9 @@ void rememberTimeout(const Json& building, const Json& failed, double timeout_s)
                 {"timeout_s", static_cast<int>(timeout_s)},
                 {"at", nowIso8601()}});
   try {
-    writeJsonFile(building.value("memo", ""), memo);
+    const fs::path path = building.value("memo", "");
+    fs::create_directories(path.parent_path());
+    writeJsonFile(path, memo);
   } catch (const std::exception&) {
   }
 }
@@ -214,6 +217,7 @@ void BaselinePool::slot() {
         if (!j.is_object() || j.value("dir", "") != dir) continue;
         if (j.contains("building")) {
           building = j["building"];
+          building["id"] = j.value("id", "");
           continue;
         }
         j["started_s"] = std::round(std::chrono::duration<double>(t0 - t0_).count() * 10) / 10;
@@ -238,7 +242,8 @@ void BaselinePool::slot() {
     w.reset();
     std::lock_guard<std::mutex> lock(mu_);
     if (timed_out) {
-      Json failed = {{"dir", dir}, {"status", "failed"}, {"reason", "timeout"},
+      Json failed = {{"dir", dir}, {"id", building.is_object() ? building.value("id", "?") : "?"},
+                     {"status", "failed"}, {"reason", "timeout"},
                      {"message", "no result within " + std::to_string(static_cast<int>(timeout_s_ + kTimeoutGrace)) +
                                      " s (a call that ignored baseline.py's alarm); its worker was killed and replaced"}};
       rememberTimeout(building, failed, timeout_s_);

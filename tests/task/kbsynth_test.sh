@@ -135,6 +135,21 @@ expect "out of memory: reason out_of_memory" test "$(jq -r '.compiled.reason' "$
 expect "out of memory: built again alone" test "$(jq -r '.compiled.ran_alone' "$WORK/oom.jsonl" | sort -u)" = true
 expect "out of memory: says it builds them again" grep -q "2 baseline(s) ran the GPU out of memory beside the others" "$WORK/oom.err"
 
+# 5c. A build the alarm cannot reach (SIGALRM ignored under torch.export):
+# its worker is killed 30 s after $KB_BASELINE_TIMEOUT, the timeout recorded
+# for the next run.
+mkdir -p "$WORK/stall-src"
+cp "$KB_SOURCE_ROOT/testdata/baseline-stall/export_stall.py" "$WORK/stall-src/"
+"$KBSYNTH" import "$WORK/stall-src" -o "$WORK/stall" >/dev/null 2>&1
+S="$WORK/stall/stall-src/export_stall"
+KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$S" --device cpu >"$WORK/stall.jsonl" 2>"$WORK/stall.err"
+expect "a worker the alarm cannot reach: killed, reason timeout" \
+  test "$(jq -c '[.reason, (.message | test("its worker was killed"))]' "$WORK/stall.jsonl")" = '["timeout",true]'
+expect "the killed build is recorded for the next run" \
+  test "$(jq -r .reason "$S/compiled/cpu.failed.json" 2>/dev/null)" = timeout
+expect "and remembered by it" \
+  test "$(KB_BASELINE_TIMEOUT=1 "$KBSYNTH" baseline "$S" --device cpu 2>/dev/null | jq -r .remembered)" = true
+
 # 6. Bad input: exit 2 with one line.
 C="$WORK/corrupt"; cp -r "$OUT/kernelbench/level1/1_ReLU_Scale" "$C"
 printf 'garbage' >>"$C/reference.pt"
