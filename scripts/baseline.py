@@ -145,6 +145,12 @@ def _remembered(bundle, task, arch, timeout_s):
     return memo
 
 
+def _memo_base(task, arch):
+    """What every compiled/<arch>.failed.json says of the build it records."""
+    return {"model": task.get("files", {}).get("model.py"), "python": sys.executable,
+            "torch_version": kbtask.torch_version(), "arch": arch}
+
+
 def remember(bundle, result, device, timeout_s):
     """Records a failed build (best effort: a read-only bundle builds again next time)."""
     arch = arch_of(device)
@@ -152,10 +158,7 @@ def remember(bundle, result, device, timeout_s):
         task = kbtask.read_task(bundle)
         os.makedirs(os.path.join(bundle, "compiled"), exist_ok=True)
         kbtask.write_json(_memo_path(bundle, arch), {
-            "model": task.get("files", {}).get("model.py"),
-            "python": sys.executable,
-            "torch_version": kbtask.torch_version(),
-            "arch": arch,
+            **_memo_base(task, arch),
             "reason": result["reason"],
             "message": result["message"],
             "error": result["reason"] + ": " + result["message"],
@@ -183,9 +186,8 @@ def build(bundle, device, force, weights, timeout_s=0):
                            f"--force or deleting {_memo_path(bundle, arch)} builds again)"}
     # Before the build: what kbsynth's pool needs to record this failure when
     # it has to kill the worker (a build that outlives its alarm).
-    kbtask.emit({"dir": bundle, "id": task.get("id"), "building": {"model": task.get("files", {}).get("model.py"),
-                                             "python": sys.executable, "torch_version": kbtask.torch_version(),
-                                             "arch": arch, "memo": _memo_path(bundle, arch)}})
+    kbtask.emit({"dir": bundle, "id": task.get("id"),
+                 "building": {**_memo_base(task, arch), "memo": _memo_path(bundle, arch)}})
 
     start = time.time()
     # Seconds per phase (the result line's "phases"): where a build's time goes.

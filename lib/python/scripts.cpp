@@ -260,6 +260,13 @@ ScriptResult runBaselineScriptOnce(const std::string& python, const std::vector<
 
 }  // namespace
 
+bool otherCxxThanSystem() {
+  const char* cxx = std::getenv("CXX");
+  if (!cxx || !*cxx || !fs::exists("/usr/bin/c++")) return false;
+  std::error_code ec;
+  return !fs::equivalent(cxx, "/usr/bin/c++", ec);
+}
+
 ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
                                const std::function<void(const Json&)>& on_line, const EnvOverrides& env) {
   // Result lines only: baseline.py's "building" lines are for kbsynth's pool.
@@ -267,10 +274,8 @@ ScriptResult runBaselineScript(const std::string& python, const std::vector<std:
     if (on_line && !line.contains("building")) on_line(line);
   };
   ScriptResult r = runBaselineScriptOnce(python, args, results, env);
+  if (r.exit_code < 128 || !otherCxxThanSystem()) return r;
   const char* cxx = std::getenv("CXX");
-  if (r.exit_code < 128 || !cxx || !*cxx || !fs::exists("/usr/bin/c++")) return r;
-  std::error_code ec;
-  if (fs::equivalent(cxx, "/usr/bin/c++", ec)) return r;
   EnvOverrides with_cxx = env;
   with_cxx.emplace_back("CXX", "/usr/bin/c++");
   with_cxx.emplace_back("CC", "/usr/bin/cc");

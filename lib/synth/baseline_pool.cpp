@@ -27,15 +27,6 @@ double baselineTimeout() {
   return v && *v ? std::max(0.0, std::atof(v)) : 900.0;
 }
 
-// Whether a worker killed by a signal is built again with /usr/bin/c++:
-// $CXX names another compiler (python::runBaselineScript says why).
-bool otherCxx() {
-  const char* cxx = std::getenv("CXX");
-  if (!cxx || !*cxx || !fs::exists("/usr/bin/c++")) return false;
-  std::error_code ec;
-  return !fs::equivalent(cxx, "/usr/bin/c++", ec);
-}
-
 Json failedLine(const std::string& dir, const std::string& message) {
   return {{"dir", dir}, {"status", "failed"}, {"reason", "internal_error"}, {"message", message}};
 }
@@ -250,7 +241,7 @@ void BaselinePool::slot() {
       record(failed);
       continue;
     }
-    if (code >= 128 && !system_cxx_ && otherCxx() && retried_.insert(dir).second) {
+    if (code >= 128 && !system_cxx_ && python::otherCxxThanSystem() && retried_.insert(dir).second) {
       // Built again by a worker with /usr/bin/c++, at once; so are all later builds.
       system_cxx_ = true;
       std::fprintf(stderr, "kbsynth: baseline.py was killed by signal %d with CXX=%s; building with /usr/bin/c++ "
