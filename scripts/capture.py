@@ -21,9 +21,11 @@ checks' inputs are made there by get_inputs() with the device as its
 default (as kbprof makes a timed call's inputs), each seed once, and the
 forwards, the checks and the trace run there. The inputs the bundle's users
 make (its canonical inputs) stay the CPU generator's: only the capture's
-own checks use device-made ones. The saved weights are on the CPU. A task
-whose trace bakes the device into its graph, or that runs the GPU out of
-memory, is captured again on the CPU (a note says so).
+own checks use device-made ones. The saved weights are on the CPU. A
+trace's recorded device (`device=x.device`) is made to follow the inputs'
+device, so a reference runs wherever its inputs are. A task whose trace
+still names the GPU in its graph, or that runs the GPU out of memory, is
+captured again on the CPU (a note says so).
 
 Each line of JOBS.jsonl is one job:
     {"dir": "...", "id": "...", "provenance": {...},
@@ -37,12 +39,15 @@ and each job prints one result line on stdout:
 
 import copy
 import datetime
+import functools
 import json
 import os
 import shutil
 import signal
 import sys
 import time
+import traceback
+import types
 
 # SIGINT / SIGTERM (Ctrl-C, or kbsynth passing its own on) before the work
 # starts: leave at once, quietly (importing torch takes seconds; a traceback
@@ -124,6 +129,63 @@ def _bind_scalars(model, xs):
     return model
 
 
+def _copies_faithfully(model):
+    """False when a deep copy of the model would still call the original's
+    modules: deepcopy shares functions, so a lambda kept as an attribute
+    (KernelBench level3/44_MiniGPTBlock: `self.mlpf = lambda x:
+    m.c_proj(...)`) goes on using the original's weights, which trace then
+    meets as foreign constants. Such a model is built again instead."""
+    for m in model.modules():
+        for v in vars(m).values():
+            if isinstance(v, (types.FunctionType, functools.partial)):
+                return False
+    return True
+
+
+def _follow_input_device(sm, device):
+    """Makes a trace follow its inputs' device; returns how many device
+    constants it replaced. Trace records `torch.randn(..., device=x.device)`
+    or `h.to(x.device)` as the device of the capture (KernelBench
+    level3/33_VanillaRNN, 35_LSTM), so a reference captured on the CPU would
+    make CPU tensors beside the GPU's inputs, and one captured on a GPU could
+    only run there. Each Device constant equal to the capture's device, in
+    each traced method, becomes prim::device of that method's first tensor
+    input; another device (an explicit .cpu() in a GPU capture) is kept. The
+    checks on seeds 0 and 1 that follow run the rewritten graph."""
+    replaced = 0
+    for m in sm.modules():
+        fn = getattr(m, "forward", None)
+        graph = getattr(fn, "graph", None)
+        if graph is None:
+            continue
+        tensors = [v for v in list(graph.inputs())[1:] if isinstance(v.type(), torch._C.TensorType)]
+        for n in graph.findAllNodes("prim::Constant"):
+            if not tensors or not isinstance(n.output().type(), torch._C.DeviceObjType):
+                continue
+            if torch.device(n.output().toIValue()).type != device.type:
+                continue
+            d = graph.create("prim::device", [tensors[0]])
+            d.output().setType(torch._C.DeviceObjType.get())
+            d.insertBefore(n)
+            n.output().replaceAllUsesWith(d.output())
+            replaced += 1
+    return replaced
+
+
+def _printable(sm):
+    """Raises when the scripted module cannot be saved. Script accepts an
+    unannotated `def forward(self, x, mask=None)` as a Tensor argument whose
+    default is an undefined tensor; the module runs, but printing its code
+    (as save does) fails with "strides() called on an undefined Tensor"
+    (KernelBench level3/33_VanillaRNN, 46-47_NetVlad). Printing the code is
+    the save without writing the weights."""
+    for m in sm.modules():
+        try:
+            m.code
+        except Exception as e:  # noqa: BLE001
+            raise TaskError("capture_error", "the scripted module cannot be saved: " + kbtask.one_line(e))
+
+
 def _capture_reference(new_model, x0, x1, out0, out1, device):
     """(module, method, reference_args, notes): TorchScript by script, else by
     trace; the module on `device`. new_model() gives the model as built."""
@@ -141,6 +203,7 @@ def _capture_reference(new_model, x0, x1, out0, out1, device):
         with torch.no_grad(), kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
             sm = torch.jit.script(model)
+        _printable(sm)
         check(sm, x0, out0, "scripted forward (seed 0)")
         check(sm, x1, out1, "scripted forward (seed 1)")
         return sm, model, "script", "all", notes
@@ -158,6 +221,8 @@ def _capture_reference(new_model, x0, x1, out0, out1, device):
         with torch.no_grad(), kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
             sm = torch.jit.trace(model, tuple(tensors0), check_trace=False)
+        if _follow_input_device(sm, device):
+            notes.append("torch.jit.trace: the device the trace recorded follows the first input's device")
         if device.type != "cpu" and device.type in str(sm.inlined_graph):
             # e.g. torch.zeros(..., device=x.device) traced: the graph would
             # make its tensors on this device wherever the reference runs.
@@ -195,7 +260,7 @@ def capture(job, tmpdir, device):
     # is a memory copy, another construction draws every weight again (seconds
     # for a large model). The round trip below still builds one afresh.
     try:
-        pristine = copy.deepcopy(model)
+        pristine = copy.deepcopy(model) if _copies_faithfully(model) else None
     except Exception:  # noqa: BLE001 - a module that does not copy is built again
         pristine = None
 
@@ -235,18 +300,25 @@ def capture(job, tmpdir, device):
 
     # Eager on get_inputs() itself, twice on the same inputs without
     # reseeding: a forward that draws random numbers (dropout, randn) differs.
-    # On a GPU, within the default tolerance: kernels with atomics (index_add,
-    # scatter_add) may round differently from run to run, a random draw does not
-    # come close.
+    # Within the default tolerance (10x tighter than verification's), on the
+    # CPU as on a GPU: kernels with atomics (index_add, scatter_add) and
+    # threaded reductions may round differently from run to run, and a draw
+    # whose effect on the output is below the tolerance cannot change a
+    # verdict (KernelBench level3/35_LSTM draws h0 and c0 with torch.randn;
+    # after 6 layers x 512 steps they move the output by 7e-9). Such a task
+    # is kept, with a note.
     x0 = python_inputs(0)
     x0d = on_device(x0)
     out0 = _eager(model, x0d)
     again = _eager(model, x0d)
-    exact = device.type == "cpu"
-    if not (kbtask.close(out0, again, atol=0, rtol=0) if exact else kbtask.close(out0, again)):
+    repeat_notes = []
+    if not kbtask.close(out0, again):
         raise TaskError("nondeterministic", "two runs on the same inputs differ (max abs diff "
                         f"{kbtask.max_abs_diff(out0, again):.3g}): forward draws random numbers "
                         "(dropout in training mode, torch.randn, ...) or is otherwise not repeatable")
+    if not kbtask.close(out0, again, atol=0, rtol=0):
+        repeat_notes.append("repeatable within atol = rtol = 1e-5, not bitwise: two runs on the same inputs "
+                            f"differ by {kbtask.max_abs_diff(out0, again):.3g} at most")
     del again, x0d
 
     # The input generator: scripted get_inputs if it scripts and reproduces
@@ -314,6 +386,7 @@ def capture(job, tmpdir, device):
     out0 = _eager(model, x0)
     out1 = _eager(model, x1)
     sm, captured_model, method, ref_args, notes = _capture_reference(new_model, x0, x1, out0, out1, device)
+    notes = repeat_notes + notes
     pristine = None  # the copy's memory back before the save
     if kbtask.close(out0, out1, atol=0, rtol=0):
         notes.append("degenerate: the outputs for seeds 0 and 1 are identical (output does not depend on the input)")
@@ -503,6 +576,8 @@ def main():
             except _Timeout:
                 result.update(status="failed", reason="timeout", message=f"capture took over {TIMEOUT_S} s")
             except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
+                # Our bug, not the task's: the traceback goes to stderr (kbsynth's log).
+                traceback.print_exc(file=sys.stderr)
                 result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
             finally:
                 signal.alarm(0)

@@ -20,7 +20,9 @@
 #      kbrollout eval --replay (write_file, compile, verify, profile, finish;
 #      the replay folder is a flat copy, DIR/<stem>/, as --replay names
 #      solutions; the tasks copied to $OUT/eval-tasks) -> $OUT/eval/results.jsonl -> kbreward report ->
-#      $OUT/eval-report.{md,html}: the paper's table from the RL path itself
+#      $OUT/eval-report.{md,html}: the paper's table from the RL path itself;
+#      $OUT/eval-failures.txt: each rollout that did not end ok, with every
+#      stage's status and summary
 # Environment:
 #   KB_BUILD        build directory with tools/ (default $ROOT/build-gpu)
 #   KB_KERNELBENCH  KernelBench checkout with level1..3/ (default $ROOT/../shared/kernelbench)
@@ -201,6 +203,13 @@ if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
     "$R" report "$OUT/eval/results.jsonl" --scheme "$scheme_name" --format markdown -o "$OUT/eval-report.md" || rc=1
     "$R" report "$OUT/eval/results.jsonl" --scheme "$scheme_name" --format html -o "$OUT/eval-report.html" || rc=1
     echo "agent-loop report: $OUT/eval-report.md, $OUT/eval-report.html"
+    # Why each rollout that did not end ok ended so: every stage's status and
+    # summary from its last verdict (a small file to fetch, where the
+    # trajectories are megabytes).
+    jq -r 'select(.status != "ok") | "\(.task_id): \(.status)",
+           (.final.stages // {} | to_entries[] | "  \(.key): \(.value.status // "-"): \(.value.summary // .value.message // "")")' \
+      "$OUT/eval/trajectories.jsonl" >"$OUT/eval-failures.txt" 2>/dev/null
+    [ -s "$OUT/eval-failures.txt" ] && { echo "rollouts that did not end ok ($OUT/eval-failures.txt):"; cat "$OUT/eval-failures.txt"; }
   else
     echo "  no results.jsonl (see $OUT/eval.log)"
     rc=1

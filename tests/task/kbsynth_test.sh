@@ -237,6 +237,66 @@ done
 PP="$WORK/pair-out/import-report.json"
 expect "pool: two tasks over the budget together are both captured, one of them alone" \
   test "$(jq -c '[([.tasks[].status] | unique), ([.tasks[] | select(.ran_alone == true)] | length)]' "$PP")" = '[["ok"],1]'
+# KernelBench level-3 shapes that capture used to fail (33_VanillaRNN,
+# 35_LSTM, 44_MiniGPTBlock, 46/47_NetVlad): an unannotated optional argument
+# (script accepts it, its module cannot be saved: trace instead), a trace that
+# records the device (it must follow the inputs' device), a lambda attribute
+# over submodules (a deep copy would call the original's weights), a random
+# draw too small to change a verdict (kept, with a note).
+mkdir -p "$WORK/shapes/level3"
+cat >"$WORK/shapes/level3/1_OptionalState.py" <<'PY'
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+    def forward(self, x, h=None):
+        if h is None:
+            h = torch.zeros(x.shape, device=x.device)
+        return torch.tanh(self.lin(x) + h.to(x.device))
+def get_inputs():
+    return [torch.randn(4, 8), torch.randn(4, 8)]
+def get_init_inputs():
+    return []
+PY
+cat >"$WORK/shapes/level3/2_LambdaMlp.py" <<'PY'
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = torch.nn.ModuleDict(dict(fc=torch.nn.Linear(8, 16), proj=torch.nn.Linear(16, 8)))
+        m = self.mlp
+        self.mlpf = lambda x: m.proj(torch.relu(m.fc(x)))
+    def forward(self, x):
+        return x + self.mlpf(x)
+def get_inputs():
+    return [torch.randn(4, 8)]
+def get_init_inputs():
+    return []
+PY
+cat >"$WORK/shapes/level3/3_TinyNoise.py" <<'PY'
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 + 1e-6 * torch.randn(x.shape, device=x.device)
+def get_inputs():
+    return [torch.randn(4, 8)]
+def get_init_inputs():
+    return []
+PY
+"$KBSYNTH" import "$WORK/shapes/level3" -o "$WORK/shapes-out" -j 1 >/dev/null 2>"$WORK/shapes.err"
+SR="$WORK/shapes-out/import-report.json"
+expect "level-3 shapes: all three captured" \
+  test "$(jq -c '[.tasks[].status] | unique' "$SR" 2>/dev/null)" = '["ok"]'
+ST="$WORK/shapes-out/kernelbench/level3"
+expect "optional argument: traced, its unsaveable script noted" \
+  sh -c "jq -e '.capture == \"trace\" and (.capture_notes | any(test(\"cannot be saved\")))' '$ST/1_OptionalState/task.json' >/dev/null"
+expect "the trace's device follows the inputs (prim.device in the saved code)" \
+  sh -c "'$PY' -c \"import torch; m = torch.jit.load('$ST/1_OptionalState/reference.pt'); assert 'prim.device(x)' in m.code and 'torch.device(\\\"cpu\\\")' not in m.code, m.code\""
+expect "lambda over submodules: the reference uses its own weights" \
+  sh -c "'$PY' -c \"import torch; m = torch.jit.load('$ST/2_LambdaMlp/reference.pt'); assert len(list(m.parameters())) == 4\""
+expect "a draw below the tolerance: kept, with a note" \
+  sh -c "jq -e '.capture_notes | any(test(\"not bitwise\"))' '$ST/3_TinyNoise/task.json' >/dev/null"
 expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
 expect "import --help" sh -c "'$KBSYNTH' import --help | grep -q 'CUDA-Agent-Ops-6K'"
 
