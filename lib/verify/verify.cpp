@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "core/clock.h"
@@ -33,38 +34,92 @@ uint64_t specBytes(const std::string& dtype, const std::vector<int64_t>& shape) 
   return n;
 }
 
-}  // namespace
+constexpr uint64_t kRecordHeader = 1u << 20, kChannelBase = 16u << 20;
 
-void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates, const fs::path& scratch,
-                       WorkerRequest& request, WorkerLimits& limits) {
-  candidates = std::max<uint64_t>(1, candidates);
+uint64_t outputBytes(const task::TaskInfo& info) {
   uint64_t out_bytes = 0;
   for (const auto& o : info.outputs) out_bytes += specBytes(o.dtype, o.shape);
-  request.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
-  // A record is the outputs and a header; inputs never travel (the records
-  // carry their digests only: worker.cpp).
-  const uint64_t header = 1u << 20, base = 16u << 20;
-  const uint64_t honest = records * (out_bytes + header) + base;
-  // Room for an honest candidate's larger outputs, but a flood stops at
-  // twice the honest size (4 GiB at least) and at this candidate's share of
-  // the disk: every candidate of a batch keeps its channel until the
-  // reference has read them all.
-  uint64_t roomy = std::min(records * (request.max_output_bytes + header) + base,
-                            std::max<uint64_t>(2 * honest, 4ull << 30));
+  return out_bytes;
+}
+
+uint64_t inputBytes(const task::TaskInfo& info) {
+  uint64_t in_bytes = 0;
+  for (const auto& i : info.inputs)
+    if (i.kind == "tensor") in_bytes += specBytes(i.dtype, i.shape);
+  return in_bytes;
+}
+
+// The harness's own work in a worker, per record and GiB of inputs and
+// outputs: the canonical inputs are the CPU generator's (2.7 s a GiB on one
+// thread here), then copied to the device; the outputs are copied back and
+// written to the channel. KernelBench level1/94_MSELoss (two 4 GiB inputs)
+// spent its 60 s in five seeds' inputs and ended `timeout`, an honest
+// solution given -1.
+constexpr double kHarnessSecondsPerGiB = 4.0;
+
+// A record is the outputs and a header; inputs never travel (the records
+// carry their digests only: worker.cpp).
+uint64_t honestChannel(uint64_t out_bytes, uint64_t records) { return records * (out_bytes + kRecordHeader) + kChannelBase; }
+
+// One candidate's share of the scratch disk for its channel (its free space
+// less 1 GiB, over the candidates kept at once), at most `cap` (0: none);
+// nullopt when the disk does not say.
+std::optional<uint64_t> channelShare(const fs::path& scratch, uint64_t candidates, uint64_t cap) {
+  std::optional<uint64_t> share;
   std::error_code ec;
   fs::space_info space = fs::space(scratch, ec);
   if (!ec && space.available != static_cast<uintmax_t>(-1)) {
     const uint64_t margin = 1ull << 30;
     const uint64_t free = space.available > margin ? space.available - margin : 0;
-    const uint64_t share = free / candidates;
-    if (honest > share)
+    share = free / std::max<uint64_t>(1, candidates);
+  }
+  if (cap) share = share ? std::min(*share, cap) : cap;
+  return share;
+}
+
+}  // namespace
+
+void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates, const fs::path& scratch,
+                       WorkerRequest& request, WorkerLimits& limits, uint64_t channel_cap) {
+  candidates = std::max<uint64_t>(1, candidates);
+  const uint64_t out_bytes = outputBytes(info);
+  request.max_output_bytes = out_bytes ? 4 * out_bytes + (1u << 20) : (1ull << 30);
+  const uint64_t honest = honestChannel(out_bytes, records);
+  // Room for an honest candidate's larger outputs, but a flood stops at
+  // twice the honest size (4 GiB at least) and at this candidate's share of
+  // the disk: every candidate of a batch keeps its channel until the
+  // reference has read them all.
+  uint64_t roomy = std::min(records * (request.max_output_bytes + kRecordHeader) + kChannelBase,
+                            std::max<uint64_t>(2 * honest, 4ull << 30));
+  if (std::optional<uint64_t> share = channelShare(scratch, candidates, channel_cap)) {
+    if (honest > *share) {
+      std::error_code ec;
+      const uint64_t available = fs::space(scratch, ec).available;
       throw Error("the task's outputs need " + std::to_string(honest >> 20) + " MiB for the result channel" +
                   (candidates > 1 ? " of each of " + std::to_string(candidates) + " candidates" : std::string()) +
-                  " in " + scratch.string() + ", which has " + std::to_string(space.available >> 20) +
-                  " MiB free (1 GiB kept back); free space there or point the scratch directory elsewhere");
-    roomy = std::min(roomy, share);
+                  " in " + scratch.string() + ", which has " + std::to_string(ec ? 0 : available >> 20) +
+                  " MiB free (1 GiB kept back)" +
+                  (channel_cap ? ", or over the channel limit of " + std::to_string(channel_cap >> 20) + " MiB"
+                               : std::string()) +
+                  "; free space there or point the scratch directory elsewhere");
+    }
+    roomy = std::min(roomy, *share);
   }
   limits.result_limit = std::max(honest, roomy);
+  // The time limits are the candidate's: the harness's share is added.
+  const double harness_s =
+      static_cast<double>(records) * static_cast<double>(inputBytes(info) + out_bytes) / (1ull << 30) * kHarnessSecondsPerGiB;
+  limits.wall_seconds += harness_s;
+  limits.cpu_seconds += static_cast<uint64_t>(std::ceil(harness_s));
+}
+
+size_t seedsPerRun(const task::TaskInfo& info, size_t seeds, uint64_t candidates, const fs::path& scratch,
+                   uint64_t channel_cap) {
+  std::optional<uint64_t> share = channelShare(scratch, candidates, channel_cap);
+  if (!share) return seeds;
+  const uint64_t out_bytes = outputBytes(info);
+  size_t fit = *share > kChannelBase ? static_cast<size_t>((*share - kChannelBase) / (out_bytes + kRecordHeader)) : 0;
+  return std::clamp<size_t>(fit, 1, std::max<size_t>(1, seeds));
 }
 
 std::string checkDevice(const std::string& name) {
@@ -187,12 +242,61 @@ Json VerifyResult::toJson() const {
   j["seconds"] = seconds;
   j["reference_seconds"] = reference_seconds;
   j["reference_phases"] = reference_phases;
+  j["seed_runs"] = seed_runs;
   Json seeds_json = Json::array();
   for (const auto& s : seeds) seeds_json.push_back(s.toJson());
   j["seeds"] = seeds_json;
   j["worker"] = worker.toJson();
   return j;
 }
+
+namespace {
+
+// Seeds in runs of `per_run`, each a verifySolutions of its own (fresh
+// candidate and reference workers, one run's channels on disk at a time);
+// a candidate that fails a run is not run again. Its result: the seeds of
+// all its runs, the status of its first run that was not ok, the times
+// added up, the last run's worker and reference phases.
+std::vector<VerifyResult> verifyInRuns(const fs::path& task_dir, const std::vector<fs::path>& libraries,
+                                       const VerifyOptions& options, const std::vector<uint64_t>& seeds,
+                                       size_t per_run) {
+  std::vector<VerifyResult> results;
+  std::vector<size_t> alive(libraries.size());
+  for (size_t k = 0; k < alive.size(); ++k) alive[k] = k;
+  for (size_t first = 0; first < seeds.size() && !alive.empty(); first += per_run) {
+    VerifyOptions run = options;
+    run.seeds.assign(seeds.begin() + static_cast<std::ptrdiff_t>(first),
+                     seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), first + per_run)));
+    std::vector<fs::path> libs;
+    for (size_t k : alive) libs.push_back(libraries[k]);
+    std::vector<VerifyResult> part = verifySolutions(task_dir, libs, run);
+    if (results.empty()) {
+      results = std::move(part);
+    } else {
+      for (size_t j = 0; j < alive.size(); ++j) {
+        VerifyResult& r = results[alive[j]];
+        VerifyResult& p = part[j];
+        r.seeds.insert(r.seeds.end(), p.seeds.begin(), p.seeds.end());
+        r.seconds += p.seconds;
+        r.reference_seconds += p.reference_seconds;
+        r.reference_phases = std::move(p.reference_phases);
+        r.worker = std::move(p.worker);
+        r.status = p.status;
+        r.message = std::move(p.message);
+        r.seed_runs += p.seed_runs;
+        if (r.gpu.empty()) r.gpu = p.gpu;
+        if (r.torch_version.empty()) r.torch_version = p.torch_version;
+      }
+    }
+    std::vector<size_t> still;
+    for (size_t k : alive)
+      if (results[k].status == Status::Ok) still.push_back(k);
+    alive = std::move(still);
+  }
+  return results;
+}
+
+}  // namespace
 
 VerifyResult verifySolution(const fs::path& task_dir, const fs::path& library,
                             const VerifyOptions& options) {
@@ -230,8 +334,12 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   req.allow_open_rdwr = options.allow_open_rdwr;
   WorkerLimits limits = options.limits;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
-  // Output and channel sizes from what the task says it produces.
-  sizeWorkerForTask(info, seeds.size(), libraries.size(), scratch, req, limits);
+  // Output and channel sizes from what the task says it produces; seeds whose
+  // records do not fit on the disk together are verified in several runs.
+  if (size_t per_run = seedsPerRun(info, seeds.size(), libraries.size(), scratch, options.channel_limit_bytes);
+      per_run < seeds.size())
+    return verifyInRuns(task_dir, libraries, options, seeds, per_run);
+  sizeWorkerForTask(info, seeds.size(), libraries.size(), scratch, req, limits, options.channel_limit_bytes);
   fs::path binary = options.worker.empty() ? findWorkerBinary() : options.worker;
 
   // 1. The candidates, one after the other. Their directories are kept

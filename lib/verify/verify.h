@@ -45,6 +45,7 @@ struct VerifyOptions {
   std::filesystem::path scratch_dir;    // empty: the system temp directory
   bool keep_worker_dir = false;
   double reference_timeout_seconds = 600.0;  // the reference's own process
+  uint64_t channel_limit_bytes = 0;     // a run's result channel at most (0: the scratch disk's free space)
 };
 
 struct VerifyResult {
@@ -60,6 +61,7 @@ struct VerifyResult {
   double seconds = 0.0;            // all of it
   double reference_seconds = 0.0;  // waiting for the reference worker once the candidate had ended
   Json reference_phases;           // the reference worker's own clock (ReferenceVerdict::phases)
+  int seed_runs = 1;               // candidate runs the seeds were verified in (seedsPerRun)
 
   Json toJson() const;  // the "verify" object of a report
 };
@@ -134,8 +136,21 @@ std::string checkDevice(const std::string& name);
 // cut and read as a forged channel (hack_detected). Throws kb::Error when
 // even the honest size (`records` x the outputs, for every candidate) does
 // not fit on that disk: the machine's limit, not the candidate's fault.
+// `channel_cap` (0: none) bounds the share as the disk does. The limits'
+// wall and CPU seconds grow by the harness's own work with the records'
+// inputs and outputs (4 s a GiB: making the inputs on the CPU, copies, the
+// channel), so that a task of gigabytes leaves the candidate its time.
 void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates,
-                       const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits);
+                       const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits,
+                       uint64_t channel_cap = 0);
+
+// How many of `seeds` one candidate run can send: all of them when their
+// honest channel fits `scratch`'s share (and `channel_cap`), else as many as
+// fit, at least 1 (sizeWorkerForTask then says whether even one fits).
+// verifySolutions verifies the seeds in runs of that many: KernelBench
+// level 1's 6 GiB outputs x 5 seeds need 30 GiB at once otherwise.
+size_t seedsPerRun(const task::TaskInfo& info, size_t seeds, uint64_t candidates,
+                   const std::filesystem::path& scratch, uint64_t channel_cap = 0);
 
 // Verifies `library` (a built solution.so) against the task bundle at
 // `task_dir`. Throws kb::UsageError for a bad task or device name; every

@@ -86,6 +86,55 @@ TEST(VerifyBatch, SeveralCandidatesShareOneReferenceWorker) {
   expectOnlyTheCacheLeft(scratch);
 }
 
+// Seeds whose records do not fit the channel together are verified in runs
+// (KernelBench level 1's 6 GiB outputs x 5 seeds): a channel limit of one
+// seed's records makes one run per seed. The ok candidate is checked on
+// every seed; a wrong one fails its first run and is not run again; a
+// candidate forging its channel is caught within its run.
+TEST(VerifyBatch, SeedsInRunsWhenTheirChannelsDoNotFitTogether) {
+  CpuBatch batch("kb_verify_runs_");
+  kb::verify::VerifyOptions verify = batch.verify;
+  const fs::path task = sourceRoot() / "testdata/tasks/linear_relu";
+  kb::task::TaskInfo info = kb::task::openBundle(task).info;
+  const uint64_t one_seed = 16 * 24 * 4 + (1u << 20) + (16u << 20);
+  verify.channel_limit_bytes = one_seed + 1024;
+  EXPECT_EQ(kb::verify::seedsPerRun(info, 3, 1, batch.scratch, verify.channel_limit_bytes), 1u);
+  EXPECT_EQ(kb::verify::seedsPerRun(info, 3, 1, batch.scratch, one_seed + 16 * 24 * 4 + (1u << 20)), 2u);
+  EXPECT_EQ(kb::verify::seedsPerRun(info, 3, 1, batch.scratch, 0), 3u);
+  const std::vector<std::string> names = {"ok_linear_relu", "wrong_result", "forge_result"};
+  std::vector<fs::path> libraries;
+  for (const std::string& name : names) {
+    kb::build::BuildResult b =
+        kb::build::buildSolution(kb::solution::loadSolution(sourceRoot() / "testdata/solutions-cpu" / name), batch.build);
+    ASSERT_EQ(b.status, kb::Status::Ok) << name << ": " << b.diagnostics;
+    libraries.push_back(b.library);
+  }
+  std::vector<kb::verify::VerifyResult> results = kb::verify::verifySolutions(task, libraries, verify);
+  ASSERT_EQ(results.size(), names.size());
+  EXPECT_EQ(results[0].status, kb::Status::Ok) << results[0].message;
+  EXPECT_EQ(results[0].seed_runs, 3);
+  ASSERT_EQ(results[0].seeds.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(results[0].seeds[s].seed, info.correctness_seeds[s]);
+  EXPECT_EQ(results[0].toJson()["seed_runs"], 3);
+  for (size_t k = 1; k < names.size(); ++k) {
+    SCOPED_TRACE(names[k]);
+    EXPECT_EQ(std::string(kb::statusName(results[k].status)),
+              batch.expected["solutions"][names[k]]["status"].get<std::string>())
+        << results[k].message;
+    EXPECT_EQ(results[k].seed_runs, 1);
+  }
+  // The same verdicts in one run when the channel fits.
+  verify.channel_limit_bytes = 0;
+  kb::verify::VerifyResult whole = kb::verify::verifySolution(task, libraries[0], verify);
+  EXPECT_EQ(whole.status, kb::Status::Ok);
+  EXPECT_EQ(whole.seed_runs, 1);
+  EXPECT_EQ(whole.seeds.size(), 3u);
+  // Not even one seed fits: the machine's limit, before any work.
+  verify.channel_limit_bytes = 1u << 20;
+  EXPECT_THROW(kb::verify::verifySolution(task, libraries[0], verify), kb::Error);
+  expectOnlyTheCacheLeft(batch.scratch);
+}
+
 TEST(VerifyBatch, EverySolutionGetsItsStatusAndTheHarnessSurvives) {
   const fs::path escape = "/tmp/kb-harness-escape.txt";
   fs::remove(escape);
@@ -269,6 +318,21 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   } catch (const kb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("result channel"), std::string::npos) << e.what();
   }
+  // The time limits are the candidate's: the harness's work on a seed's
+  // inputs and outputs (4 s a GiB) is added, nothing for small tasks.
+  kb::task::TaskInfo big;
+  big.generator = "spec";
+  big.outputs = {{"float32", {64, 1024, 1024}}};  // 256 MiB
+  big.inputs = {kb::task::InputSpec{"tensor", "float32", {3, 256, 1024, 1024}}};  // 3 GiB
+  kb::verify::WorkerLimits timed;
+  kb::verify::sizeWorkerForTask(big, 2, 1, fs::temp_directory_path(), req, timed, /*channel_cap=*/0);
+  EXPECT_NEAR(timed.wall_seconds, 60.0 + 2 * 3.25 * 4.0, 1e-6);
+  EXPECT_EQ(timed.cpu_seconds, 60u + 26u);
+  kb::verify::WorkerLimits small;
+  kb::task::TaskInfo tiny;
+  tiny.outputs = {{"float32", {4, 8}}};
+  kb::verify::sizeWorkerForTask(tiny, 5, 1, fs::temp_directory_path(), req, small);
+  EXPECT_NEAR(small.wall_seconds, 60.0, 1e-3);
 }
 
 }  // namespace
