@@ -47,6 +47,7 @@ weights inside ("in_package").
 """
 
 import argparse
+import contextlib
 import datetime
 import gc
 import os
@@ -84,19 +85,52 @@ def keep_rnns(ep):
     decompositions unroll them over the sequence: KernelBench level 3's
     LSTMs and GRUs (6 layers x 512 steps) built for over 5 minutes on the
     H200. Decomposing all else and keeping the RNN ops leaves them to
-    Inductor as library calls, as in eager."""
-    ops = set(_rnn_ops())
-    if not any(n.op == "call_function" and n.target in ops for n in ep.graph.nodes):
+    Inductor (_build), as in eager."""
+    if not _has_rnn(ep):
         return ep
     table = torch.export.default_decompositions()
-    for op in ops:
+    for op in _rnn_ops():
         table.pop(op, None)
     return ep.run_decompositions(table)
 
 
+@contextlib.contextmanager
+def _rnns_as_library_calls():
+    """Inductor would unroll a kept RNN op all the same: its decomposition
+    table has aten.lstm/gru/rnn_*, and torch._decomp registers the same
+    unrolling functions as the ops' Python CompositeImplicitAutograd and
+    Autograd kernels, which its trace (under the Python dispatcher) runs.
+    Without them the op takes ATen's own composite kernel: cuDNN's
+    _cudnn_rnn on a GPU (an Inductor fallback with an AOTInductor C shim),
+    mkldnn_rnn_layer for an LSTM on the CPU. Restored afterwards: the
+    worker builds other bundles after this one."""
+    from torch._C import DispatchKey
+    import torch._inductor.decomposition as inductor_decomp
+    kernels, decomps = {}, {}
+    for op in _rnn_ops():
+        kernels[op] = {k: op.py_kernels.pop(k) for k in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd)
+                       if k in op.py_kernels}
+        op._dispatch_cache.clear()
+        if op in inductor_decomp.decompositions:
+            decomps[op] = inductor_decomp.decompositions.pop(op)
+    try:
+        yield
+    finally:
+        for op, ks in kernels.items():
+            op.py_kernels.update(ks)
+            op._dispatch_cache.clear()
+        inductor_decomp.decompositions.update(decomps)
+
+
+def _has_rnn(ep):
+    ops = set(_rnn_ops())
+    return any(n.op == "call_function" and n.target in ops for n in ep.graph.nodes)
+
+
 def _build(ep, path, external):
     configs = {"aot_inductor.package_constants_in_so": not external}
-    with kbtask.warnings.catch_warnings():
+    rnns = _rnns_as_library_calls() if _has_rnn(ep) else contextlib.nullcontext()
+    with kbtask.warnings.catch_warnings(), rnns:
         kbtask.warnings.simplefilter("ignore")
         torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
 
