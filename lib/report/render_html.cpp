@@ -282,6 +282,15 @@ std::string taskBarsSvg(const RunReport& r, const std::vector<std::string>& grou
          c1(std::max(0.6, bw - gap)) + "\" height=\"" + c1(std::max(0.8, std::fabs(y - y1))) +
          "\" fill=\"" + groupColor(gi) + "\"><title>" + esc(rows[i]->task_id) + " (" +
          esc(rows[i]->group) + "): " + fmtSpeedup(v[i]) + "</title></rect>\n";
+    // A bar cut at the axis's end says its value (an arrow where it is too narrow).
+    const bool over = v[i] > std::ldexp(1.0, ax.hi), under = v[i] < std::ldexp(1.0, ax.lo);
+    if (over || under) {
+      const double xc = left + i * bw + bw / 2;
+      const std::string text = bw >= 30 ? fmtSpeedup(v[i]) : std::string(over ? "\u2191" : "\u2193");
+      s += "<text x=\"" + c1(xc) + "\" y=\"" + c1(over ? ax.b + 11 : ax.a - 4) +
+           "\" text-anchor=\"middle\" style=\"fill:#fff;font-weight:600\">" + esc(text) + "<title>" +
+           esc(rows[i]->task_id) + ": " + fmtSpeedup(v[i]) + ", beyond the axis</title></text>\n";
+    }
   }
   std::size_t not_drawn = r.tasks.size() - rows.size();
   s += "<text x=\"" + c1((left + W - right) / 2) + "\" y=\"" + c1(H - 10) +

@@ -149,6 +149,20 @@ TEST(Html, EscapesWhatItQuotes) {
   EXPECT_NE(h.find("<title>A &amp; B &lt;run&gt;</title>"), std::string::npos);
 }
 
+// A speed-up past the axis's 128x end (KernelBench level2/14 and 18 reach
+// 177x) is drawn at the edge with its value written on the bar.
+TEST(Html, BarsCutAtTheAxisSayTheirValue) {
+  RawInput raw;
+  parseText("{\"task_id\":\"fast\",\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":177},"
+            "\"compile\":{\"median_ms\":177},\"candidate\":{\"median_ms\":1}}}\n"
+            "{\"task_id\":\"even\",\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":2},"
+            "\"compile\":{\"median_ms\":2},\"candidate\":{\"median_ms\":2}}}\n",
+            "x", raw);
+  std::string h = renderHtml(aggregate(assemble(std::move(raw)), {}));
+  EXPECT_EQ(count(h, "beyond the axis"), 1u);
+  EXPECT_NE(h.find(">177.00x<title>fast: 177.00x, beyond the axis</title>"), std::string::npos);
+}
+
 TEST(Html, EmptyGroupsDrawNoNaN) {
   RawInput raw;
   parseText("{\"task_id\":\"a\",\"level\":1,\"status\":\"crash\"}\n{\"task_id\":\"b\",\"level\":2,\"status\":"
