@@ -180,6 +180,8 @@ def _printable(sm):
     (KernelBench level3/33_VanillaRNN, 46-47_NetVlad). Printing the code is
     the save without writing the weights."""
     for m in sm.modules():
+        if not m._c._has_method("forward"):  # a ModuleList or ModuleDict: no code of its own
+            continue
         try:
             m.code
         except Exception as e:  # noqa: BLE001

@@ -284,9 +284,27 @@ def get_inputs():
 def get_init_inputs():
     return []
 PY
+# And one that scripts as it did: a ModuleList and a ModuleDict have no code
+# of their own to print.
+cat >"$WORK/shapes/level3/4_ModuleList.py" <<'PY'
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(2)])
+        self.acts = torch.nn.ModuleDict({"relu": torch.nn.ReLU()})
+    def forward(self, x):
+        for layer in self.layers:
+            x = self.acts["relu"](layer(x))
+        return x
+def get_inputs():
+    return [torch.randn(4, 8)]
+def get_init_inputs():
+    return []
+PY
 "$KBSYNTH" import "$WORK/shapes/level3" -o "$WORK/shapes-out" -j 1 >/dev/null 2>"$WORK/shapes.err"
 SR="$WORK/shapes-out/import-report.json"
-expect "level-3 shapes: all three captured" \
+expect "level-3 shapes: all four captured" \
   test "$(jq -c '[.tasks[].status] | unique' "$SR" 2>/dev/null)" = '["ok"]'
 ST="$WORK/shapes-out/kernelbench/level3"
 expect "optional argument: traced, its unsaveable script noted" \
@@ -295,6 +313,7 @@ expect "the trace's device follows the inputs (prim.device in the saved code)" \
   sh -c "'$PY' -c \"import torch; m = torch.jit.load('$ST/1_OptionalState/reference.pt'); assert 'prim.device(x)' in m.code and 'torch.device(\\\"cpu\\\")' not in m.code, m.code\""
 expect "lambda over submodules: the reference uses its own weights" \
   sh -c "'$PY' -c \"import torch; m = torch.jit.load('$ST/2_LambdaMlp/reference.pt'); assert len(list(m.parameters())) == 4\""
+expect "ModuleList and ModuleDict: scripted" test "$(jq -r .capture "$ST/4_ModuleList/task.json" 2>/dev/null)" = script
 expect "a draw below the tolerance: kept, with a note" \
   sh -c "jq -e '.capture_notes | any(test(\"not bitwise\"))' '$ST/3_TinyNoise/task.json' >/dev/null"
 expect "--help teaches" sh -c "'$KBSYNTH' --help | grep -q 'kbsynth import'"
