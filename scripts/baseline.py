@@ -79,6 +79,11 @@ def _rnn_ops():
             for overload in ("input", "data")]
 
 
+def _has_rnn(ep):
+    ops = set(_rnn_ops())
+    return any(n.op == "call_function" and n.target in ops for n in ep.graph.nodes)
+
+
 def keep_rnns(ep):
     """torch.compile does not trace RNN modules (Dynamo's allow_rnn is off:
     they run eagerly, on cuDNN's kernels on a GPU), but export's default
@@ -120,11 +125,6 @@ def _rnns_as_library_calls():
             op.py_kernels.update(ks)
             op._dispatch_cache.clear()
         inductor_decomp.decompositions.update(decomps)
-
-
-def _has_rnn(ep):
-    ops = set(_rnn_ops())
-    return any(n.op == "call_function" and n.target in ops for n in ep.graph.nodes)
 
 
 def _build(ep, path, external):

@@ -77,15 +77,15 @@ class ScriptWorker {
   int status_ = 0;
 };
 
+// Whether a baseline.py killed by a signal is run again with /usr/bin/c++:
+// $CXX names another compiler (runBaselineScript, kbsynth's baseline pool).
+bool otherCxxThanSystem();
+
 // `python scripts/baseline.py args...`, and once more with CXX=/usr/bin/c++
 // (and CC=/usr/bin/cc) when the first run was killed by a signal while $CXX
 // named another compiler: on the H200 machine $CXX is a wrapper whose
 // AOTInductor packages crash the loader (docs/gpu-validation.md). Bundles
 // the first run finished are "cached" in the second. `note` says so.
-// Whether a baseline.py killed by a signal is run again with /usr/bin/c++:
-// $CXX names another compiler (runBaselineScript, kbsynth's baseline pool).
-bool otherCxxThanSystem();
-
 ScriptResult runBaselineScript(const std::string& python, const std::vector<std::string>& args,
                                const std::function<void(const Json&)>& on_line = {}, const EnvOverrides& env = {});
 
