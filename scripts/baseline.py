@@ -99,48 +99,27 @@ def keep_rnns(ep):
     return ep.run_decompositions(table)
 
 
-# cuDNN's RNN modes (cudnnRNNMode_t), as ATen's _cudnn_impl passes them.
-_CUDNN_MODE = {"lstm": 2, "gru": 3, "rnn_tanh": 1, "rnn_relu": 0}
-
-
-def _cudnn_rnn_call(op):
-    """The CUDA RNN as one aten._cudnn_rnn call, what ATen's _cudnn_impl
-    does but with weight_buf=None. Its C++ form looks for the module's
-    flattened weight buffer by comparing data pointers (try_get_weight_buf),
-    which a fake tensor of Inductor's trace does not have; without the
-    buffer cuDNN packs the weights on each call. _cudnn_rnn has a meta
-    kernel, an Inductor fallback and an AOTInductor C shim."""
-    name = op._schema.name.split("::")[1]
-    mode = _CUDNN_MODE[name]
-
-    def rnn(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-        if name == "lstm":
-            h0, c0 = hx
-            hidden_size = c0.size(2)
-            proj_size = h0.size(2) if h0.size(2) != hidden_size else 0
-        else:
-            h0, c0 = hx, None
-            hidden_size, proj_size = h0.size(2), 0
-        stride0 = (4 if has_biases else 2) + (1 if proj_size else 0)
-        if dropout > 0 and train:
-            raise TaskError("compile_error", "an RNN with dropout in training mode has no cuDNN baseline here")
-        out, hy, cy, _, _ = torch.ops.aten._cudnn_rnn(
-            input, list(params), stride0, None, h0, c0, mode, hidden_size, proj_size, num_layers,
-            batch_first, dropout, train, bidirectional, [], None)
-        return (out, hy, cy) if name == "lstm" else (out, hy)
-    return rnn
+# Why a CUDA build of a graph with RNN ops fails at once, as measured on the
+# H200 (torch 2.11, docs/gpu-validation.md, 2026-12-03): unrolled per time
+# step, KernelBench level 3's LSTMs and GRUs built for over 300 s; traced as
+# cuDNN's _cudnn_rnn (an Inductor fallback, weight_buf=None) they built, and
+# the package crashed the process (SIGSEGV) when loaded. torch.compile itself
+# runs RNN modules eagerly (Dynamo's allow_rnn is off).
+_RNN_ON_CUDA = ("no CUDA baseline for RNN ops (aten.lstm/gru/rnn_*): unrolled per time step the build "
+                "takes minutes, and AOTInductor's cuDNN RNN package crashes when loaded (torch 2.11); "
+                "torch.compile runs RNN modules eagerly")
 
 
 @contextlib.contextmanager
-def _rnns_as_library_calls(cuda):
+def _rnns_as_library_calls():
     """Inductor would unroll a kept RNN op all the same: its decomposition
     table has aten.lstm/gru/rnn_*, and torch._decomp registers the same
     unrolling functions as the ops' Python CompositeImplicitAutograd and
     Autograd kernels, which its trace (under the Python dispatcher) runs.
-    Without them the op takes ATen's own composite kernel: cuDNN's
-    _cudnn_rnn on a GPU (an Inductor fallback with an AOTInductor C shim),
-    mkldnn_rnn_layer for an LSTM on the CPU. Restored afterwards: the
-    worker builds other bundles after this one."""
+    Without them the op takes ATen's own composite kernel: one
+    mkldnn_rnn_layer per LSTM layer on the CPU. (On a GPU there is no build:
+    see _RNN_ON_CUDA.) Restored afterwards: the worker builds other bundles
+    after this one."""
     from torch._C import DispatchKey
     import torch._inductor.decomposition as inductor_decomp
     kernels, decomps = {}, {}
@@ -150,24 +129,18 @@ def _rnns_as_library_calls(cuda):
         op._dispatch_cache.clear()
         if op in inductor_decomp.decompositions:
             decomps[op] = inductor_decomp.decompositions.pop(op)
-    if cuda:
-        for op in _rnn_ops():
-            if op._overloadname == "input":
-                op.py_impl(DispatchKey.CompositeImplicitAutograd)(_cudnn_rnn_call(op))
-                op._dispatch_cache.clear()
     try:
         yield
     finally:
         for op, ks in kernels.items():
-            op.py_kernels.pop(DispatchKey.CompositeImplicitAutograd, None)
             op.py_kernels.update(ks)
             op._dispatch_cache.clear()
         inductor_decomp.decompositions.update(decomps)
 
 
-def _build(ep, path, external, cuda):
+def _build(ep, path, external):
     configs = {"aot_inductor.package_constants_in_so": not external}
-    rnns = _rnns_as_library_calls(cuda) if _has_rnn(ep) else contextlib.nullcontext()
+    rnns = _rnns_as_library_calls() if _has_rnn(ep) else contextlib.nullcontext()
     with kbtask.warnings.catch_warnings(), rnns:
         kbtask.warnings.simplefilter("ignore")
         torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
@@ -289,6 +262,8 @@ def build(bundle, device, force, weights, timeout_s=0):
         ep = keep_rnns(ep)
     except Exception as e:  # noqa: BLE001
         raise TaskError("export_error", "torch.export: " + kbtask.one_line(e))
+    if device.type == "cuda" and _has_rnn(ep):
+        raise TaskError("compile_error", "AOTInductor: " + _RNN_ON_CUDA)
     # Export may run forward; put buffers (batch-norm statistics) back.
     del xs
     phase("export")
@@ -304,7 +279,7 @@ def build(bundle, device, force, weights, timeout_s=0):
     diff = None
     for external in modes:
         try:
-            _build(ep, tmp, external, device.type == "cuda")
+            _build(ep, tmp, external)
         except Exception as e:  # noqa: BLE001
             raise TaskError("compile_error", "AOTInductor: " + kbtask.one_line(e))
         phase("compile")

@@ -36,6 +36,8 @@
 #   KB_ROLLOUT      0: skip step 5 (kbrollout eval with the replay policy)
 #   KB_EVAL_JOBS    step 5's rollouts at once (default 4: builds overlap, each
 #                   verify and profile has the GPU to itself)
+#   KB_EVAL_RESUME  1: keep step 5's finished rollouts from an earlier run with
+#                   the same OUT and do only the rest (kbrollout's resume)
 #   KB_DIRECT       0: skip steps 2-4 (kbcheck and kbprof per task, their
 #                   report): step 5 does the same work through the agent loop
 # Exit status: 0 when every task imported and both kbcheck and kbprof ended ok.
@@ -184,7 +186,11 @@ if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
   # KB_TASKS may hold a whole imported KernelBench (a task without a solution
   # would still count in the report).
   replay="$OUT/replay" tasks="$OUT/eval-tasks"
-  rm -rf "$replay" "$tasks" "$OUT/eval" "$OUT/eval.work"
+  # With KB_EVAL_RESUME=1 the rollouts already in $OUT/eval are kept and
+  # kbrollout goes on with the rest (an eval longer than one device call);
+  # the workspaces left are those of interrupted rollouts, run again.
+  rm -rf "$replay" "$tasks" "$OUT/eval.work"
+  [ "${KB_EVAL_RESUME:-0}" = 1 ] || rm -rf "$OUT/eval" "$OUT/eval.log"
   mkdir -p "$replay"
   for id in "${ids[@]}"; do
     [ -f "$T/$id/task.json" ] || continue
@@ -195,7 +201,7 @@ if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
   scheme_name=correctness
   [ "${KB_COMPILED:-0}" = 1 ] && scheme_name=milestone
   "$B/tools/kbrollout/kbrollout" eval --tasks "$tasks/kernelbench" --replay "$replay" --out "$OUT/eval" \
-    --scheme "$scheme_name" --device cuda -j "${KB_EVAL_JOBS:-4}" --no-progress 2>"$OUT/eval.log" || rc=1
+    --scheme "$scheme_name" --device cuda -j "${KB_EVAL_JOBS:-4}" --no-progress 2>>"$OUT/eval.log" || rc=1
   tail -3 "$OUT/eval.log"
   if [ -s "$OUT/eval/results.jsonl" ]; then
     R="$B/tools/kbreward/kbreward"
