@@ -86,11 +86,11 @@ def _has_rnn(ep):
 
 def keep_rnns(ep):
     """torch.compile does not trace RNN modules (Dynamo's allow_rnn is off:
-    they run eagerly, on cuDNN's kernels on a GPU), but export's default
-    decompositions unroll them over the sequence: KernelBench level 3's
-    LSTMs and GRUs (6 layers x 512 steps) built for over 5 minutes on the
-    H200. Decomposing all else and keeping the RNN ops leaves them to
-    Inductor (_build), as in eager."""
+    they run eagerly), but export's default decompositions unroll them over
+    the sequence: KernelBench level 3's LSTMs and GRUs (6 layers x 512 steps)
+    built for over 5 minutes on the H200. Decomposing all else and keeping
+    the RNN ops leaves them to Inductor (_build) as library calls, as in
+    eager (on the CPU: see _RNN_ON_CUDA)."""
     if not _has_rnn(ep):
         return ep
     table = torch.export.default_decompositions()
@@ -259,10 +259,12 @@ def build(bundle, device, force, weights, timeout_s=0):
         with kbtask.warnings.catch_warnings():
             kbtask.warnings.simplefilter("ignore")
             ep = torch.export.export(model, tuple(xs))
-        ep = keep_rnns(ep)
+        rnn_on_cuda = device.type == "cuda" and _has_rnn(ep)
+        if not rnn_on_cuda:
+            ep = keep_rnns(ep)
     except Exception as e:  # noqa: BLE001
         raise TaskError("export_error", "torch.export: " + kbtask.one_line(e))
-    if device.type == "cuda" and _has_rnn(ep):
+    if rnn_on_cuda:  # before keep_rnns' decompositions, which it would not use
         raise TaskError("compile_error", "AOTInductor: " + _RNN_ON_CUDA)
     # Export may run forward; put buffers (batch-norm statistics) back.
     del xs
