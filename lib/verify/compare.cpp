@@ -420,7 +420,9 @@ int referenceMain(int argc, char** argv) {
     auto t0 = Clock::now();
     Json phases;
     task::Task task = task::Task::open(task_dir);
-    std::size_t prefetched = task.prefetchInputs(known_seeds);
+    // On a GPU the seeds' inputs are made there after the request (as the
+    // candidate's worker makes them, task::CallInputs: milliseconds).
+    std::size_t prefetched = device_name == "cpu" ? task.prefetchInputs(known_seeds) : 0;
     phases["inputs_prefetched"] = prefetched;
     c10::InferenceMode inference;
     // The reference computes in full float32: no TF32 in cuBLAS or cuDNN
@@ -522,16 +524,17 @@ int referenceMain(int argc, char** argv) {
     double inputs_s = 0, run_s = 0;
     auto referenceFor = [&](uint64_t seed) {
       if (auto it = kept.find(seed); it != kept.end()) return it->second;
-      // The inputs on the CPU (made beside the candidate, for the known
-      // seeds) for comparing with the candidate's record, on the device
-      // for the reference.
+      // The seed's inputs where the candidate's worker made them: on the
+      // CPU the canonical ones (made beside the candidate, for the known
+      // seeds); on a GPU the device generator's (task::CallInputs). Their
+      // digests are compared with the record's.
       SeedReference r;
       auto ti = Clock::now();
-      std::vector<c10::IValue> pristine;
-      for (const auto& v : task.makeInputs(seed, c10::Device(c10::kCPU))) {
-        pristine.push_back(v.isTensor() ? c10::IValue(v.toTensor().to(device)) : v);
-        r.input_digests.push_back(v.isTensor() ? task::digestHex(task::tensorDigest(pristine.back().toTensor())) : "");
-      }
+      if (!device.is_cpu() && !callInputs) throw Error(call_inputs_problem);
+      const std::vector<c10::IValue> pristine =
+          device.is_cpu() ? task.makeInputs(seed, device) : callInputs->make(seed);
+      for (const auto& v : pristine)
+        r.input_digests.push_back(v.isTensor() ? task::digestHex(task::tensorDigest(v.toTensor())) : "");
       std::vector<c10::IValue> ref_inputs;
       for (const auto& v : pristine)
         ref_inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);

@@ -50,11 +50,12 @@ uint64_t inputBytes(const task::TaskInfo& info) {
 }
 
 // The harness's own work in a worker, per record and GiB of inputs and
-// outputs: the canonical inputs are the CPU generator's (2.7 s a GiB on one
-// thread here), then copied to the device; the outputs are copied back and
-// written to the channel. KernelBench level1/94_MSELoss (two 4 GiB inputs)
-// spent its 60 s in five seeds' inputs and ended `timeout`, an honest
-// solution given -1.
+// outputs: on the CPU the canonical inputs (the CPU generator's, 2.7 s a GiB
+// on one thread here; on a GPU the device makes them in milliseconds, unless
+// get_inputs cannot run there and is copied from the CPU); the outputs copied
+// back and written to the channel. KernelBench level1/94_MSELoss (two 4 GiB
+// inputs) spent its 60 s in five seeds' CPU inputs and ended `timeout`, an
+// honest solution given -1.
 constexpr double kHarnessSecondsPerGiB = 4.0;
 
 // A record is the outputs and a header; inputs never travel (the records
