@@ -112,6 +112,12 @@ void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t ca
       static_cast<double>(records) * static_cast<double>(inputBytes(info) + out_bytes) / (1ull << 30) * kHarnessSecondsPerGiB;
   limits.wall_seconds += harness_s;
   limits.cpu_seconds += static_cast<uint64_t>(std::ceil(harness_s));
+  // The host memory budget is the candidate's too: the harness's host copy
+  // of a record's outputs (made in the worker to write the channel, one
+  // record at a time) is added. KernelBench level1/19_ReLU's 6 GiB output
+  // failed an honest solution under the default 4 GiB ("reading the results
+  // failed: ... can't allocate memory").
+  if (request.memory_budget_bytes) request.memory_budget_bytes += out_bytes;
 }
 
 size_t seedsPerRun(const task::TaskInfo& info, size_t seeds, uint64_t candidates, const fs::path& scratch,

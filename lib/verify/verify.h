@@ -138,7 +138,10 @@ std::string checkDevice(const std::string& name);
 // not fit on that disk: the machine's limit, not the candidate's fault.
 // `channel_cap` (0: none) bounds the share as the disk does. The limits'
 // wall and CPU seconds grow by the harness's own work with the records'
-// inputs and outputs (4 s a GiB: making the inputs, copies, the channel), so that a task of gigabytes leaves the candidate its time.
+// inputs and outputs (4 s a GiB: making the inputs, copies, the channel),
+// so that a task of gigabytes leaves the candidate its time; the request's
+// host memory budget (when it has one) grows by one record's outputs, the
+// host copy the harness makes of them for the channel.
 void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t candidates,
                        const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits,
                        uint64_t channel_cap = 0);

@@ -333,6 +333,18 @@ TEST(SizeWorkerForTask, ChannelFollowsTheOutputsAndTheDisk) {
   tiny.outputs = {{"float32", {4, 8}}};
   kb::verify::sizeWorkerForTask(tiny, 5, 1, fs::temp_directory_path(), req, small);
   EXPECT_NEAR(small.wall_seconds, 60.0, 1e-3);
+  // The host memory budget is the candidate's too: the harness's host copy
+  // of one record's outputs (whatever the number of records) is added; no
+  // budget stays no budget.
+  kb::verify::WorkerRequest budgeted;
+  budgeted.memory_budget_bytes = 4ull << 30;
+  kb::verify::WorkerLimits any;
+  kb::verify::sizeWorkerForTask(big, 5, 1, fs::temp_directory_path(), budgeted, any, /*channel_cap=*/0);
+  EXPECT_EQ(budgeted.memory_budget_bytes, (4ull << 30) + (256ull << 20));
+  kb::verify::WorkerRequest unlimited;
+  unlimited.memory_budget_bytes = 0;
+  kb::verify::sizeWorkerForTask(big, 5, 1, fs::temp_directory_path(), unlimited, any, /*channel_cap=*/0);
+  EXPECT_EQ(unlimited.memory_budget_bytes, 0u);
 }
 
 }  // namespace
