@@ -282,14 +282,27 @@ std::string taskBarsSvg(const RunReport& r, const std::vector<std::string>& grou
          c1(std::max(0.6, bw - gap)) + "\" height=\"" + c1(std::max(0.8, std::fabs(y - y1))) +
          "\" fill=\"" + groupColor(gi) + "\"><title>" + esc(rows[i]->task_id) + " (" +
          esc(rows[i]->group) + "): " + fmtSpeedup(v[i]) + "</title></rect>\n";
-    // A bar cut at the axis's end says its value (an arrow where it is too narrow).
+    // A bar cut at the axis's end says its value: across a wide bar, along
+    // a narrower one (side by side, 18 bars' "176.73x" labels touched), an
+    // arrow where even that does not fit.
     const bool over = v[i] > std::ldexp(1.0, ax.hi), under = v[i] < std::ldexp(1.0, ax.lo);
     if (over || under) {
       const double xc = left + i * bw + bw / 2;
-      const std::string text = bw >= 30 ? fmtSpeedup(v[i]) : std::string(over ? "\u2191" : "\u2193");
-      s += "<text x=\"" + c1(xc) + "\" y=\"" + c1(over ? ax.b + 11 : ax.a - 4) +
-           "\" text-anchor=\"middle\" style=\"fill:#fff;font-weight:600\">" + esc(text) + "<title>" +
-           esc(rows[i]->task_id) + ": " + fmtSpeedup(v[i]) + ", beyond the axis</title></text>\n";
+      const std::string title = "<title>" + esc(rows[i]->task_id) + ": " + fmtSpeedup(v[i]) + ", beyond the axis</title>";
+      const std::string style = "style=\"fill:#fff;font-weight:600\">";
+      if (bw >= 64) {
+        s += "<text x=\"" + c1(xc) + "\" y=\"" + c1(over ? ax.b + 11 : ax.a - 4) + "\" text-anchor=\"middle\" " +
+             style + esc(fmtSpeedup(v[i])) + title + "</text>\n";
+      } else if (bw >= 12) {
+        // Read upwards, from the bar's cut end inwards.
+        const double x = xc + 4, y = over ? ax.b + 4 : ax.a - 4;
+        s += "<text x=\"" + c1(x) + "\" y=\"" + c1(y) + "\" transform=\"rotate(-90 " + c1(x) + " " + c1(y) +
+             ")\" text-anchor=\"" + (over ? "end" : "start") + "\" " + style + esc(fmtSpeedup(v[i])) + title +
+             "</text>\n";
+      } else {
+        s += "<text x=\"" + c1(xc) + "\" y=\"" + c1(over ? ax.b + 11 : ax.a - 4) + "\" text-anchor=\"middle\" " +
+             style + (over ? "\u2191" : "\u2193") + title + "</text>\n";
+      }
     }
   }
   std::size_t not_drawn = r.tasks.size() - rows.size();

@@ -86,8 +86,8 @@ std::vector<int64_t> unravel(int64_t flat, c10::IntArrayRef sizes) {
 
 // Compares one output (verify/compare_output.h): non-finite reference
 // values must be matched exactly, finite ones within the tolerance.
-bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol,
-                   OutputCheck& oc) {
+bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol, OutputCheck& oc,
+                   int64_t chunk) {
   oc.elements = static_cast<uint64_t>(ref.numel());
   if (kbDtypeOf(ref.scalar_type()) != kbDtypeOf(cand.scalar_type())) {
     oc.problem = "output " + std::to_string(oc.index) + " is " + oc.dtype + ", the reference's is " +
@@ -102,49 +102,89 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
   if (ref.numel() == 0) return true;
   // On the reference's device (the GPU for CUDA tasks): the element-wise
   // comparison of a large output in float64 on one CPU thread took most of
-  // a profile's reference check (0.8 s per 4M-element seed on the H200 machine).
-  at::Tensor c = cand.to(ref.device()).to(at::kDouble).reshape({-1});
-  at::Tensor r = ref.to(at::kDouble).reshape({-1});
-  at::Tensor c_fin = at::isfinite(c), r_fin = at::isfinite(r);
-  at::Tensor diff = (c - r).abs();
-  at::Tensor tol = atol + rtol * r.abs();
-  // Where the reference is finite, the tolerance; where it is not, the same
-  // value exactly (the tolerance there is infinite and would pass anything).
-  at::Tensor same_nonfinite = c.eq(r).logical_or(at::isnan(c).logical_and(at::isnan(r)));
-  at::Tensor close = at::where(r_fin, c_fin.logical_and(diff.le(tol)), same_nonfinite);
-  at::Tensor wrong_nonfinite = (~r_fin).logical_and(~same_nonfinite);
-  at::Tensor finite = c_fin.logical_and(r_fin);
-  // Every figure in one transfer: one synchronisation per output, not six
-  // (counts below 2^53 are exact in float64).
-  at::Tensor zero = at::zeros({}, diff.options());
-  at::Tensor figures =
-      at::stack({(~close).sum().to(at::kDouble), (~c_fin).logical_and(r_fin).sum().to(at::kDouble),
-                 wrong_nonfinite.sum().to(at::kDouble), finite.any().to(at::kDouble),
-                 at::where(finite, diff, zero).max(),
-                 at::where(finite, diff / r.abs().clamp_min(1e-12), zero).max()})
-          .cpu();
-  const double* f = figures.data_ptr<double>();
-  oc.mismatches = static_cast<uint64_t>(f[0]);
-  oc.nonfinite_unexpected = static_cast<uint64_t>(f[1]);
-  const auto nonfinite_missed = static_cast<uint64_t>(f[2]);
-  if (f[3] != 0) {
-    oc.max_abs_error = f[4];
-    oc.max_rel_error = f[5];
+  // a profile's reference check (0.8 s per 4M-element seed on the H200
+  // machine). In pieces of `chunk` elements: the float64 temporaries of a
+  // whole KernelBench level-1 output (1.6 G elements) took the H200's
+  // 140 GB in the reference worker.
+  chunk = std::max<int64_t>(1, chunk);
+  const at::Tensor cand_flat = cand.reshape({-1}), ref_flat = ref.reshape({-1});
+  const int64_t n = ref_flat.numel();
+  // One piece's masks, in float64 on the reference's device.
+  struct Piece {
+    at::Tensor c, r, diff, tol, close, wrong_nonfinite, finite, c_fin, r_fin;
+  };
+  auto piece = [&](int64_t begin) {
+    Piece p;
+    const int64_t len = std::min(chunk, n - begin);
+    p.c = cand_flat.narrow(0, begin, len).to(ref.device()).to(at::kDouble);
+    p.r = ref_flat.narrow(0, begin, len).to(at::kDouble);
+    p.c_fin = at::isfinite(p.c);
+    p.r_fin = at::isfinite(p.r);
+    p.diff = (p.c - p.r).abs();
+    p.tol = atol + rtol * p.r.abs();
+    // Where the reference is finite, the tolerance; where it is not, the
+    // same value exactly (the tolerance there is infinite and would pass
+    // anything).
+    at::Tensor same_nonfinite = p.c.eq(p.r).logical_or(at::isnan(p.c).logical_and(at::isnan(p.r)));
+    p.close = at::where(p.r_fin, p.c_fin.logical_and(p.diff.le(p.tol)), same_nonfinite);
+    p.wrong_nonfinite = (~p.r_fin).logical_and(~same_nonfinite);
+    p.finite = p.c_fin.logical_and(p.r_fin);
+    return p;
+  };
+  uint64_t nonfinite_missed = 0;
+  bool any_finite = false;
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    Piece p = piece(begin);
+    // Every figure of a piece in one transfer: one synchronisation per
+    // piece, not six (counts below 2^53 are exact in float64).
+    at::Tensor zero = at::zeros({}, p.diff.options());
+    at::Tensor figures =
+        at::stack({(~p.close).sum().to(at::kDouble), (~p.c_fin).logical_and(p.r_fin).sum().to(at::kDouble),
+                   p.wrong_nonfinite.sum().to(at::kDouble), p.finite.any().to(at::kDouble),
+                   at::where(p.finite, p.diff, zero).max(),
+                   at::where(p.finite, p.diff / p.r.abs().clamp_min(1e-12), zero).max()})
+            .cpu();
+    const double* f = figures.data_ptr<double>();
+    oc.mismatches += static_cast<uint64_t>(f[0]);
+    oc.nonfinite_unexpected += static_cast<uint64_t>(f[1]);
+    nonfinite_missed += static_cast<uint64_t>(f[2]);
+    if (f[3] != 0) {
+      oc.max_abs_error = any_finite ? std::max(oc.max_abs_error, f[4]) : f[4];
+      oc.max_rel_error = any_finite ? std::max(oc.max_rel_error, f[5]) : f[5];
+      any_finite = true;
+    }
   }
   if (oc.mismatches == 0) return true;
 
-  // The element shown: a missed non-finite value first, else where the
-  // tolerance is exceeded most.
-  at::Tensor excess = at::where(close, at::full_like(diff, -INFINITY),
-                                at::nan_to_num(diff - tol, INFINITY, INFINITY, INFINITY));
-  int64_t worst = nonfinite_missed > 0 ? wrong_nonfinite.to(at::kByte).argmax().item<int64_t>()
-                                       : excess.argmax().item<int64_t>();
+  // The element shown: the first missed non-finite value, else the first
+  // where the tolerance is exceeded most. A second pass, on failures only.
+  const bool floating = at::isFloatingType(cand.scalar_type());
+  int64_t worst = -1;
+  double worst_excess = -INFINITY;
+  bool cand_all_nan = floating, ref_all_nan = floating;
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    Piece p = piece(begin);
+    if (nonfinite_missed > 0) {
+      if (worst < 0 && p.wrong_nonfinite.any().item<bool>())
+        worst = begin + p.wrong_nonfinite.to(at::kByte).argmax().item<int64_t>();
+    } else {
+      at::Tensor excess = at::where(p.close, at::full_like(p.diff, -INFINITY),
+                                    at::nan_to_num(p.diff - p.tol, INFINITY, INFINITY, INFINITY));
+      at::Tensor at_max = at::stack({excess.max(), excess.argmax().to(at::kDouble)}).cpu();
+      const double* m = at_max.data_ptr<double>();
+      if (worst < 0 || m[0] > worst_excess) {
+        worst_excess = m[0];
+        worst = begin + static_cast<int64_t>(m[1]);
+      }
+    }
+    if (cand_all_nan) cand_all_nan = p.c.isnan().all().item<bool>();
+    if (ref_all_nan) ref_all_nan = p.r.isnan().all().item<bool>();
+  }
   oc.worst_index = unravel(worst, ref.sizes());
-  oc.worst_candidate = c[worst].item<double>();
-  oc.worst_reference = r[worst].item<double>();
+  oc.worst_candidate = cand_flat[worst].item<double>();
+  oc.worst_reference = ref_flat[worst].item<double>();
   const std::string name = "output " + std::to_string(oc.index);
-  bool floating = at::isFloatingType(cand.scalar_type());
-  if (floating && c.isnan().all().item<bool>() && !r.isnan().all().item<bool>()) {
+  if (cand_all_nan && !ref_all_nan) {
     oc.problem = name + " was never written (it still holds the harness's NaN fill)";
   } else if (nonfinite_missed > 0) {
     oc.problem = name + " has " + std::to_string(nonfinite_missed) +
@@ -232,13 +272,22 @@ SeedCheck compareOutputs(const std::vector<WireTensor>& outs, const std::vector<
     at::Tensor cand = fromWire(outs[k]);
     if (k < rounding.size() && rounding[k].defined() && cand.sizes() == ref.sizes() &&
         cand.scalar_type() == ref.scalar_type()) {
-      at::Tensor c = cand.to(ref.device());
-      // Only where the reference and its rounding are finite: an infinite
-      // band (a float32 overflow the float64 copy does not have) would
-      // pass any value, the hole the exact non-finite rule closes.
-      at::Tensor band = (c.to(at::kDouble) - ref.to(at::kDouble)).abs().le(rounding[k] * 2.0)
-                            .logical_and(at::isfinite(rounding[k])).logical_and(at::isfinite(ref));
-      cand = at::where(band, ref, c);
+      // A copy on the reference's device, changed in place piece by piece
+      // (float64 temporaries of a gigabyte output would not fit the GPU).
+      at::Tensor c = cand.to(ref.device(), cand.scalar_type(), /*non_blocking=*/false, /*copy=*/true).contiguous();
+      const at::Tensor c_flat = c.view({-1}), ref_flat = ref.reshape({-1}), round_flat = rounding[k].reshape({-1});
+      for (int64_t begin = 0, n = c_flat.numel(); begin < n; begin += kCompareChunkElements) {
+        const int64_t len = std::min(kCompareChunkElements, n - begin);
+        at::Tensor cp = c_flat.narrow(0, begin, len), rp = ref_flat.narrow(0, begin, len),
+                   up = round_flat.narrow(0, begin, len);
+        // Only where the reference and its rounding are finite: an infinite
+        // band (a float32 overflow the float64 copy does not have) would
+        // pass any value, the hole the exact non-finite rule closes.
+        at::Tensor band = (cp.to(at::kDouble) - rp.to(at::kDouble)).abs().le(up.to(at::kDouble) * 2.0)
+                              .logical_and(at::isfinite(up)).logical_and(at::isfinite(rp));
+        cp.copy_(at::where(band, rp, cp));
+      }
+      cand = c;
     }
     bool ok = compareOutput(cand, ref, atol, rtol, oc);
     sc.outputs.push_back(oc);
@@ -483,7 +532,7 @@ int referenceMain(int argc, char** argv) {
     struct SeedReference {
       std::vector<std::string> input_digests;  // the inputs as made, to compare with the candidate's record
       std::vector<at::Tensor> expected;
-      std::vector<at::Tensor> rounding;  // |float32 - float64 reference| per float32 output (undefined: none)
+      std::vector<at::Tensor> rounding;  // |float32 - float64 reference| per float32 output, in float32 (undefined: none)
       std::vector<bool> ref_modified;  // inputs the reference itself writes into
     };
     // The float32 reference's own rounding error, from its float64 copy on
@@ -496,22 +545,35 @@ int referenceMain(int argc, char** argv) {
       if (!any32 || wide_failed) return err;
       try {
         if (!wide) throw Error("no float64 copy of the reference");
-        std::vector<c10::IValue> x;
-        for (const auto& v : inputs) {
-          if (v.isTensor() && at::isFloatingType(v.toTensor().scalar_type()))
-            x.emplace_back(v.toTensor().to(at::kDouble));
-          else
-            x.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+        std::vector<at::Tensor> r64;
+        {
+          std::vector<c10::IValue> x;  // freed before the error is computed
+          for (const auto& v : inputs) {
+            if (v.isTensor() && at::isFloatingType(v.toTensor().scalar_type()))
+              x.emplace_back(v.toTensor().to(at::kDouble));
+            else
+              x.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+          }
+          r64 = wide->run(x);
         }
-        std::vector<at::Tensor> r64 = wide->run(x);
         if (r64.size() != expected.size()) throw Error("float64 outputs differ in number");
         for (std::size_t i = 0; i < expected.size(); ++i) {
           if (expected[i].scalar_type() != at::kFloat || r64[i].sizes() != expected[i].sizes()) {
             err.emplace_back();
             continue;
           }
-          at::Tensor e = (expected[i].to(at::kDouble) - r64[i].to(at::kDouble)).abs();
-          err.push_back(at::where(at::isfinite(e), e, at::zeros_like(e)));
+          // In pieces, kept in float32 (an allowance: its own rounding does
+          // not matter), 0 where not finite: float64 temporaries of a
+          // gigabyte output would not fit the GPU beside the rest.
+          at::Tensor e = at::empty(expected[i].sizes(), expected[i].options());
+          const at::Tensor e_flat = e.view({-1}), want = expected[i].reshape({-1}), wide_out = r64[i].reshape({-1});
+          for (int64_t begin = 0, n = e_flat.numel(); begin < n; begin += kCompareChunkElements) {
+            const int64_t len = std::min(kCompareChunkElements, n - begin);
+            at::Tensor d = (want.narrow(0, begin, len).to(at::kDouble) - wide_out.narrow(0, begin, len).to(at::kDouble)).abs();
+            e_flat.narrow(0, begin, len).copy_(at::where(at::isfinite(d), d, at::zeros_like(d)));
+          }
+          r64[i] = at::Tensor();
+          err.push_back(e);
         }
       } catch (const std::exception&) {
         wide_failed = true;  // e.g. an op with a hard-coded float32 tensor inside

@@ -10,6 +10,8 @@
 // infinite where the reference is, and would let any value through.
 #pragma once
 
+#include <cstdint>
+
 #include <ATen/core/Tensor.h>
 
 #include "verify/compare.h"
@@ -19,7 +21,12 @@ namespace kb::verify {
 // Fills `oc` (elements, mismatches, nonfinite_unexpected, max errors,
 // worst element, problem) from `oc.index`, `oc.dtype`, `oc.expected_dtype`,
 // `oc.shape` and `oc.expected_shape` as the caller set them, and returns
-// whether the output passed. Compares on the reference's device.
-bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol, OutputCheck& oc);
+// whether the output passed. Compares on the reference's device, `chunk`
+// elements at a time (float64 temporaries of 512 MiB each by default, so
+// that an output of gigabytes is compared in the memory of a few pieces);
+// the result does not depend on `chunk`.
+constexpr int64_t kCompareChunkElements = int64_t{1} << 26;
+bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, double rtol, OutputCheck& oc,
+                   int64_t chunk = kCompareChunkElements);
 
 }  // namespace kb::verify

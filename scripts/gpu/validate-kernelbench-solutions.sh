@@ -211,8 +211,9 @@ if [ "${KB_ROLLOUT:-1}" = 1 ] && [ -x "$B/tools/kbrollout/kbrollout" ]; then
     echo "agent-loop report: $OUT/eval-report.md, $OUT/eval-report.html"
     # Why each rollout that did not end ok ended so: every stage's status and
     # summary from its last verdict (a small file to fetch, where the
-    # trajectories are megabytes).
-    jq -r 'select(.status != "ok") | "\(.task_id): \(.status)",
+    # trajectories are megabytes). After a resume the file holds a task's
+    # earlier, redone rollout too: its last one counts, as in results.jsonl.
+    jq -rs 'reduce .[] as $t ({}; .[$t.task_id] = $t) | .[] | select(.status != "ok") | "\(.task_id): \(.status)",
            (.final.stages // {} | to_entries[] | "  \(.key): \(.value.status // "-"): \(.value.summary // .value.message // "")")' \
       "$OUT/eval/trajectories.jsonl" >"$OUT/eval-failures.txt" 2>/dev/null
     [ -s "$OUT/eval-failures.txt" ] && { echo "rollouts that did not end ok ($OUT/eval-failures.txt):"; cat "$OUT/eval-failures.txt"; }

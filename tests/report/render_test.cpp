@@ -161,6 +161,27 @@ TEST(Html, BarsCutAtTheAxisSayTheirValue) {
   std::string h = renderHtml(aggregate(assemble(std::move(raw)), {}));
   EXPECT_EQ(count(h, "beyond the axis"), 1u);
   EXPECT_NE(h.find(">177.00x<title>fast: 177.00x, beyond the axis</title>"), std::string::npos);
+  EXPECT_EQ(h.find("rotate(-90"), std::string::npos);  // two bars: wide enough to write across
+
+  // 18 bars of about 50 px (the H200 eval of the reference set): side by
+  // side, two "176.73x" labels across their bars touched; along them they
+  // do not. 100 bars: an arrow.
+  auto bars = [](int n) {
+    std::string text = "{\"task_id\":\"fast\",\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":177},"
+                       "\"compile\":{\"median_ms\":177},\"candidate\":{\"median_ms\":1}}}\n";
+    for (int i = 1; i < n; ++i)
+      text += "{\"task_id\":\"t" + std::to_string(i) + "\",\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":2},"
+              "\"compile\":{\"median_ms\":2},\"candidate\":{\"median_ms\":2}}}\n";
+    RawInput in;
+    parseText(text, "x", in);
+    return renderHtml(aggregate(assemble(std::move(in)), {}));
+  };
+  std::string along = bars(18);
+  EXPECT_NE(along.find("rotate(-90"), std::string::npos);
+  EXPECT_NE(along.find(">177.00x<title>fast: 177.00x, beyond the axis</title>"), std::string::npos);
+  std::string arrow = bars(100);
+  EXPECT_EQ(arrow.find("rotate(-90"), std::string::npos);
+  EXPECT_NE(arrow.find("\u2191<title>fast: 177.00x, beyond the axis</title>"), std::string::npos);
 }
 
 TEST(Html, EmptyGroupsDrawNoNaN) {

@@ -86,5 +86,58 @@ TEST(CompareOutput, MaxErrorsCountFiniteElementsOnly) {
   EXPECT_TRUE(std::isfinite(oc.max_rel_error));
 }
 
+// A gigabyte output is compared in pieces: every figure, the worst element
+// and the message are those of the comparison in one piece, whatever the
+// piece size (1 element, 3, 7 over 10 elements, or all at once).
+TEST(CompareOutput, PiecesGiveTheSameVerdict) {
+  const std::vector<float> ref = {1.0f, 2.0f, kInf, 4.0f, NAN, -6.0f, 7.0f, 8.0f, 9.0f, 8.0f};
+  const std::vector<std::vector<float>> cands = {
+      {1.0f, 2.00001f, kInf, 4.0f, NAN, -6.0f, 7.0f, 8.0f, 9.0f, 8.00001f},   // right
+      {1.0f, 2.1f, kInf, 4.0f, NAN, -6.0f, 7.0f, 8.5f, 9.0f, 8.5f},          // three wrong, the two 8.5s tie
+      {1.0f, 2.0f, kInf, 4.0f, NAN, kInf, 7.0f, 8.0f, 9.3f, 8.0f},           // Inf where finite
+      {1.0f, 2.0f, 3.0f, 4.0f, 0.0f, -6.0f, 7.0f, 8.0f, 9.0f, 8.0f},         // two missed non-finite
+      {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN},                    // never written
+  };
+  const at::Tensor r = at::tensor(ref).reshape({2, 5});
+  for (std::size_t k = 0; k < cands.size(); ++k) {
+    const at::Tensor c = at::tensor(cands[k]).reshape({2, 5});
+    auto run = [&](int64_t chunk) {
+      verify::OutputCheck oc;
+      oc.dtype = oc.expected_dtype = "float32";
+      oc.shape = oc.expected_shape = {2, 5};
+      oc.index = 0;
+      bool ok = verify::compareOutput(c, r, 1e-4, 1e-4, oc, chunk);
+      return std::make_pair(ok, oc);
+    };
+    const auto [whole_ok, whole] = run(verify::kCompareChunkElements);
+    EXPECT_EQ(whole_ok, k == 0) << "case " << k << ": " << whole.problem;
+    for (int64_t chunk : {1, 3, 7}) {
+      const auto [ok, oc] = run(chunk);
+      EXPECT_EQ(ok, whole_ok) << "case " << k << ", chunk " << chunk;
+      EXPECT_EQ(oc.mismatches, whole.mismatches) << "case " << k << ", chunk " << chunk;
+      EXPECT_EQ(oc.nonfinite_unexpected, whole.nonfinite_unexpected) << "case " << k << ", chunk " << chunk;
+      EXPECT_DOUBLE_EQ(oc.max_abs_error, whole.max_abs_error) << "case " << k << ", chunk " << chunk;
+      EXPECT_DOUBLE_EQ(oc.max_rel_error, whole.max_rel_error) << "case " << k << ", chunk " << chunk;
+      EXPECT_EQ(oc.worst_index, whole.worst_index) << "case " << k << ", chunk " << chunk;
+      EXPECT_EQ(oc.problem, whole.problem) << "case " << k << ", chunk " << chunk;
+    }
+  }
+  // The cases say what they should, in one piece.
+  auto problem = [&](std::size_t k) {
+    verify::OutputCheck oc;
+    oc.dtype = oc.expected_dtype = "float32";
+    oc.shape = oc.expected_shape = {2, 5};
+    verify::compareOutput(at::tensor(cands[k]).reshape({2, 5}), r, 1e-4, 1e-4, oc, 3);
+    return oc;
+  };
+  verify::OutputCheck tie = problem(1);
+  EXPECT_EQ(tie.mismatches, 3u);
+  EXPECT_EQ(tie.worst_index, (std::vector<int64_t>{1, 2}));  // the two 8.5s for 8 tie: the first
+  EXPECT_EQ(problem(2).nonfinite_unexpected, 1u);
+  EXPECT_EQ(problem(3).worst_index, (std::vector<int64_t>{0, 2}));
+  EXPECT_NE(problem(3).problem.find("Inf/NaN"), std::string::npos);
+  EXPECT_NE(problem(4).problem.find("never written"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kb
