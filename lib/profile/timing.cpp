@@ -226,8 +226,10 @@ struct KeptCall {
 
 class Timing final : public verify::TimingSession, public verify::HarnessWork {
  public:
-  Timing(const verify::WorkerRequest& req, const task::Task& task, const task::Reference& reference, const Device& dev)
-      : task_(task), reference_(reference), dev_(dev), opts_(req.profile), cuda_(dev.device.is_cuda()) {
+  Timing(const verify::WorkerRequest& req, const task::Task& task, const task::Reference& reference, const Device& dev,
+         const task::CallInputs& inputs)
+      : task_(task), reference_(reference), dev_(dev), inputs_(inputs), opts_(req.profile),
+        cuda_(dev.device.is_cuda()) {
     auto opt = at::TensorOptions().device(dev.device);
     gpu_ = "cpu";
     arch_ = "cpu";
@@ -256,10 +258,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     compile_.name = "compile";
     candidate_.name = "candidate";
 
-    // The maker of every call's inputs (fresh values per call), and the
-    // baselines' one fixed input set.
-    inputs_.emplace(task, dev.device);
-    baseline_inputs_ = inputs_->make(opts_.value("baseline_seed", uint64_t{1}));
+    // The baselines' one fixed input set (every timed call's are fresh).
+    baseline_inputs_ = inputs_.make(opts_.value("baseline_seed", uint64_t{1}));
     input_bytes_ = tensorBytes(baseline_inputs_);
 
 #if KB_WITH_CUDA
@@ -379,7 +379,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     // One candidate call; `timed` adds the timers, the commit and the kept outputs.
     auto candidateCall = [&](bool timed) {
       uint64_t seed = freshSeed();
-      std::vector<c10::IValue> inputs = inputs_->make(seed);
+      std::vector<c10::IValue> inputs = inputs_.make(seed);
       auto c = make_context();
       c->inputs = &inputs;
       for (const auto& spec : output_specs_) {
@@ -590,7 +590,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     rec["ops"] = reference_.opKinds();
     rec["input_bytes"] = input_bytes_;
     rec["output_bytes"] = output_bytes_;
-    rec["input_method"] = inputs_->method();
+    rec["input_method"] = inputs_.method();
     rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
     rec["timed_calls"] = kept_.size();
     rec["kept_bytes"] = kept_bytes_;
@@ -779,6 +779,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   const task::Task& task_;
   const task::Reference& reference_;
   const Device& dev_;
+  const task::CallInputs& inputs_;  // the worker's (verify/worker.cpp): fresh values per timed call
   Json opts_;
   bool cuda_ = false;
   std::string gpu_, arch_;
@@ -797,7 +798,6 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   double baseline_seconds_ = 0;
   std::optional<task::CompiledBaseline> compiled_;
   std::string compile_error_;
-  std::optional<task::CallInputs> inputs_;
   std::vector<c10::IValue> baseline_inputs_;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
   std::vector<uint64_t> scratch_sizes_;
@@ -814,12 +814,13 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
 }  // namespace
 
 std::unique_ptr<verify::TimingSession> prepareTiming(const verify::WorkerRequest& req, const task::Task& task,
-                                             const task::Reference& reference, const Device& dev) {
+                                             const task::Reference& reference, const Device& dev,
+                                             const task::CallInputs& inputs) {
 #if !KB_WITH_CUDA
   if (dev.device.is_cuda())
     throw Error("profiling on a GPU needs a CUDA build of kbcheck-worker (meson -Dtorch_cuda=true)");
 #endif
-  return std::make_unique<Timing>(req, task, reference, dev);
+  return std::make_unique<Timing>(req, task, reference, dev, inputs);
 }
 
 }  // namespace kb::profile

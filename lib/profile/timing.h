@@ -15,6 +15,7 @@ namespace kb::profile {
 // The timing session of `req` (its "profile" object): baselines first, then
 // the candidate; on the CPU the host clock is the timer.
 std::unique_ptr<verify::TimingSession> prepareTiming(const verify::WorkerRequest& req, const task::Task& task,
-                                                     const task::Reference& reference, const verify::Device& dev);
+                                                     const task::Reference& reference, const verify::Device& dev,
+                                                     const task::CallInputs& inputs);
 
 }  // namespace kb::profile

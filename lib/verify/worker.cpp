@@ -527,13 +527,15 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   std::optional<task::Reference> reference;
   std::vector<task::NamedTensor> params;
   Device dev;
+  // The maker of fresh input sets on the device (task/timed_call.h), loaded
+  // once and shared: kbprof's timed calls take theirs from it, and on a GPU
+  // so do the correctness seeds, made there by the device's generator:
+  // KernelBench's gigabyte inputs in milliseconds, where the CPU generator
+  // takes 2.7 s a GiB. The reference worker makes the same ones
+  // (compare.cpp) and checks their digests. On the CPU the seeds' inputs are
+  // the bundle's canonical ones. Declared before `timing`, which refers to it.
+  std::optional<task::CallInputs> call_inputs;
   std::unique_ptr<TimingSession> timing;
-  // On a GPU the seeds' inputs are made there, by the device's generator, as
-  // the timed calls' are (task/timed_call.h): KernelBench's gigabyte inputs
-  // in milliseconds, where the CPU generator takes 2.7 s a GiB. The
-  // reference worker makes the same ones (compare.cpp) and checks their
-  // digests. On the CPU they are the bundle's canonical inputs.
-  std::optional<task::CallInputs> seed_inputs;
   std::string confinement;
   std::size_t prefetched = 0;
   double prefetch_seconds = 0.0, waited_seconds = 0.0;
@@ -548,17 +550,17 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     // the seeds' and the timed calls' inputs are made on the device, one
     // set at a time: task/timed_call.h.)
     std::exception_ptr prefetch_failure;
-    const bool on_cpu = req.device == "cpu";
-    std::thread prefetcher([&] {
-      if (!on_cpu) return;
-      try {
-        auto tp = Clock::now();
-        prefetched = task->prefetchInputs(req.seeds);
-        prefetch_seconds = since(tp);
-      } catch (...) {
-        prefetch_failure = std::current_exception();
-      }
-    });
+    std::thread prefetcher;
+    if (req.device == "cpu")
+      prefetcher = std::thread([&] {
+        try {
+          auto tp = Clock::now();
+          prefetched = task->prefetchInputs(req.seeds);
+          prefetch_seconds = since(tp);
+        } catch (...) {
+          prefetch_failure = std::current_exception();
+        }
+      });
     auto joinPrefetch = [&] {
       if (prefetcher.joinable()) prefetcher.join();
       if (prefetch_failure) std::rethrow_exception(std::exchange(prefetch_failure, nullptr));
@@ -570,12 +572,12 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
       tp = Clock::now();
       reference.emplace(task->reference(dev.device));
       params = reference->state();
-      if (dev.device.is_cuda()) seed_inputs.emplace(*task, dev.device);
+      if (dev.device.is_cuda() || !req.profile.is_null()) call_inputs.emplace(*task, dev.device);
       startup_phases["load_seconds"] = since(tp);
       tp = Clock::now();
       if (!req.profile.is_null()) {
         if (!prepare_timing) throw Error("this worker cannot time (no timing phase linked in): a profile request");
-        timing = prepare_timing(req, *task, *reference, dev);
+        timing = prepare_timing(req, *task, *reference, dev, *call_inputs);
       }
       startup_phases["timing_setup_seconds"] = since(tp);
     } catch (...) {
@@ -735,7 +737,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     auto ts = Clock::now();
     std::vector<c10::IValue> inputs;
     try {
-      inputs = seed_inputs ? seed_inputs->make(seed) : task->makeInputs(seed, dev.device);
+      inputs = dev.device.is_cuda() ? call_inputs->make(seed) : task->makeInputs(seed, dev.device);
       synchronize(dev);
     } catch (const std::exception& e) {
       rec["ok"] = false;

@@ -36,6 +36,7 @@
 namespace kb::task {
 class Task;
 class Reference;
+class CallInputs;
 }  // namespace kb::task
 
 namespace kb::verify {
@@ -152,9 +153,11 @@ struct Device;
 // before confinement, it times the baselines and the candidate
 // (verify/worker_internal.h). lib/profile's prepareTiming
 // (profile/timing.h), which kbcheck-worker hands in, so that verification
-// does not depend on profiling.
+// does not depend on profiling. `inputs` makes the timed calls' input sets;
+// the worker owns it and keeps it for the session's lifetime.
 using PrepareTiming = std::unique_ptr<TimingSession> (*)(const WorkerRequest& req, const task::Task& task,
-                                                          const task::Reference& reference, const Device& dev);
+                                                          const task::Reference& reference, const Device& dev,
+                                                          const task::CallInputs& inputs);
 
 // The candidate worker's main(): `kbcheck-worker candidate REQUEST.json`
 // (argv[0] is "candidate"). Exit status 0 when every seed ran; the result
