@@ -367,7 +367,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     r.worker = st.worker->finish(library, pick);
   }
   r.worker_seconds = since(tw);
-  verify::WorkerDirGuard cleanup(r.worker.dir, o.keep_worker_dir);
+  verify::WorkerDirGuard cleanup(r.worker, o.keep_worker_dir);
   const Json* timing = nullptr;
   for (const auto& rec : r.worker.records)
     if (rec.header.value("type", "") == "timing") timing = &rec.header;

@@ -99,7 +99,11 @@ Json WorkerRun::toJson() const {
 
 WorkerDirGuard::~WorkerDirGuard() {
   std::error_code ec;
-  if (!keep_ && !dir_.empty()) fs::remove_all(dir_, ec);
+  if (dir_.empty()) return;
+  if (keep_)
+    keepScratchDir(dir_);
+  else
+    fs::remove_all(dir_, ec);
 }
 
 fs::path findWorkerBinary() {
@@ -252,14 +256,16 @@ namespace {
 bool prepareWorker(const WorkerRequest& request, const WorkerLimits& limits, const fs::path& binary,
                    const fs::path& scratch, WorkerRun& run, ProcessSpec& spec) {
   std::error_code ec;
-  fs::create_directories(scratch, ec);
-  std::string tmpl = (scratch / "kbcheck-worker-XXXXXX").string();
-  if (!::mkdtemp(tmpl.data())) {
+  try {
+    // Reclaims what killed runs left in `scratch` first (core/scratch_dir.h).
+    ScratchDir made = makeScratchDir(scratch, "kbcheck-worker");
+    run.dir = made.path;
+    run.dir_owner = made.owner;
+  } catch (const std::exception& e) {
     run.status = Status::InfraError;
-    run.message = "cannot create a worker directory under " + scratch.string();
+    run.message = std::string("cannot create a worker directory: ") + e.what();
     return false;
   }
-  run.dir = tmpl;
   fs::path work = run.dir / "work";
   fs::create_directories(work, ec);
   fs::path request_file = run.dir / "request.json";

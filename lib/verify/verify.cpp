@@ -144,6 +144,7 @@ std::string checkDevice(const std::string& name) {
 
 struct ReferenceWorker::State {
   fs::path dir;  // its working directory (the verdict), removed with it
+  std::shared_ptr<const ScratchOwner> dir_owner;  // its lock (core/scratch_dir.h)
   std::optional<WaitingProcess> process;
   bool finished = false;
 };
@@ -152,9 +153,9 @@ ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& de
                                  const std::vector<uint64_t>& known_seeds, const fs::path& scratch,
                                  const fs::path& binary, double wall_seconds)
     : state_(std::make_unique<State>()) {
-  std::string tmpl = (scratch / "kb-reference-XXXXXX").string();
-  if (!::mkdtemp(tmpl.data())) throw Error("cannot make a directory in " + scratch.string() + ": " + std::strerror(errno));
-  state_->dir = tmpl;
+  ScratchDir made = makeScratchDir(scratch, "kb-reference");  // reclaims killed runs' first
+  state_->dir = made.path;
+  state_->dir_owner = made.owner;
   ProcessSpec spec;
   spec.argv = {binary.string(), "reference", "--task", fs::absolute(task_dir).string(), "--device", device};
   if (!known_seeds.empty()) {
@@ -365,7 +366,7 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
     req.library = fs::absolute(libraries[k]);
     VerifyResult& r = results[k];
     r.worker = runWorker(req, limits, binary, scratch, /*keep_dir=*/true);
-    cleanup.push_back(std::make_unique<WorkerDirGuard>(r.worker.dir, options.keep_worker_dir));
+    cleanup.push_back(std::make_unique<WorkerDirGuard>(r.worker, options.keep_worker_dir));
     r.seconds = since(tk);
     if (r.worker.status != Status::Ok) {
       r.status = r.worker.status;

@@ -32,6 +32,7 @@
 #include "core/report.h"
 #include "verify/wire.h"
 #include "core/process.h"
+#include "core/scratch_dir.h"
 
 namespace kb::task {
 class Task;
@@ -87,6 +88,9 @@ struct WorkerRun {
   std::string message;
   std::string blocked_syscall;   // the name from the SIGSYS report, if any
   std::filesystem::path dir;     // its directory (removed unless keep_dir)
+  // The lock that marks `dir` in use (core/scratch_dir.h): once the last copy
+  // is gone, a later run may reclaim a directory left behind.
+  std::shared_ptr<const ScratchOwner> dir_owner;
   Json toJson() const;           // the "worker" object of the verify report
 };
 
@@ -129,16 +133,18 @@ class CandidateWorker {
 
 // Removes a worker's directory (kept by runWorker(keep_dir=true) until the
 // reference worker has read its result channel) when it goes out of scope,
-// unless `keep` (kbcheck/kbprof --keep-workdir).
+// unless `keep` (kbcheck/kbprof --keep-workdir: then no later run reclaims
+// it). Holds the directory's lock until then.
 class WorkerDirGuard {
  public:
-  WorkerDirGuard(std::filesystem::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
+  WorkerDirGuard(const WorkerRun& run, bool keep) : dir_(run.dir), owner_(run.dir_owner), keep_(keep) {}
   ~WorkerDirGuard();
   WorkerDirGuard(const WorkerDirGuard&) = delete;
   WorkerDirGuard& operator=(const WorkerDirGuard&) = delete;
 
  private:
   std::filesystem::path dir_;
+  std::shared_ptr<const ScratchOwner> owner_;
   bool keep_;
 };
 

@@ -222,7 +222,7 @@ TEST(VerifyBatch, WorkersStartedAheadOfTheLibraryAndTheRequest) {
     ::usleep(4000 * 1000);  // "the build": longer than the worker's own limit (and its start-up, under load)
     kb::verify::WorkerRun run = worker.finish(b.library);
     ASSERT_EQ(run.status, kb::Status::Ok) << run.message << "\n" << run.process.output;
-    kb::verify::WorkerDirGuard cleanup(run.dir, false);
+    kb::verify::WorkerDirGuard cleanup(run, false);
     EXPECT_GT(run.hello.value("waited_seconds", 0.0), 0.3);
     EXPECT_LT(run.hello.value("startup_seconds", 99.0), run.process.wall_seconds);
     EXPECT_NE(run.hello.value("confinement", "").find("seccomp"), std::string::npos);
