@@ -33,7 +33,7 @@ class ScratchOwner {
 
 struct ScratchDir {
   std::filesystem::path path;
-  std::shared_ptr<const ScratchOwner> owner;  // null: not made (see makeScratchDir)
+  std::shared_ptr<const ScratchOwner> owner;  // held while any copy lives (makeScratchDir never returns null)
 };
 
 // Reclaims `parent`'s abandoned <prefix>-* directories, then makes
