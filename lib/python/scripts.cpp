@@ -19,6 +19,7 @@
 #include "core/paths.h"
 #include "core/process.h"
 #include "core/report.h"
+#include "core/scratch_dir.h"
 
 extern char** environ;
 
@@ -137,19 +138,20 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
     throw;
   }
   // A temporary folder of its own, named to it as $TMPDIR and removed once
-  // it is reaped: what it leaves there goes with it, also when it is killed
-  // (a stop, a timeout, the out-of-memory killer) before its own clean-up.
+  // it is reaped: what it leaves there goes with it. When this process is
+  // killed too (a stop, a timeout, the out-of-memory killer) before it can
+  // reap, the folder's lock dies with it and the next worker made reclaims
+  // it (core/scratch_dir.h).
   const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = (fs::path(tmp && *tmp ? tmp : "/tmp") / "kbworker-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) {
-    int err = errno;
+  try {
+    tmpdir_ = makeScratchDir(tmp && *tmp ? tmp : "/tmp", "kbworker");
+  } catch (const Error& e) {
     for (int fd : {sv[0], sv[1], outp[0], outp[1]}) close(fd);
-    throw Error("cannot make a temporary folder " + tmpl + " for " + script + ": " + std::strerror(err));
+    throw Error("cannot make a temporary folder for " + script + ": " + e.what());
   }
-  tmpdir_ = tmpl;
   spec.env = environmentWith(env);
   std::erase_if(spec.env, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
-  spec.env.push_back("TMPDIR=" + tmpdir_);
+  spec.env.push_back("TMPDIR=" + tmpdir_.path.string());
   spec.stdin_fd = sv[1];
   spec.inherit_stderr = true;
   spec.die_with_parent = false;  // lives as long as this object, whichever thread made it
@@ -166,7 +168,7 @@ ScriptWorker::ScriptWorker(const std::string& python, const std::string& script,
     close(sv[0]);
     close(outp[0]);
     std::error_code ec;
-    fs::remove_all(tmpdir_, ec);
+    fs::remove_all(tmpdir_.path, ec);
     throw Error("cannot run " + python + ": " + error + " (set --python or KB_PYTHON)");
   }
   pid_ = pid;
@@ -243,7 +245,8 @@ int ScriptWorker::wait() {
     }
     reaped_ = true;
     std::error_code ec;
-    fs::remove_all(tmpdir_, ec);
+    fs::remove_all(tmpdir_.path, ec);
+    tmpdir_.owner.reset();
   }
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
 }

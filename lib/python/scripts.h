@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/scratch_dir.h"
 #include "task/bundle.h"
 
 namespace kb::python {
@@ -71,7 +72,7 @@ class ScriptWorker {
  private:
   int pid_ = -1;
   int in_ = -1, out_ = -1;
-  std::string tmpdir_;  // the worker's $TMPDIR, removed when it is reaped
+  ScratchDir tmpdir_;  // the worker's $TMPDIR, removed when it is reaped
   std::string buf_;
   bool reaped_ = false;
   int status_ = 0;
