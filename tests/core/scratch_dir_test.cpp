@@ -1,7 +1,5 @@
 #include "core/scratch_dir.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +7,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "../support/forked_owner.h"
 
 namespace fs = std::filesystem;
 
@@ -54,29 +54,16 @@ TEST_F(ScratchDirTest, ReleasedIsReclaimedByTheNextMake) {
 
 // The case this exists for: an owner killed (no destructor runs).
 TEST_F(ScratchDirTest, KilledOwnersDirectoryIsReclaimed) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(fds[0]);
+  ForkedOwner owner = forkOwner([&](const auto& report) {
     kb::ScratchDir d = kb::makeScratchDir(parent_, "kbcheck-worker");
-    std::string p = d.path.string() + "\n";
-    (void)!::write(fds[1], p.data(), p.size());
-    ::pause();  // until killed
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string path;
-  char c;
-  while (::read(fds[0], &c, 1) == 1 && c != '\n') path.push_back(c);
-  ::close(fds[0]);
+    report(d.path.string());
+  });
+  ASSERT_GE(owner.pid, 0);
+  std::string path = owner.line;
   ASSERT_FALSE(path.empty());
   EXPECT_TRUE(kb::reclaimAbandonedScratchDirs(parent_, "kbcheck-worker").empty()) << "the owner still lives";
   EXPECT_TRUE(fs::is_directory(path));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  killOwner(owner.pid);
   auto removed = kb::reclaimAbandonedScratchDirs(parent_, "kbcheck-worker");
   ASSERT_EQ(removed.size(), 1u);
   EXPECT_EQ(removed[0], fs::path(path));

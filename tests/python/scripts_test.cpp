@@ -4,13 +4,13 @@
 #include "python/scripts.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "../support/forked_owner.h"
 
 namespace fs = std::filesystem;
 
@@ -87,29 +87,15 @@ TEST_F(ScriptWorkerTmp, RemovedByTheDestructor) {
 // limit): no destructor runs and its worker's folder stays. The next worker
 // made under the same $TMPDIR removes it (core/scratch_dir.h).
 TEST_F(ScriptWorkerTmp, ReclaimedWhenItsOwnerWasKilled) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(fds[0]);
+  ForkedOwner owner = forkOwner([](const auto& report) {
     kb::python::ScriptWorker w("bash", "leave_tmp.sh", {});
     std::string line;
-    if (w.readLine(line, 30) == kb::python::ScriptWorker::Read::line) {
-      line += "\n";
-      (void)!::write(fds[1], line.data(), line.size());
-    }
-    ::kill(::getpid(), SIGKILL);
-  }
-  ::close(fds[1]);
-  std::string line;
-  char buf[512];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status));
-  fs::path abandoned = kb::Json::parse(line).value("tmp", "");
+    if (w.readLine(line, 30) == kb::python::ScriptWorker::Read::line) report(line);
+  });
+  ASSERT_GE(owner.pid, 0);
+  ASSERT_TRUE(killOwner(owner.pid));
+  ASSERT_FALSE(owner.line.empty()) << "the worker never started";
+  fs::path abandoned = kb::Json::parse(owner.line).value("tmp", "");
   ASSERT_TRUE(fs::exists(abandoned)) << "the killed owner's folder should still be there: " << abandoned;
 
   kb::python::ScriptWorker w("bash", "leave_tmp.sh", {});
