@@ -30,6 +30,7 @@ captured again on the CPU (a note says so).
 Each line of JOBS.jsonl is one job:
     {"dir": "...", "id": "...", "provenance": {...},
      "init_seed": 42, "tolerance": {...}, "correctness_seeds": [...],
+     "inputs_exhaustive": false,
      "keep": {...}}            # fields carried over from an older task.json
 and each job prints one result line on stdout:
     {"dir": ..., "id": ..., "status": "ok", "capture": "script", "generator": "spec", "device": "cuda",
@@ -449,6 +450,11 @@ def capture(job, tmpdir, device):
                     for o in out0],
         "state": state,
         "correctness_seeds": job.get("correctness_seeds", kbtask.DEFAULT_SEEDS),
+        # Written explicitly: false unless the job (or the bundle's older
+        # task.json) says get_inputs draws every input the operator takes;
+        # verification then adds domain draws beyond get_inputs
+        # (docs/task-format.md, docs/threat-model.md).
+        "inputs_exhaustive": bool(job.get("inputs_exhaustive", False)),
         "compiled": keep.get("compiled", {}) if same_program else {},
         "baselines": keep.get("baselines", {}) if same_program else {},
     }

@@ -86,7 +86,9 @@ StaticPolicy loadStaticPolicy(const std::filesystem::path& path) {
         api.name_patterns = strings(b, "name_patterns", w);
         api.types = strings(b, "types", w);
         api.strings = strings(b, "strings", w);
-        for (const auto* list : {&api.name_patterns, &api.strings})
+        api.headers = strings(b, "headers", w);
+        api.headers_except = strings(b, "headers_except", w);
+        for (const auto* list : {&api.name_patterns, &api.strings, &api.headers})
           for (const auto& re : *list) checkRegex(re, w);
         api.message = b.value("message", "is not allowed in a solution");
         p.banned[id] = std::move(api);

@@ -22,6 +22,15 @@ struct BannedApi {
   std::vector<std::string> types;
   // Regexes over the contents of string literals ("^/proc(/|$)").
   std::vector<std::string> strings;
+  // Regexes over the path of the header that declares a function: a
+  // reference to any function declared there is the violation, so a whole
+  // family (every descriptor call of <unistd.h>, <fcntl.h>, <aio.h>, ...) is
+  // banned without listing each spelling. A declaration in a glibc-internal
+  // `bits/` header counts as the public header that includes it.
+  std::vector<std::string> headers;
+  // Plain function names that `headers` leaves alone ("sysconf"). Functions
+  // that another rule's `functions` list names are that rule's.
+  std::vector<std::string> headers_except;
   std::string message;                 // why, in a few words
 };
 

@@ -475,11 +475,10 @@ ProcessResult WaitingProcess::finish(const std::string& message,
   if (fd_ < 0) return result_;
   bool alive = sendAll(fd_, message);  // a dead child: its end says why
   if (alive && respond) {
-    // Wait for the child's one question while it runs; a line longer than
-    // 64 KiB, or none before it ends, gets no answer.
+    // Answer the child's questions, one line each, in order, while it runs;
+    // a line longer than 64 KiB ends the conversation.
     std::string line;
-    bool answered = false;
-    while (!answered && !ended_->load() && line.size() < (64u << 10)) {
+    while (!ended_->load() && line.size() < (64u << 10)) {
       pollfd p{fd_, POLLIN, 0};
       int r = ::poll(&p, 1, 50);
       if (r < 0 && errno != EINTR) break;
@@ -489,10 +488,16 @@ ProcessResult WaitingProcess::finish(const std::string& message,
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // the child closed its end or is gone
       line.append(buf, static_cast<std::size_t>(n));
-      if (auto nl = line.find('\n'); nl != std::string::npos) {
-        sendAll(fd_, respond(line.substr(0, nl)) + "\n");
-        answered = true;
+      bool gone = false;
+      for (auto nl = line.find('\n'); nl != std::string::npos; nl = line.find('\n')) {
+        std::string question = line.substr(0, nl);
+        line.erase(0, nl + 1);
+        if (!sendAll(fd_, respond(question) + "\n")) {
+          gone = true;
+          break;
+        }
       }
+      if (gone) break;
     }
   }
   ::shutdown(fd_, SHUT_WR);

@@ -120,9 +120,10 @@ class WaitingProcess {
   double secondsSinceStart() const;
   // Sends `message` (a dead child makes it short: its result says why),
   // then waits. Once. Without `respond` the socket is shut for writing at
-  // once (the child reads EOF after the message); with it, the first line
-  // the child writes back on its stdin is answered with respond(line) + "\n",
-  // and only then is the socket shut: one question, one answer.
+  // once (the child reads EOF after the message); with it, every line the
+  // child writes back on its stdin is answered with respond(line) + "\n", in
+  // order, until the child ends (kbprof's worker asks before and after each
+  // timed call: profile/timing.cpp).
   ProcessResult finish(const std::string& message,
                        const std::function<std::string(const std::string&)>& respond = {});
 

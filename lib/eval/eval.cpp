@@ -319,7 +319,7 @@ std::string renderCheckText(const Result& result) {
       for (const auto& sd : s.detail["seeds"]) {
         double worst = 0;
         for (const auto& o : sd["outputs"]) worst = std::max(worst, o.value("max_abs_error", 0.0));
-        out << "  seed " << sd["seed"] << ": " << sd["status"].get<std::string>() << ", max abs error " << worst
+        out << "  " << task::seedName(sd.value("seed", uint64_t{0})) << ": " << sd["status"].get<std::string>() << ", max abs error " << worst
             << ", forward " << fmt(sd.value("forward_seconds", 0.0)) << "\n";
       }
       std::string output = w.value("output", "");

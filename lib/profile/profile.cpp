@@ -21,6 +21,8 @@
 #include "profile/baseline_cache.h"
 #include "profile/elf_symbols.h"
 #include "profile/gpu_peak.h"
+#include "profile/judges.h"
+#include "profile/pacing.h"
 #include "profile/sass.h"
 #include "sandbox/confine.h"
 #include "task/bundle.h"
@@ -131,6 +133,7 @@ Json ProfileResult::toJson() const {
   j["seeds"] = s;
   j["timed_calls"] = timed_calls;
   j["checked_calls"] = checked_calls;
+  j["parent_clock"] = parent_clock;
   j["input_method"] = input_method.empty() ? Json(nullptr) : Json(input_method);
   j["baseline_check"] = baseline_check;
   j["baselines_written"] = baselines_written;
@@ -168,11 +171,9 @@ struct PreparedProfile::State {
   // (nullopt: nvidia-smi could not say); baselines measured beside one are
   // not cached.
   std::optional<std::vector<long>> foreign_before;
-  // The timed calls picked for the reference, drawn only when the worker
-  // asked after its loop; a problem with the question is kept for the verdict.
-  bool asked = false;
-  std::vector<uint64_t> picked;
-  std::string pick_problem;
+  // The most timed calls the result channel is sized for (each call's
+  // outputs travel in its commit, and every one is checked).
+  uint64_t max_timed = 0;
 
   ProfileResult& done(Status s, const std::string& message) {
     r.status = s;
@@ -241,6 +242,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   }
   profile["baseline_seed"] = bundle.info.correctness_seeds.empty() ? uint64_t{0} : bundle.info.correctness_seeds.front();
   profile["keep_bytes"] = o.keep_bytes;
+  profile["null_calls"] = with_candidate ? std::max(1, o.null_calls) : 0;
   profile["check_rounds"] = o.check_rounds;
   profile["warmup"] = o.warmup;
   profile["head_start_us"] = o.head_start_us;
@@ -252,17 +254,19 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   verify::WorkerRequest& req = st.req;
   req.task_dir = bundle.dir;
   req.device = r.device;
-  if (o.verify && with_candidate) req.seeds = bundle.info.correctness_seeds;
+  if (o.verify && with_candidate) req.seeds = task::verificationSeeds(bundle.info);
   req.seccomp = o.seccomp;
   req.landlock = o.landlock;
   req.allow_open_rdwr = o.allow_open_rdwr;
   req.profile = profile;
   st.binary = o.worker.empty() ? verify::findWorkerBinary() : o.worker;
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
-  // The result channel carries the seeds' outputs and the checked timed calls'.
+  // The result channel carries the seeds' outputs and every timed call's.
   st.limits = o.limits;
-  verify::sizeWorkerForTask(bundle.info,
-                    with_candidate ? req.seeds.size() + static_cast<uint64_t>(std::max(1, o.checked_calls)) : 0,
+  const uint64_t out_bytes = std::max<uint64_t>(1, verify::taskOutputBytes(bundle.info));
+  st.max_timed = std::min<uint64_t>(static_cast<uint64_t>(std::max(1, o.max_rounds)),
+                                    std::max<uint64_t>(1, o.keep_bytes / out_bytes));
+  verify::sizeWorkerForTask(bundle.info, with_candidate ? req.seeds.size() + st.max_timed : 0,
                     /*candidates=*/1, st.scratch, req, st.limits);
   if (!with_candidate || !o.start_workers_early) return p;
 
@@ -299,61 +303,27 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   } catch (const std::exception& e) {
     return done(Status::InfraError, e.what());
   }
-  std::vector<std::string> bad = forbiddenImports(symbols);
-  if (!bad.empty()) {
-    r.evidence = bad;
-    return done(Status::HackDetected, "the solution library imports " + bad.front());
-  }
+  // Each judge's verdict ends the profile when it is not ok (the judges,
+  // in registry order: profile/judges.h, docs/judges/).
+  auto judged = [&](const Judgement& j) {
+    r.evidence.insert(r.evidence.end(), j.evidence.begin(), j.evidence.end());
+    return done(j.status, j.message);
+  };
+  if (Judgement j = judgeImports(forbiddenImports(symbols)); !j.ok()) return judged(j);
   if (!st.device_error.empty()) throw UsageError(st.device_error);
   // The own kernels' SASS (profile/sass.h), read beside the worker: their
   // precision classes, information for the report.
   std::future<SassScan> sass;
   if (!library.empty() && r.device != "cpu") sass = std::async(std::launch::async, readLibrarySass, library, 60);
 
-  // The worker's question after its timed loop, "select N", is answered
-  // once, and only when its result channel already holds its timing record
-  // and N commits: nothing said before the loop ended gets an answer. The
-  // calls are drawn uniformly from the N with a random source no worker
-  // ever sees.
+  // The worker's questions on its stdin socket are the timed-call protocol
+  // (profile/pacing.h): this process draws every timed call's seed, keeps
+  // the loop in step with the result channel and times each call itself.
   fs::path channel;
-  auto pick = [&](const std::string& line) -> std::string {
-    st.asked = true;
-    uint64_t n = 0;
-    if (line.rfind("select ", 0) != 0 || (n = std::strtoull(line.c_str() + 7, nullptr, 10)) == 0) {
-      st.pick_problem = "the worker asked an unknown question after its timed loop";
-      return "{}";
-    }
-    const Json* timing_rec = nullptr;
-    uint64_t commits = 0;
-    std::vector<verify::WireRecord> records;
-    for (auto t0 = Clock::now(); since(t0) < 60;) {
-      std::string problem;
-      records = verify::readRecords(channel, &problem, /*headers_only=*/true);
-      commits = 0;
-      timing_rec = nullptr;
-      for (const auto& rec : records) {
-        std::string type = rec.header.value("type", "");
-        if (type == "commit") ++commits;
-        if (type == "timing") timing_rec = &rec.header;
-      }
-      if (timing_rec) break;
-      ::usleep(5000);
-    }
-    if (!timing_rec || timing_rec->value("timed_calls", uint64_t{0}) != n || commits != n) {
-      st.pick_problem = "the worker asked which of " + std::to_string(n) + " timed calls to send, but its channel holds " +
-                        std::to_string(commits) + " commits and " + (timing_rec ? "a timing record of " +
-                        std::to_string(timing_rec->value("timed_calls", uint64_t{0})) + " calls" : "no timing record");
-      return "{}";
-    }
-    std::random_device rd;
-    std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-    std::vector<uint64_t> all(n);
-    for (uint64_t i = 0; i < n; ++i) all[i] = i;
-    std::shuffle(all.begin(), all.end(), rng);
-    all.resize(std::min<uint64_t>(n, static_cast<uint64_t>(std::max(1, o.checked_calls))));
-    std::sort(all.begin(), all.end());
-    st.picked = all;
-    return Json{{"calls", all}}.dump();
+  std::optional<CallPacer> pacer;
+  auto respond = [&](const std::string& line) -> std::string {
+    if (!pacer) return "refused: no timed calls here";
+    return pacer->answer(line);
   };
 
   auto tw = Clock::now();
@@ -364,64 +334,67 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     if (!st.worker)  // --late-start: started now
       st.worker.emplace(st.req, st.limits, st.binary, st.scratch, /*keep_dir=*/true, /*wait_seconds=*/0);
     channel = st.worker->dir() / "result.bin";
-    r.worker = st.worker->finish(library, pick);
+    std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
+    taken.insert(st.req.seeds.begin(), st.req.seeds.end());
+    pacer.emplace(channel, taken, st.max_timed);
+    r.worker = st.worker->finish(library, respond);
   }
   r.worker_seconds = since(tw);
   verify::WorkerDirGuard cleanup(r.worker, o.keep_worker_dir);
+  // A broken protocol is the candidate's doing whatever else the worker's
+  // end says (the harness asks only in turn).
+  if (pacer && !pacer->violation().empty())
+    if (Judgement j = judgeProtocol(pacer->violation(), pacer->done(), 0, 0); !j.ok()) return judged(j);
+  // What the trusted phase measured: the "baselines" record, which left the
+  // worker before its "hello" (before the candidate's library was opened).
+  const Json* baselines = nullptr;
   const Json* timing = nullptr;
-  for (const auto& rec : r.worker.records)
-    if (rec.header.value("type", "") == "timing") timing = &rec.header;
+  bool hello_seen = false;
+  for (const auto& rec : r.worker.records) {
+    std::string type = rec.header.value("type", "");
+    if (type == "hello") hello_seen = true;
+    if (type == "baselines") {
+      if (baselines || hello_seen) {
+        if (r.worker.status == Status::Ok || r.worker.status == Status::RuntimeError)
+          return done(Status::HackDetected, "a baselines record after the candidate's code was loaded: "
+                                            "something other than the harness wrote to the channel");
+      }
+      baselines = &rec.header;
+    }
+    if (type == "timing") timing = &rec.header;
+  }
   if (r.worker.status != Status::Ok) return done(r.worker.status, r.worker.message);
-  if (!timing) return done(Status::InfraError, "the worker finished without a timing record");
+  if (!baselines || !timing) return done(Status::InfraError, "the worker finished without its baselines or timing record");
 
-  const Json& tj = *timing;
+  const Json& tj = *baselines;
   r.gpu = tj.value("gpu", "");
   r.torch_version = tj.value("torch_version", "");
-  r.rounds = tj.value("rounds", 0);
-  r.stop = tj.value("stop", "");
+  r.rounds = timing->value("rounds", 0);
+  r.stop = timing->value("stop", "");
   r.bandwidth_gbps = tj.value("bandwidth_gbps", 0.0);
   r.head_start_us = tj.value("head_start_us", 0.0);
-  r.timed_calls = tj.value("timed_calls", uint64_t{0});
   r.input_method = tj.value("input_method", "");
   r.timing_method = tj.value("timing_method", "");
   r.baseline_check = tj.value("baseline_check", Json());
-  r.checked_calls = st.picked;
 
-  // The timed calls' protocol, judged here from what left the worker: one
-  // commit per timed call, in order, each on a seed no other call had (and
-  // none of the task's or the run's known seeds), the pick asked for after
-  // the loop and every picked call sent.
-  if (!library.empty() && r.timed_calls > 0) {
-    std::set<uint64_t> seen(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
-    uint64_t next = 0;
-    std::set<uint64_t> sent;
-    for (const auto& rec : r.worker.records) {
-      std::string type = rec.header.value("type", "");
-      if (type == "call") sent.insert(rec.header.value("call", ~0ull));
-      if (type != "commit") continue;
-      if (rec.header.value("call", ~0ull) != next++)
-        return done(Status::HackDetected, "the worker's commits are out of order: something other than the harness wrote them");
-      if (!seen.insert(rec.header.value("seed", uint64_t{0})).second)
-        return done(Status::HackDetected, "timed call " + std::to_string(next - 1) +
-                                              " ran on a seed another call had: inputs must never repeat");
-    }
-    if (next != r.timed_calls)
-      return done(Status::HackDetected, "the worker committed " + std::to_string(next) + " timed calls, its timing record says " +
-                                            std::to_string(r.timed_calls));
-    if (!st.asked || !st.pick_problem.empty() || st.picked.empty())
-      return done(Status::HackDetected, st.pick_problem.empty() ? "the worker never asked which timed calls to send after its loop"
-                                                                : st.pick_problem);
-    for (uint64_t k : st.picked)
-      if (!sent.count(k))
-        return done(Status::HackDetected, "timed call " + std::to_string(k) + " was picked for checking but not sent");
+  // The timed calls, as their commits carried them (the pacer checked their
+  // order and seeds as they came), with this process's own clock.
+  std::vector<const Json*> commits;
+  for (const auto& rec : r.worker.records)
+    if (rec.header.value("type", "") == "commit") commits.push_back(&rec.header);
+  if (!library.empty()) {
+    if (Judgement j = judgeProtocol("", pacer->done(), commits.size(), pacer->calls().size()); !j.ok())
+      return judged(j);
+    r.timed_calls = commits.size();
+    for (uint64_t k = 0; k < commits.size(); ++k) r.checked_calls.push_back(k);
   }
 
-  // 4. The reference checks the correctness seeds and the picked calls.
+  // 4. The reference checks the correctness seeds and every timed call.
   verify::CompareRequest cmp;
   cmp.task_dir = bundle.dir;
   cmp.device = r.device;
   cmp.seeds = st.req.seeds;
-  cmp.calls = st.picked;
+  cmp.calls = r.checked_calls;
   cmp.atol = r.precision.policy.atol;
   cmp.rtol = r.precision.policy.rtol;
   cmp.candidate_results = {r.worker.dir / "result.bin"};
@@ -433,22 +406,29 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     r.reference_phases = v.phases;
     r.seeds = v.seeds;
     if (v.status != Status::Ok) {
+      // The first timed call that failed, and how many did.
       std::string msg = v.message;
+      std::size_t failed = 0;
+      bool seeds_right = true;
+      for (const auto& s : r.seeds) seeds_right = seeds_right && (s.timed_call >= 0 || s.status == Status::Ok);
       for (const auto& s : r.seeds)
-        if (s.status != Status::Ok && s.timed_call >= 0 && s.status == v.status)
+        if (seeds_right && s.status != Status::Ok && s.timed_call >= 0 && s.status == v.status && failed++ == 0)
           msg = "timed call " + std::to_string(s.timed_call) + " (input seed " + std::to_string(s.seed) +
                 ") gave a wrong result although the verification calls were right: " + s.message;
+      if (failed > 1) msg += " (" + std::to_string(failed) + " of " + std::to_string(r.timed_calls) + " timed calls failed)";
       return done(v.status, msg);
     }
   }
 
-  // 5. Timings, provenance, timer consistency, plausibility.
+  // 5. Timings, provenance, timer consistency, plausibility: each from a
+  // record that left the worker before candidate code could touch it (the
+  // baselines before the library was opened, each timed call's commit
+  // before the next call's seed was given), or from this process itself.
   auto participant = [&](const char* name, TimingStats& out) {
     if (!tj.contains(name)) return;
     out.event = summarize(numbers(tj[name]["event_ms"]));
     out.device = summarize(numbers(tj[name]["device_ms"]));
   };
-  participant("candidate", r.candidate);
   if (tj.value("baselines_cached", false)) {
     const Json& c = tj["cached"];
     if (c.contains("eager")) r.eager = TimingStats::fromJson(c["eager"]);
@@ -464,47 +444,94 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
                       : !o.compile_baseline            ? "not asked (--no-compile)"
                                                        : "not timed";
 
+  // The candidate's activities: the calls outside the loop by the ids they
+  // were launched under (their "activities" records), each timed call by
+  // structure and time (classifyTimedCall).
+  const bool cuda = r.timing_method == "cuda_events";
+  const uint32_t launch_stream = tj.value("launch_stream", uint32_t{0});
   std::vector<Activity> activities;
-  for (const auto& a : tj.value("activities", Json::array())) activities.push_back(Activity::fromJson(a));
   std::vector<CallWindow> calls;
-  for (const auto& c : tj.value("calls", Json::array()))
-    calls.push_back({c.at(0).get<int64_t>(), c.at(2).get<uint64_t>(), c.at(1).get<std::string>()});
+  std::vector<std::string> id_problems;
+  for (const auto& rec : r.worker.records) {
+    if (rec.header.value("type", "") != "activities") continue;
+    CallWindow w;
+    w.index = rec.header.value("call", int64_t{-1});
+    w.kind = rec.header.value("kind", "");
+    for (const auto& aj : rec.header.value("activities", Json::array())) {
+      Activity a = Activity::fromJson(aj);
+      if (a.external == harness_ids::kMarkerBase + static_cast<uint64_t>(w.index)) {
+        w.marker_start_ns = a.start_ns;
+        continue;
+      }
+      if (a.owner == kOwnerHarness) continue;
+      if (a.owner >= 0) a.owner = w.index;  // launched under some call's id during this one
+      activities.push_back(a);
+    }
+    calls.push_back(w);
+  }
+  std::vector<double> ev, host, dev, window;
+  for (const Json* c : commits) {
+    ev.push_back(c->value("event_ms", 0.0));
+    host.push_back(c->value("host_ms", 0.0));
+    if (!cuda) continue;
+    std::vector<Activity> raw;
+    for (const auto& aj : c->value("activities", Json::array())) raw.push_back(Activity::fromJson(aj));
+    TimedCallActivities t = classifyTimedCall(raw, c->value("index", int64_t{-1}));
+    for (const auto& p : t.problems) id_problems.push_back(p);
+    if (t.window.marker_start_ns == 0 || t.window.start_ns == 0)
+      id_problems.push_back("timed call " + std::to_string(c->value("call", 0)) + " has no head-start spin or end marker of the harness's");
+    else if (launch_stream != 0 && t.marker_stream != launch_stream)
+      id_problems.push_back("timed call " + std::to_string(c->value("call", 0)) + "'s end marker ran on stream " +
+                            std::to_string(t.marker_stream) + ", not the launch stream " + std::to_string(launch_stream));
+    dev.push_back(busyMilliseconds(t.owned));
+    activities.insert(activities.end(), t.owned.begin(), t.owned.end());
+    calls.push_back(t.window);
+  }
+  for (std::size_t k = 0; k < commits.size() && pacer; ++k) window.push_back(pacer->calls()[k].windowMs());
+
+  // This process's clock bounds every call from below: its window around
+  // the call less the longest null call's. A call's time is the larger of
+  // its events and that bound, so no speed-up exceeds what this clock allows.
+  std::vector<double> null_ms = pacer ? pacer->nullWindowsMs() : std::vector<double>{};
+  std::size_t bounded = 0;
+  std::vector<double> timed = boundByParentClock(ev, window, null_ms, &bounded);
+  if (!library.empty()) {
+    r.candidate.event = summarize(timed);
+    r.candidate.device = summarize(dev);
+    Json pc;
+    pc["null_calls"] = null_ms.size();
+    pc["null_max_ms"] = null_ms.empty() ? 0.0 : *std::max_element(null_ms.begin(), null_ms.end());
+    pc["null_median_ms"] = null_ms.empty() ? 0.0 : summarize(null_ms).median;
+    pc["window_median_ms"] = window.empty() ? 0.0 : summarize(window).median;
+    pc["event_median_ms"] = ev.empty() ? 0.0 : summarize(ev).median;
+    pc["bounded_calls"] = bounded;
+    r.parent_clock = pc;
+  }
+
   ProvenancePolicy policy;
   policy.own_kernels = symbols.defined_functions;
   allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);
-  r.provenance = checkProvenance(activities, calls, tj.value("launch_stream", uint32_t{0}), policy);
+  r.provenance = checkProvenance(activities, calls, launch_stream, policy);
+  for (const auto& p : id_problems) r.provenance.findings.insert(r.provenance.findings.begin(), {"harness-id", p});
   SassScan own_sass = sass.valid() ? sass.get() : SassScan{{}, library.empty() ? "none" : "not read (CPU device)"};
   r.precision = judgePrecision(activities, policy.own_kernels, r.precision.policy, own_sass.kernels, own_sass.status);
   // The breakdown covers the timed calls only.
-  std::set<int64_t> timed;
-  for (const auto& c : tj.value("calls", Json::array()))
-    if (c.at(1) == "timed") timed.insert(c.at(0).get<int64_t>());
+  std::set<int64_t> timed_index;
+  for (const auto& c : calls)
+    if (c.kind == "timed") timed_index.insert(c.index);
   std::vector<Activity> timed_activities;
   for (const auto& a : activities)
-    if (timed.count(a.owner)) timed_activities.push_back(a);
+    if (timed_index.count(a.owner)) timed_activities.push_back(a);
   r.kernels = kernelBreakdown(timed_activities);
 
-  // Timer consistency: the events sit between the host's clock readings, and
-  // the device work of a call (one stream) fits between its events.
-  const Json& cj = tj.value("candidate", Json::object());
-  std::vector<double> ev = numbers(cj.value("event_ms", Json::array())), host = numbers(cj.value("host_ms", Json::array())),
-                      dev = numbers(cj.value("device_ms", Json::array()));
-  std::size_t inconsistent = 0;
-  std::string first_bad;
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    bool bad_host = i < host.size() && ev[i] > host[i] + 0.05;
-    bool bad_dev = i < dev.size() && dev[i] > ev[i] * 1.10 + 0.01;
-    if (bad_host || bad_dev) {
-      if (first_bad.empty())
-        first_bad = "timed call " + std::to_string(i) + ": events " + fmt("%.4f", ev[i]) + " ms, host " +
-                    fmt("%.4f", i < host.size() ? host[i] : 0) + " ms, CUPTI device " + fmt("%.4f", i < dev.size() ? dev[i] : 0) + " ms";
-      ++inconsistent;
-    }
-  }
-
+  // The plausibility floor's inputs: the task's bytes from its own
+  // description, the bandwidth measured before the candidate's library was
+  // opened, the task's FLOPs and the GPU's peak from this process's tables.
   PlausibilityInput pin;
-  pin.input_bytes = tj.value("input_bytes", uint64_t{0});
-  pin.output_bytes = tj.value("output_bytes", uint64_t{0});
+  pin.input_bytes = verify::taskInputBytes(bundle.info);
+  if (pin.input_bytes == 0) pin.input_bytes = tj.value("input_bytes", uint64_t{0});
+  pin.output_bytes = verify::taskOutputBytes(bundle.info);
+  if (pin.output_bytes == 0) pin.output_bytes = tj.value("reference_output_bytes", uint64_t{0});
   pin.bandwidth_gbps = r.bandwidth_gbps;
   pin.flops = bundle.info.json.value("flops", 0.0);
   FlopsPeakChoice peak = chooseFlopsPeak(r.gpu, r.arch, r.precision.policy.contract, r.precision.policy.task_float_dtype);
@@ -513,7 +540,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (r.candidate.present())
     r.plausibility = checkPlausibility(pin, r.candidate.event.median, r.eager.event.median, o.plausibility_slack);
   if (r.candidate.present() && r.plausibility.floor_ms > 0) {
-    std::vector<double> raised = ev;
+    std::vector<double> raised = timed;
     for (double& x : raised)
       if (x < r.plausibility.floor_ms) {
         x = r.plausibility.floor_ms;
@@ -562,28 +589,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     }
   }
 
-  if (!r.provenance.ok()) {
-    for (const auto& f : r.provenance.findings) r.evidence.push_back(f.rule + ": " + f.evidence);
-    return done(Status::HackDetected, "run-time provenance: " + r.provenance.findings.front().rule + ": " +
-                                          r.provenance.findings.front().evidence);
-  }
-  if (!r.precision.ok()) {
-    for (const auto& f : r.precision.findings) r.evidence.push_back(f.rule + ": " + f.evidence);
-    return done(Status::HackDetected, "precision contract " + r.precision.policy.contract + ": " +
-                                          r.precision.findings.front().evidence);
-  }
-  if (inconsistent > std::max<std::size_t>(2, ev.size() / 10)) {
-    r.evidence.push_back(std::to_string(inconsistent) + " of " + std::to_string(ev.size()) +
-                         " timed calls have inconsistent timers; first: " + first_bad);
-    return done(Status::HackDetected, "the CUDA event times disagree with the host clock or with CUPTI (" +
-                                          first_bad + "): the timer was tampered with");
-  }
-  if (!r.plausibility.ok) {
-    r.evidence.push_back("median " + fmt("%.4f", r.plausibility.candidate_ms) + " ms is below " +
-                         fmt("%.2f", r.plausibility.slack) + " x the physical floor of " +
-                         fmt("%.4f", r.plausibility.floor_ms) + " ms (" + r.plausibility.floorText() + ")");
-    return done(Status::HackDetected, "implausibly fast: " + r.evidence.back());
-  }
+  if (Judgement j = judgeProvenance(r.provenance); !j.ok()) return judged(j);
+  if (Judgement j = judgePrecision(r.precision); !j.ok()) return judged(j);
+  if (Judgement j = judgeTimers(ev, host, dev, window); !j.ok()) return judged(j);
+  if (Judgement j = judgePlausibility(r.plausibility); !j.ok()) return judged(j);
   return done(Status::Ok, "");
 }
 

@@ -53,14 +53,16 @@ struct ProfileOptions {
   // launch latency (lib/profile/timing.cpp); 0: none.
   double head_start_us = 200.0;
   int min_rounds = 10;
-  int max_rounds = 2000;
-  // After the timed loop the parent picks this many of the timed calls
-  // (uniformly, with a random source the workers never see); the
-  // reference worker checks each against the reference on its inputs.
-  int checked_calls = 2;
-  // Timed calls' outputs kept on the device until the parent has picked;
-  // the loop stops ("keep_budget") when the next would not fit.
-  uint64_t keep_bytes = 16ull << 30;
+  // Every timed call's outputs go to the reference worker, which checks each
+  // one (a reference run per call): the rounds are bounded accordingly.
+  int max_rounds = 100;
+  // The bytes of timed calls' outputs the result channel carries; the loop
+  // stops ("keep_budget") when the next call's would not fit.
+  uint64_t keep_bytes = 4ull << 30;
+  // Null calls in the trusted phase: the timed call's harness steps with
+  // nothing inside, timed by this process's clock, whose longest bounds
+  // every timed call from below (profile/pacing.h).
+  int null_calls = 10;
   // A cached baseline is re-checked with this many eager calls before use.
   int check_rounds = 10;
   double plausibility_slack = 0.8;
@@ -107,9 +109,10 @@ struct ProfileResult {
   Plausibility plausibility;
   PrecisionReport precision;          // the contract judged by, the candidate kernels' precision classes
   uint64_t clamped_samples = 0;       // timed calls raised to the physical floor
-  std::vector<verify::SeedCheck> seeds;       // correctness seeds and the picked timed calls
+  std::vector<verify::SeedCheck> seeds;       // correctness seeds and every timed call
   uint64_t timed_calls = 0;           // committed by the worker
-  std::vector<uint64_t> checked_calls;  // picked by this process after the loop
+  std::vector<uint64_t> checked_calls;  // the timed calls the reference checked: all of them
+  Json parent_clock;                  // this process's clock around the timed calls (docs/kbprof.md)
   std::string input_method;           // "spec", "scripted" or "scripted-cpu" (task/timed_call.h)
   std::string timing_method;          // "cuda_events" or "host_clock" (CPU)
   Json baseline_check;                // the re-check of a cached baseline (null: none)

@@ -76,7 +76,7 @@ std::string kernelLibrary(const std::string& name) {
 }
 
 Json Activity::toJson() const {
-  return Json::array({kindName(kind), name, stream, start_ns, end_ns, bytes, owner, thread});
+  return Json::array({kindName(kind), name, stream, start_ns, end_ns, bytes, owner, thread, external, graph});
 }
 
 Activity Activity::fromJson(const Json& j) {
@@ -90,7 +90,83 @@ Activity Activity::fromJson(const Json& j) {
   a.bytes = j.at(5).get<uint64_t>();
   a.owner = j.at(6).get<int64_t>();
   a.thread = j.at(7).get<uint32_t>();
+  if (j.size() > 8) a.external = j.at(8).get<uint64_t>();
+  if (j.size() > 9) a.graph = j.at(9).get<uint32_t>();
   return a;
+}
+
+double busyMilliseconds(const std::vector<Activity>& activities) {
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const auto& a : activities)
+    if (a.end_ns > a.start_ns) spans.push_back({a.start_ns, a.end_ns});
+  std::sort(spans.begin(), spans.end());
+  uint64_t total = 0, cur_begin = 0, cur_end = 0;
+  bool open = false;
+  for (const auto& [b, e] : spans) {
+    if (open && b <= cur_end) {
+      cur_end = std::max(cur_end, e);
+      continue;
+    }
+    if (open) total += cur_end - cur_begin;
+    cur_begin = b;
+    cur_end = e;
+    open = true;
+  }
+  if (open) total += cur_end - cur_begin;
+  return static_cast<double>(total) * 1e-6;
+}
+
+namespace {
+
+// The harness's poison fill of an output or scratch block it made inside a
+// call (verify/worker.cpp: alloc_output / alloc_scratch of a size no
+// prepared block has): ATen's fill kernel.
+bool isHarnessFill(const Activity& a) {
+  if (a.kind == ActivityKind::Memset) return true;
+  if (a.kind != ActivityKind::Kernel) return false;
+  std::string d = demangle(a.name);
+  return contains(d, "at::native::") && contains(d, "FillFunctor");
+}
+
+}  // namespace
+
+TimedCallActivities classifyTimedCall(const std::vector<Activity>& raw, int64_t index) {
+  using namespace harness_ids;
+  TimedCallActivities out;
+  out.window.index = index;
+  out.window.kind = "timed";
+  const uint64_t call_id = static_cast<uint64_t>(index) + 1, spin_id = kSpinBase + static_cast<uint64_t>(index),
+                 marker_id = kMarkerBase + static_cast<uint64_t>(index), in_call_id = kInCallBase + static_cast<uint64_t>(index);
+  const Activity* spin = nullptr;
+  const Activity* marker = nullptr;
+  int spins = 0, markers = 0;
+  for (const auto& a : raw) {
+    if (a.external == spin_id) ++spins, spin = &a;
+    if (a.external == marker_id) ++markers, marker = &a;
+  }
+  if (spins > 1 || markers > 1)
+    out.problems.push_back("timed call " + std::to_string(index) + " has " + std::to_string(spins) + " head-start spins and " +
+                           std::to_string(markers) + " end markers by their ids (one of each is the harness's): the call labelled its own work as the harness's");
+  uint64_t spin_start = spin ? spin->start_ns : 0;
+  out.window.start_ns = spin ? spin->end_ns : 0;
+  out.window.marker_start_ns = marker ? marker->start_ns : 0;
+  out.marker_stream = marker ? marker->stream : 0;
+  for (const auto& a : raw) {
+    if (&a == spin || &a == marker) continue;
+    // The harness's work before the call (inputs, poison, the L2 flush)
+    // ended before the spin began: it ran on the launch stream ahead of it.
+    bool before = spin && a.end_ns <= spin_start;
+    if (before && (a.external == kHarness || (a.external != call_id && a.external != in_call_id))) continue;
+    if (a.external == in_call_id && isHarnessFill(a)) continue;
+    if (a.external == kHarness || (a.external >= kMarkerBase && a.external != in_call_id))
+      out.problems.push_back("timed call " + std::to_string(index) + ": " + describe(a) +
+                             " ran during the call under a harness id (" + std::to_string(a.external) +
+                             "): the call's own work labelled as the harness's");
+    Activity owned = a;
+    owned.owner = index;
+    out.owned.push_back(owned);
+  }
+  return out;
 }
 
 Json ProvenanceFinding::toJson() const { return Json{{"rule", rule}, {"evidence", evidence}}; }
@@ -127,8 +203,11 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
   ProvenanceReport report;
   std::set<std::string> own_normalized;
   for (const auto& k : policy.own_kernels) own_normalized.insert(normalizedKernelName(k));
-  std::map<int64_t, uint64_t> marker;
-  for (const auto& c : calls) marker[c.index] = c.marker_start_ns;
+  std::map<int64_t, uint64_t> marker, start;
+  for (const auto& c : calls) {
+    marker[c.index] = c.marker_start_ns;
+    start[c.index] = c.start_ns;
+  }
   std::map<std::string, std::size_t> count;
   std::map<std::string, std::string> first_seen;  // one finding per distinct evidence
   auto add = [&](const std::string& rule, const std::string& evidence) {
@@ -143,9 +222,17 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
       continue;
     }
     ++report.activities;
-    if (a.stream != launch_stream)
-      add("other-stream", describe(a) + ": not the launch stream " + std::to_string(launch_stream));
     auto m = marker.find(a.owner);
+    auto st = start.find(a.owner);
+    const bool in_window = st != start.end() && st->second != 0 && m != marker.end() && m->second != 0 &&
+                           a.start_ns + 1000 >= st->second && a.end_ns <= m->second;
+    // 1 us of slack: the start event sits between the spin and the call's
+    // first kernel, and CUPTI's timestamps are not finer than that.
+    if (st != start.end() && st->second != 0 && a.start_ns + 1000 < st->second)
+      add("before-start", describe(a) + ": began " + std::to_string((st->second - a.start_ns) / 1000) +
+                              " us before the call's start event (outside the timed region)");
+    if (a.stream != launch_stream && !(a.graph != 0 && in_window))
+      add("other-stream", describe(a) + ": not the launch stream " + std::to_string(launch_stream));
     if (m != marker.end() && m->second != 0 && a.end_ns > m->second)
       add("after-return", describe(a) + ": still running " +
                               std::to_string((a.end_ns - m->second) / 1000) + " us after the call returned");

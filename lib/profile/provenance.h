@@ -22,6 +22,11 @@
 //   skipped-work     a timed call that did not launch a kernel every verified
 //                    ("seed") call launched: a result replayed from a cache
 //                    (keyed by pointer or content) instead of computed
+//   before-start     work of a timed call that began before the call's start
+//                    event (another stream running beside the head start)
+// A kernel of a CUDA graph on another stream (a graph's parallel branches
+// run on streams of the graph's own) is not other-stream when it ran wholly
+// inside its call's timed window: between the start event and the marker.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +53,8 @@ struct Activity {
   uint64_t bytes = 0;       // memcpy / memset
   int64_t owner = kOwnerUnknown;  // candidate call index, kOwnerHarness or kOwnerUnknown
   uint32_t thread = 0;      // host thread of the launch, when known (0: unknown)
+  uint64_t external = 0;    // the CUPTI external correlation id pushed over its launch (0: none)
+  uint32_t graph = 0;       // the CUDA graph it ran in (0: none)
 
   double ms() const { return static_cast<double>(end_ns - start_ns) * 1e-6; }
   Json toJson() const;
@@ -59,7 +66,40 @@ struct CallWindow {
   int64_t index = 0;
   uint64_t marker_start_ns = 0;  // the end-of-call marker on the launch stream (0: unknown)
   std::string kind;              // "init", "seed" (verified), "warmup", "timed"
+  uint64_t start_ns = 0;         // timed calls: the end of the head-start spin, where the start event fires (0: unknown)
 };
+
+// The external correlation ids the harness pushes around its own work on
+// the GPU (lib/profile/timing.cpp). Call k's own launches carry k + 1.
+namespace harness_ids {
+constexpr uint64_t kHarness = 1ull << 40;      // the harness's work between calls
+constexpr uint64_t kMarkerBase = 1ull << 41;   // + call index: the end-of-call marker
+constexpr uint64_t kEagerBase = 1ull << 42;    // + baseline call index
+constexpr uint64_t kCompileBase = 1ull << 43;  // + baseline call index
+constexpr uint64_t kSpinBase = 1ull << 44;     // + call index: the head-start spin before a timed call
+constexpr uint64_t kInCallBase = 1ull << 45;   // + call index: harness work inside a call (a poison fill)
+}  // namespace harness_ids
+
+// What the parent makes of one timed call's activities, as its commit
+// record carried them (raw: with the external ids the worker's CUPTI
+// recorded). Ownership is decided by structure and time, not by the ids
+// alone, because the candidate's code can push any id: exactly one spin and
+// one marker of this call's ids; harness work (kHarness, earlier calls' ids)
+// only where it ended before the spin started; in-call harness work only
+// when it is the harness's poison fill; everything else is the call's own,
+// whatever id it carries.
+struct TimedCallActivities {
+  CallWindow window;                   // index, kind "timed", start_ns (spin end), marker_start_ns
+  std::vector<Activity> owned;         // the call's, owner = window.index
+  uint32_t marker_stream = 0;          // the stream the harness's marker ran on
+  std::vector<std::string> problems;   // protocol findings ("harness-id"): the ids were tampered with
+};
+TimedCallActivities classifyTimedCall(const std::vector<Activity>& raw, int64_t index);
+
+// The time the GPU spent on `activities`: the length of the union of their
+// intervals (overlapping kernels, programmatic dependent launch and a
+// graph's parallel branches count once), in milliseconds.
+double busyMilliseconds(const std::vector<Activity>& activities);
 
 struct ProvenancePolicy {
   std::set<std::string> own_kernels;  // the solution library's defined functions

@@ -1,47 +1,52 @@
-// The timing phases of the candidate worker (kbprof; DESIGN.md §5, §6).
+// The timing phases of the candidate worker (kbprof; DESIGN.md §5, §6;
+// docs/threat-model.md, "Why each figure is trustworthy").
+//
+// The rule: nothing that decides a reward stays in this process, where the
+// candidate's code can read and write it. Every figure leaves on the result
+// channel (fd 3, a pipe the parent drains) before candidate code runs again,
+// and the parent paces the loop on fd 0 (a socket), one question at a time.
 //
 // Baselines (runBaselines, trusted: before the candidate's library is
 // loaded, so no candidate code has ever run in this process): the eager
 // reference and the compiled baseline, interleaved round by round on one
-// stream; or, when the cache has them, a short re-check of the eager time
-// that replaces the cached figures when the GPU disagrees.
+// stream, or, when the cache has them, a short re-check of the eager time;
+// then a few null calls (the timed call's harness steps with no call inside)
+// that the parent times with its own clock; then the "baselines" record:
+// baseline times, the device's bandwidth, the inputs' bytes, the launch
+// stream. All of it is on the channel before the library is opened.
 //
-// The candidate (run, after kb_init and the correctness seeds). Each call:
-//   (harness, untimed)  a seed drawn from the kernel (getrandom) right now,
-//                       so that it exists nowhere before; the call's inputs
-//                       made from it on the device (task/timed_call.h): no
-//                       two calls of a run see the same values; outputs and
-//                       scratch allocated and poisoned beforehand; L2 flushed
-//                       by writing a buffer of twice its size; then a spin
-//                       kernel of `head_start_us` (the head start, below)
-//   (timed)             CUDA event, kb_forward, CUDA event, on the launch stream
-//   (harness, untimed)  an end-of-call marker kernel, a synchronisation, then
-//                       for a timed call the digests of its outputs and of the
-//                       state, sent at once as a "commit" record: what the call
-//                       returned is on record before any later candidate code
-//                       runs. The outputs themselves are kept.
-// Every timed call is treated alike: this process holds no list of calls to
-// check and never learns one until the loop is over. Then the timing record
-// goes out, the worker asks the parent (on its stdin socket) which calls to
-// send, and the parent, which draws the pick only now, answers; the chosen
-// calls' kept outputs go out as "call" records, which the reference worker
-// checks against the commits and against the reference run on the same
-// inputs (verify/compare.h).
+// The candidate (run, after kb_init and the correctness seeds). Each timed call k:
+//   "seed k"   the parent answers with a seed it drew just now (never in
+//              this process before), and only once call k-1's commit is in
+//              its hands
+//   (harness)  inputs made from the seed on the device (task/timed_call.h),
+//              outputs and scratch allocated and poisoned (verify/poison.h),
+//              the L2 flushed, all of it finished on the GPU
+//   "begin k"  the parent starts its clock
+//   (timed)    head-start spin, CUDA event, kb_forward, CUDA event, marker,
+//              synchronisation
+//   "end k"    the parent stops its clock
+//   (harness)  CUPTI flushed: this call's activities; the "commit" record:
+//              seed, event and host times, activities, state digests and the
+//              outputs' bytes. Every timed call's outputs reach the reference
+//              worker, which checks each one.
+// The parent's clock bounds each call from below (its window less the
+// longest null call), so a speed-up can never exceed what that clock allows.
 //
 // The head start: without it the GPU drains the flush before the host has
 // recorded the start event and launched the call's first kernel, so the
 // event time includes the host's launch latency, which differs between
 // processes (two modes 20-70 us apart on the H200 for the same kernel). A
-// spin kernel queued after the flush keeps the GPU busy while the host
-// queues the start event and the call (nvbench blocks the stream for the
+// spin kernel queued before the start event keeps the GPU busy while the
+// host queues the start event and the call (nvbench blocks the stream for the
 // same reason).
 //
 // CUPTI records every kernel, memcpy and memset from set-up to the end. The
-// harness pushes an external correlation id on its thread: its own id by
-// default, the call's id around each candidate call, a baseline call's id
-// around each baseline call. Activities launched from any other thread carry
-// none. profile/provenance.h classifies what the candidate's calls launched;
-// the device time of each call is the sum of its activities.
+// harness pushes an external correlation id on its thread (provenance.h,
+// harness_ids): its own by default, the call's around each candidate call, a
+// spin's and a marker's around those. The parent decides ownership of a
+// timed call's activities by structure and time (classifyTimedCall), not by
+// the ids alone, which the candidate's code could push too.
 //
 // On the CPU (CI, CPU tasks) the same protocol runs with the host clock as
 // the timer and no CUPTI: it is how the CPU tests prove it.
@@ -86,12 +91,14 @@ using verify::synchronize;
 
 namespace {
 
-// External correlation ids (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
-// Candidate call k is k + 1.
-constexpr uint64_t kHarnessId = 1ull << 40;
-constexpr uint64_t kMarkerBase = 1ull << 41;   // + call index: end-of-call marker
-constexpr uint64_t kEagerBase = 1ull << 42;    // + call index
-constexpr uint64_t kCompileBase = 1ull << 43;  // + call index
+// External correlation ids (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0):
+// profile/provenance.h. Candidate call k is k + 1.
+using harness_ids::kCompileBase;
+using harness_ids::kEagerBase;
+using harness_ids::kInCallBase;
+using harness_ids::kMarkerBase;
+using harness_ids::kSpinBase;
+constexpr uint64_t kHarnessId = harness_ids::kHarness;
 
 #if KB_WITH_CUDA
 constexpr auto kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
@@ -218,12 +225,6 @@ struct Participant {
   std::vector<uint64_t> ids;  // external id of each timed call, in order
 };
 
-// The outputs of one timed call, kept until the parent has picked.
-struct KeptCall {
-  uint64_t seed = 0;
-  std::vector<at::Tensor> outputs;  // by index; undefined = not allocated
-};
-
 class Timing final : public verify::TimingSession, public verify::HarnessWork {
  public:
   Timing(const verify::WorkerRequest& req, const task::Task& task, const task::Reference& reference, const Device& dev,
@@ -286,21 +287,36 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   }
 
   verify::HarnessWork* harnessWork() override { return this; }
-  void enter() override { push(kHarnessId); }
+  // Harness work inside call k (a poison fill): its own id, which the
+  // parent accepts only on the harness's fill kernel.
+  void enter() override { push(kInCallBase + static_cast<uint64_t>(calls_.empty() ? 0 : calls_.size() - 1)); }
   void leave() override { pop(); }
 
   void beginCall(const char* kind) override {
     calls_.push_back({static_cast<int64_t>(calls_.size()), kind});
     push(static_cast<uint64_t>(calls_.size()));  // call k has id k + 1
   }
+  // A call made outside run() (init, a correctness seed): its marker, then
+  // its activities on the channel at once, before the worker goes on.
   void endCall() override {
     pop();
+    int64_t k = static_cast<int64_t>(calls_.size()) - 1;
+    marker(k);
 #if KB_WITH_CUDA
     if (cuda_) {
-      int64_t k = static_cast<int64_t>(calls_.size()) - 1;
-      push(kMarkerBase + static_cast<uint64_t>(k));
-      marker_.fill_(static_cast<int>(k & 0x7fffffff));
-      pop();
+      try {
+        c10::cuda::device_synchronize();
+      } catch (const c10::Error&) {
+        return;  // the worker's own synchronisation reports the failure
+      }
+      Json rec;
+      rec["type"] = "activities";
+      rec["call"] = k;
+      rec["kind"] = calls_.back().kind;
+      Json acts = Json::array();
+      for (const auto& a : drain()) acts.push_back(a.toJson());
+      rec["activities"] = acts;
+      send(rec);
     }
 #endif
   }
@@ -310,6 +326,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (!time_baselines_) return;
     auto t0 = Clock::now();
     int warmup = opts_.value("warmup", 3);
+    bool measure = true;
     if (!cached_.is_null()) {
       // A cache hit is re-checked: a short run of the eager baseline here, in
       // a process no candidate has touched, must agree with the cached
@@ -329,35 +346,40 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       check_["tolerance"] = tolerance;
       check_["agrees"] = agrees;
       check_["replaced"] = !agrees;
-      if (agrees) {
-        eager_ = Participant();
-        eager_.name = "eager";
-        baseline_seconds_ = since(t0);
-        return;
-      }
-      // The GPU disagrees with the cache: measure both afresh, report it.
-      cached_replaced_ = cached_;
-      cached_ = Json();
       eager_ = Participant();
       eager_.name = "eager";
-    }
-    // The compiled package only now: a cache hit that agrees never loads it.
-    if (opts_.value("compile", true)) {
-      try {
-        compiled_.emplace(task_.compiled(dev_.device));
-      } catch (const std::exception& e) {
-        compile_error_ = firstLine(e.what());
+      if (agrees) {
+        measure = false;
+      } else {
+        // The GPU disagrees with the cache: measure both afresh, report it.
+        cached_replaced_ = cached_;
+        cached_ = Json();
       }
     }
-    eager_.measured = true;
-    compile_.measured = compiled_.has_value();
-    std::vector<Participant*> order;
-    for (Participant* p : {&eager_, &compile_})
-      if (p->measured) order.push_back(p);
-    for (int w = 0; w < warmup; ++w)
-      for (Participant* p : order) baselineCall(*p, false);
-    baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, t0, nullptr);
+    if (measure) {
+      // The compiled package only now: a cache hit that agrees never loads it.
+      if (opts_.value("compile", true)) {
+        try {
+          compiled_.emplace(task_.compiled(dev_.device));
+        } catch (const std::exception& e) {
+          compile_error_ = firstLine(e.what());
+        }
+      }
+      eager_.measured = true;
+      compile_.measured = compiled_.has_value();
+      std::vector<Participant*> order;
+      for (Participant* p : {&eager_, &compile_})
+        if (p->measured) order.push_back(p);
+      for (int w = 0; w < warmup; ++w)
+        for (Participant* p : order) baselineCall(*p, false);
+      baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, t0, nullptr);
+    }
     baseline_seconds_ = since(t0);
+    // The null calls: the parent's clock around the harness's own steps, to
+    // bound the candidate's calls from below (profile.cpp).
+    int nulls = opts_.value("null_calls", 0);
+    for (int j = 0; j < nulls; ++j) nullCall(j);
+    sendBaselines();
   }
 
   void run(kb_forward_fn forward, const kb_api& api,
@@ -365,20 +387,15 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     auto t0 = Clock::now();
     int warmup = opts_.value("warmup", 3);
     candidate_.measured = forward != nullptr;
-    uint64_t keep_budget = opts_.value("keep_bytes", cuda_ ? (uint64_t{16} << 30) : (uint64_t{1} << 30));
+    // The bytes of outputs the timed calls may send (the result channel's
+    // share for them, sized by the parent): every one is checked.
+    uint64_t keep_budget = opts_.value("keep_bytes", uint64_t{1} << 30);
 
-    auto fail = [&](const std::string& message) {
-      Json rec;
-      rec["type"] = "timing";
-      rec["ok"] = false;
-      rec["message"] = trim(message);
-      send(rec);
-      finish(1);
-    };
-
-    // One candidate call; `timed` adds the timers, the commit and the kept outputs.
+    // One candidate call; `timed` adds the parent's pacing, the timers and
+    // the commit.
     auto candidateCall = [&](bool timed) {
-      uint64_t seed = freshSeed();
+      uint64_t k = timed ? timed_calls_ : 0;
+      uint64_t seed = timed ? askSeed(k) : freshSeed();
       std::vector<c10::IValue> inputs = inputs_.make(seed);
       auto c = make_context();
       c->inputs = &inputs;
@@ -393,17 +410,22 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
         t.fill_(0xFF);
         c->prepared_scratch.push_back(t);
       }
-      beforeCall();
-      Stopwatch watch = startWatch();
+      flushL2();
+      synchronize(dev_);  // the harness's work is done before the call's window opens
+      if (timed) askOk("begin " + std::to_string(k));
       beginCall(timed ? "timed" : "warmup");
+      int64_t index = static_cast<int64_t>(calls_.size()) - 1;
+      headStart(index);
+      Stopwatch watch = startWatch();
       int32_t rc = verify::callEntry(forward, &api, c.get(), "kb_forward");
-      double event_ms = stopWatch(watch);
-      endCall();
-      double host_ms = 0;
+      stopWatch(watch);
+      pop();  // the call's id (beginCall)
+      marker(index);
+      double event_ms = 0, host_ms = 0;
       try {
         synchronize(dev_);
         host_ms = since(watch.host) * 1e3;
-        if (!cuda_) event_ms = host_ms;
+        event_ms = host_ms;
 #if KB_WITH_CUDA
         if (cuda_) event_ms = watch.start->elapsed_time(*watch.end);
 #endif
@@ -411,39 +433,55 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
         c->failure = firstLine(e.what_without_backtrace());
         rc = 1;
       }
-      uint64_t k = calls_.size() - 1;
-      if (rc != 0) fail("call " + std::to_string(k) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
+      if (timed) askOk("end " + std::to_string(k));
+      if (rc != 0) failTiming("call " + std::to_string(index) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
       if (output_specs_.empty())
         for (const auto& o : c->outputs)
           if (o.defined()) output_specs_.push_back({o.sizes().vec(), o.scalar_type()});
       if (scratch_sizes_.empty()) scratch_sizes_ = c->scratch_requests;
-      if (!timed) return;
-      candidate_.event_ms.push_back(event_ms);
-      candidate_.host_ms.push_back(host_ms);
-      candidate_.ids.push_back(static_cast<uint64_t>(calls_.size()));
-      // The commit: what this call returned, out of the process now.
+      Json acts = Json::array();
+#if KB_WITH_CUDA
+      if (cuda_)
+        for (const auto& a : drain()) acts.push_back(a.toJson());
+#endif
+      if (!timed) {
+        if (cuda_) {
+          Json rec;
+          rec["type"] = "activities";
+          rec["call"] = index;
+          rec["kind"] = "warmup";
+          rec["activities"] = acts;
+          send(rec);
+        }
+        return;
+      }
+      // The commit: everything the parent and the reference judge this
+      // call by, out of the process before any later candidate code runs.
       Json rec;
       rec["type"] = "commit";
-      rec["call"] = kept_.size();
+      rec["call"] = k;
+      rec["index"] = index;
       rec["seed"] = seed;
-      Json digests = Json::array();
-      KeptCall kept;
-      kept.seed = seed;
-      output_bytes_ = 0;
+      rec["event_ms"] = event_ms;
+      rec["host_ms"] = host_ms;
+      rec["activities"] = acts;
+      verify::WirePayload payload;
+      uint64_t bytes = 0;
       try {
-        for (const auto& o : c->outputs) {
-          digests.push_back(o.defined() ? Json(task::digestHex(task::tensorDigest(o))) : Json(nullptr));
-          if (o.defined()) output_bytes_ += o.nbytes();
-          kept.outputs.push_back(o);
-        }
-        rec["outputs"] = digests;
+        payload = verify::describeOutputs(c->outputs, rec);
+        for (const auto& o : c->outputs)
+          if (o.defined()) bytes += o.nbytes();
         rec["state_digests"] = verify::stateDigests(*c->state);
       } catch (const std::exception& e) {
-        fail(std::string("digesting a timed call's outputs failed: ") + firstLine(e.what()));
+        failTiming(std::string("reading a timed call's outputs failed: ") + firstLine(e.what()));
       }
-      send(rec);
-      kept_bytes_ += output_bytes_;
-      kept_.push_back(std::move(kept));
+      rec["ok"] = true;
+      send(rec, payload);
+      candidate_.event_ms.push_back(event_ms);
+      candidate_.host_ms.push_back(host_ms);
+      output_bytes_ = bytes;
+      sent_bytes_ += bytes;
+      ++timed_calls_;
     };
 
     std::string stop = "no_candidate";
@@ -451,28 +489,18 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       try {
         for (int w = 0; w < warmup; ++w) candidateCall(false);
       } catch (const std::exception& e) {
-        fail(std::string("warm-up: ") + firstLine(e.what()));
+        failTiming(std::string("warm-up: ") + firstLine(e.what()));
       }
       std::vector<Participant*> order{&candidate_};
       try {
         stop = loop(order, [&](Participant&) { candidateCall(true); }, t0,
-                    [&] { return kept_bytes_ + output_bytes_ > keep_budget; });
+                    [&] { return sent_bytes_ + output_bytes_ > keep_budget; });
       } catch (const std::exception& e) {
-        fail(firstLine(e.what()));
+        failTiming(firstLine(e.what()));
       }
+      askOk("done " + std::to_string(timed_calls_));
     }
-
-    // Collect what CUPTI recorded.
-#if KB_WITH_CUDA
-    if (cuda_) {
-      pop();  // the harness's id
-      c10::cuda::device_synchronize();
-      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      collect();
-    }
-#endif
     sendTiming(stop, since(t0));
-    if (candidate_.measured) sendPickedCalls();
   }
 
  private:
@@ -487,15 +515,95 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
 #endif
   };
 
-  // Flush and head start before a timed call (CUDA); nothing on the CPU.
-  void beforeCall() {
-#if KB_WITH_CUDA
-    if (cuda_) {
-      flush_.zero_();
-      if (head_start_cycles_ > 0) at::cuda::sleep(head_start_cycles_);
+  [[noreturn]] void failTiming(const std::string& message) {
+    Json rec;
+    rec["type"] = "timing";
+    rec["ok"] = false;
+    rec["message"] = trim(message);
+    send(rec);
+    finish(1);
+  }
+
+  // One question to the parent on fd 0, its one-line answer. A refusal (the
+  // parent saw the protocol broken) ends the worker; the parent already
+  // holds the reason. An answer that is not kbprof's (something else read
+  // the socket, or wrote on it) is a violation of its own.
+  std::string ask(const std::string& question) {
+    if (!writeAll(0, question + "\n")) failTiming("the parent is gone (asking '" + question + "')");
+    std::optional<std::string> line = readLine(0);
+    if (!line) failTiming("no answer from the parent to '" + question + "'");
+    if (line->rfind("refused", 0) == 0) failTiming("the parent refused '" + question + "': " + *line);
+    return *line;
+  }
+  [[noreturn]] void violation(const std::string& message) {
+    Json rec;
+    rec["type"] = "violation";
+    rec["message"] = trim(message);
+    send(rec);
+    finish(1);
+  }
+  void askOk(const std::string& question) {
+    std::string a = ask(question);
+    if (a != "ok" && a != "go")
+      violation("the answer to '" + question + "' was not kbprof's ('" + trim(a) +
+                "'): something other than the harness read or wrote the protocol socket");
+  }
+  uint64_t askSeed(uint64_t k) {
+    std::string line = ask("seed " + std::to_string(k));
+    try {
+      Json a = Json::parse(line);
+      return a.at("seed").get<uint64_t>();
+    } catch (const std::exception&) {
+      violation("the answer to 'seed " + std::to_string(k) + "' was not kbprof's ('" + trim(line) +
+                "'): something other than the harness read or wrote the protocol socket");
     }
+  }
+
+  // The L2 flush before a call (CUDA); nothing on the CPU.
+  void flushL2() {
+#if KB_WITH_CUDA
+    if (cuda_) flush_.zero_();
 #endif
   }
+  // The head start, with call `index`'s spin id.
+  void headStart(int64_t index) {
+#if KB_WITH_CUDA
+    if (cuda_ && head_start_cycles_ > 0) {
+      push(index < 0 ? kHarnessId : kSpinBase + static_cast<uint64_t>(index));
+      at::cuda::sleep(head_start_cycles_);
+      pop();
+    }
+#endif
+    (void)index;
+  }
+  // The end-of-call marker of call `index` on the launch stream.
+  void marker(int64_t index) {
+#if KB_WITH_CUDA
+    if (cuda_) {
+      push(kMarkerBase + static_cast<uint64_t>(index));
+      marker_.fill_(static_cast<int>(index & 0x7fffffff));
+      pop();
+    }
+#endif
+    (void)index;
+  }
+
+  // A timed call's harness steps with nothing inside, paced by the parent
+  // like a timed call ("null begin j", "null end j"): what the parent's
+  // clock sees of a call that takes no time.
+  void nullCall(int j) {
+    const int64_t index = 1'000'000 + j;  // ids of their own, apart from every call's
+    flushL2();
+    synchronize(dev_);
+    askOk("null begin " + std::to_string(j));
+    headStart(index);
+    Stopwatch watch = startWatch();
+    stopWatch(watch);
+    marker(index);
+    synchronize(dev_);
+    askOk("null end " + std::to_string(j));
+  }
+
   Stopwatch startWatch() {
     Stopwatch w;
 #if KB_WITH_CUDA
@@ -511,21 +619,20 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     return w;
   }
   // Records the end event; the event time is read after synchronising.
-  double stopWatch(Stopwatch& w) {
+  void stopWatch(Stopwatch& w) {
 #if KB_WITH_CUDA
     if (cuda_) w.end->record(stream_);
 #endif
     (void)w;
-    return 0.0;
   }
 
   // Rounds until every participant's median is precise, the budget is spent,
-  // max_rounds is reached or `full` says the kept outputs fill their budget.
+  // max_rounds is reached or `full` says the sent outputs fill their budget.
   template <typename Call>
   std::string loop(const std::vector<Participant*>& order, Call call, Clock::time_point t0,
                    const std::function<bool()>& full) {
     int min_rounds = opts_.value("min_rounds", 10);
-    int max_rounds = opts_.value("max_rounds", 2000);
+    int max_rounds = opts_.value("max_rounds", 100);
     double target = opts_.value("target_ci", 0.01);
     double budget = opts_.value("budget_seconds", 5.0);
     for (int rounds = 0; rounds < max_rounds;) {
@@ -544,14 +651,18 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
 
   void baselineCall(Participant& p, bool timed) {
     uint64_t id = (&p == &eager_ ? kEagerBase : kCompileBase) + p.ids.size() + (timed ? 0 : 1'000'000);
-    beforeCall();
+    flushL2();
+    headStart(-1);
     Stopwatch watch = startWatch();
     push(id);
     try {
-      if (&p == &eager_)
-        (void)reference_.run(baseline_inputs_);
-      else
+      if (&p == &eager_) {
+        std::vector<at::Tensor> out = reference_.run(baseline_inputs_);
+        if (output_bytes_ == 0)
+          for (const auto& t : out) output_bytes_ += t.nbytes();
+      } else {
         (void)compiled_->run(baseline_inputs_);
+      }
     } catch (const std::exception& e) {
       pop();
       // A baseline that cannot run is the harness's problem, not a candidate's.
@@ -572,10 +683,22 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     p.ids.push_back(id);
   }
 
-  void sendTiming(const std::string& stop, double seconds) {
+  // What the trusted phase measured, on the channel before the candidate's
+  // library is opened: the parent judges with these, never with anything
+  // sent after candidate code ran.
+  void sendBaselines() {
+    std::map<uint64_t, std::vector<Activity>> by_id;
+#if KB_WITH_CUDA
+    if (cuda_) {
+      c10::cuda::device_synchronize();
+      for (const auto& a : drain()) {
+        if (a.external >= kMarkerBase && a.external < kEagerBase && launch_stream_ == 0) launch_stream_ = a.stream;
+        by_id[a.external].push_back(a);
+      }
+    }
+#endif
     Json rec;
-    rec["type"] = "timing";
-    rec["ok"] = true;
+    rec["type"] = "baselines";
     rec["timing_method"] = cuda_ ? "cuda_events" : "host_clock";
     rec["gpu"] = gpu_;
     rec["arch"] = arch_;
@@ -589,75 +712,43 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     rec["launch_stream"] = launch_stream_;
     rec["ops"] = reference_.opKinds();
     rec["input_bytes"] = input_bytes_;
-    rec["output_bytes"] = output_bytes_;
+    rec["reference_output_bytes"] = output_bytes_;
     rec["input_method"] = inputs_.method();
-    rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
-    rec["timed_calls"] = kept_.size();
-    rec["kept_bytes"] = kept_bytes_;
-    rec["stop"] = stop;
-    rec["seconds"] = seconds;
     rec["baseline_rounds"] = static_cast<int64_t>(eager_.event_ms.size());
     rec["baseline_stop"] = baseline_stop_;
     rec["baseline_seconds"] = baseline_seconds_;
-    rec["cupti_dropped"] = dropped_;
     rec["baselines_cached"] = !cached_.is_null();
     if (!cached_.is_null()) rec["cached"] = cached_;
     if (!check_.is_null()) rec["baseline_check"] = check_;
     if (!cached_replaced_.is_null()) rec["cached_replaced"] = cached_replaced_;
     if (!compile_error_.empty()) rec["compile_error"] = compile_error_;
-    for (Participant* p : {&eager_, &compile_, &candidate_}) {
+    for (Participant* p : {&eager_, &compile_}) {
       if (!p->measured) continue;
       Json j;
       j["event_ms"] = p->event_ms;
       j["host_ms"] = p->host_ms;
       std::vector<double> device;
-      for (uint64_t id : p->ids) device.push_back(device_ms_.count(id) ? device_ms_[id] : 0.0);
+      for (uint64_t id : p->ids) device.push_back(by_id.count(id) ? busyMilliseconds(by_id[id]) : 0.0);
       j["device_ms"] = cuda_ ? Json(device) : Json::array();
       rec[p->name] = j;
     }
-    Json calls = Json::array();
-    for (const auto& c : calls_)
-      calls.push_back(Json::array({c.index, c.kind, marker_ns_.count(c.index) ? marker_ns_[c.index] : 0}));
-    rec["calls"] = calls;
-    Json acts = Json::array();
-    for (const auto& a : activities_) acts.push_back(a.toJson());
-    rec["activities"] = acts;
     send(rec);
+    output_bytes_ = 0;
   }
 
-  // Asks the parent which timed calls to send, and sends them. The parent
-  // answers once, after it has seen this worker's timing record.
-  void sendPickedCalls() {
-    Json picked;
-    if (!writeAll(0, "select " + std::to_string(kept_.size()) + "\n")) return;  // no parent to ask: nothing sent
-    std::optional<std::string> line = readLine(0);
-    if (!line) return;
-    try {
-      picked = Json::parse(*line);
-    } catch (const std::exception&) {
-      return;
-    }
-    for (const auto& v : picked.value("calls", Json::array())) {
-      if (!v.is_number_unsigned()) continue;
-      uint64_t k = v.get<uint64_t>();
-      if (k >= kept_.size()) continue;
-      const KeptCall& kept = kept_[k];
-      Json rec;
-      rec["type"] = "call";
-      rec["call"] = k;
-      rec["seed"] = kept.seed;
-      verify::WirePayload payload;
-      try {
-        payload = verify::describeOutputs(kept.outputs, rec);
-      } catch (const std::exception& e) {
-        rec["ok"] = false;
-        rec["message"] = std::string("reading a timed call's outputs failed: ") + firstLine(e.what());
-        send(rec);
-        finish(1);
-      }
-      rec["ok"] = true;
-      send(rec, payload);
-    }
+  // The end of the run: how the loop went. Nothing here is judged (the
+  // commits carry every call's figures).
+  void sendTiming(const std::string& stop, double seconds) {
+    Json rec;
+    rec["type"] = "timing";
+    rec["ok"] = true;
+    rec["rounds"] = static_cast<int64_t>(candidate_.event_ms.size());
+    rec["timed_calls"] = timed_calls_;
+    rec["sent_bytes"] = sent_bytes_;
+    rec["stop"] = stop;
+    rec["seconds"] = seconds;
+    rec["cupti_dropped"] = dropped_;
+    send(rec);
   }
 
 #if KB_WITH_CUDA
@@ -702,9 +793,11 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     head_start_cycles_ = static_cast<int64_t>(static_cast<double>(kProbe) * us / (best_ms * 1e3));
   }
 
-  // Turns CUPTI's buffers into owned activities: the candidate's and the
-  // unowned ones kept, the baselines' summed per call, markers noted.
-  void collect() {
+  // Everything CUPTI recorded since the last drain, with the external id
+  // each was launched under (the parent decides ownership). Flushes first:
+  // called after a synchronisation, so a call's records are all there.
+  std::vector<Activity> drain() {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::vector<std::pair<uint8_t*, size_t>> buffers;
     {
       std::lock_guard<std::mutex> lock(cuptiBuffers().mutex);
@@ -724,6 +817,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
             auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(r);
             corr = common(a, ActivityKind::Kernel, *k);
             a.name = kernelName(k->name);
+            a.graph = k->graphId;
             break;
           }
           case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -752,27 +846,18 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       }
       std::free(buffer);
     }
+    std::vector<Activity> out;
     for (auto& [a, corr] : raw) {
       auto it = external.find(corr);
-      uint64_t id = it == external.end() ? 0 : it->second;
-      if (id == 0) {
-        a.owner = kOwnerUnknown;
-      } else if (id < kHarnessId) {
-        a.owner = static_cast<int64_t>(id - 1);
-        device_ms_[id] += a.ms();
-      } else if (id == kHarnessId) {
-        continue;
-      } else if (id < kEagerBase) {  // a marker
-        int64_t call = static_cast<int64_t>(id - kMarkerBase);
-        marker_ns_[call] = a.start_ns;
-        launch_stream_ = a.stream;
-        continue;
-      } else {  // a baseline call
-        device_ms_[id] += a.ms();
-        continue;
-      }
-      activities_.push_back(a);
+      a.external = it == external.end() ? 0 : it->second;
+      // The owner by id, for the calls outside run(); a timed call's is
+      // decided by the parent (classifyTimedCall).
+      a.owner = a.external == 0 ? kOwnerUnknown
+                : a.external < kHarnessId ? static_cast<int64_t>(a.external - 1)
+                                          : kOwnerHarness;
+      out.push_back(a);
     }
+    return out;
   }
 #endif
 
@@ -783,7 +868,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   Json opts_;
   bool cuda_ = false;
   std::string gpu_, arch_;
-  uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0, kept_bytes_ = 0;
+  uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0, sent_bytes_ = 0;
+  uint64_t timed_calls_ = 0;
   double bandwidth_gbps_ = 0;
   double head_start_us_ = 0;
   int64_t head_start_cycles_ = 0;
@@ -801,12 +887,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   std::vector<c10::IValue> baseline_inputs_;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
   std::vector<uint64_t> scratch_sizes_;
-  std::vector<KeptCall> kept_;
   Participant eager_, compile_, candidate_;
   std::vector<CallInfo> calls_;
-  std::vector<Activity> activities_;
-  std::map<uint64_t, double> device_ms_;
-  std::map<int64_t, uint64_t> marker_ns_;
   uint32_t launch_stream_ = 0;
   uint64_t dropped_ = 0;
 };

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -150,6 +151,22 @@ void installSeccomp(const ConfinePolicy& policy) {
                         "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
                         "setsid", "setpgid"})
     rule(f, kTrap, n);
+  // The protocol descriptors (0: the socket to the parent, 1-2: output,
+  // 3: the result channel) cannot be replaced, closed, reconfigured or read
+  // ahead: a record or an answer always travels on the channel the parent
+  // made. (Writing on them stays possible; what the parent reads there is
+  // checked against the protocol, and anything out of turn is hack_detected.)
+  const auto last_fd = static_cast<scmp_datum_t>(3);
+  rule(f, kTrap, "dup2", {SCMP_A1(SCMP_CMP_LE, last_fd)});
+  rule(f, kTrap, "dup3", {SCMP_A1(SCMP_CMP_LE, last_fd)});
+  rule(f, kTrap, "close", {SCMP_A0(SCMP_CMP_LE, last_fd)});
+  rule(f, kTrap, "close_range", {SCMP_A0(SCMP_CMP_LE, last_fd)});
+  rule(f, kTrap, "shutdown", {SCMP_A0(SCMP_CMP_LE, last_fd)});
+  for (int cmd : {F_SETFD, F_SETFL, F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ,
+                  F_DUPFD, F_DUPFD_CLOEXEC})
+    rule(f, kTrap, "fcntl", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(cmd))});
+  rule(f, kTrap, "recvfrom", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_PEEK, MSG_PEEK)});
+  rule(f, kTrap, "recvmsg", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_PEEK, MSG_PEEK)});
   // Terminal injection.
   rule(f, kTrap, "ioctl", {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)});
   // The kernel's administrative surface.

@@ -109,7 +109,7 @@ Json keepFrom(const fs::path& dir, Json& job) {
   if (old.contains("files") && old["files"].contains("model.py")) keep["model_sha256"] = old["files"]["model.py"];
   for (const char* k : {"compiled", "baselines"})
     if (old.contains(k)) keep[k] = old[k];
-  for (const char* k : {"tolerance", "correctness_seeds"})
+  for (const char* k : {"tolerance", "correctness_seeds", "inputs_exhaustive"})
     if (old.contains(k) && !job.contains(k)) job[k] = old[k];
   if (old.contains("init") && old["init"].contains("seed") && !job.contains("init_seed"))
     job["init_seed"] = old["init"]["seed"];

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -198,12 +199,44 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
   } else {
     info.correctness_seeds = {0, 1, 2, 3, 4};
   }
+  for (uint64_t s : info.correctness_seeds)
+    if (isDomainSeed(s)) r.fail("correctness_seeds", "must be below 2^63 (larger seeds name domain draws)");
+  if (doc.contains("inputs_exhaustive")) {
+    const Json& v = doc["inputs_exhaustive"];
+    if (!v.is_boolean()) r.fail("inputs_exhaustive", "must be true or false");
+    info.inputs_exhaustive = v.get<bool>();
+  }
   // The contract every reader compares with (task/precision.h).
   PrecisionContract contract = resolveContract(info);
   info.precision = contract.name;
   info.atol = contract.atol;
   info.rtol = contract.rtol;
   return info;
+}
+
+std::vector<uint64_t> verificationSeeds(const TaskInfo& info) {
+  std::vector<uint64_t> seeds = info.correctness_seeds;
+  if (info.inputs_exhaustive || seeds.empty()) return seeds;
+  std::vector<uint64_t> domain;
+  auto add = [&](uint64_t s) {
+    uint64_t d = domainSeed(s);
+    if (std::find(domain.begin(), domain.end(), d) == domain.end()) domain.push_back(d);
+  };
+  for (std::size_t i = 0; i < seeds.size() && domain.size() < kDomainDraws; ++i) add(seeds[i]);
+  for (uint64_t next = generatorSeed(seeds.back() + 1); domain.size() < kMinDomainDraws; next = generatorSeed(next + 1))
+    add(next);
+  seeds.insert(seeds.end(), domain.begin(), domain.end());
+  return seeds;
+}
+
+std::string seedName(uint64_t seed) {
+  if (!isDomainSeed(seed)) return "seed " + std::to_string(seed);
+  return "domain draw of seed " + std::to_string(generatorSeed(seed));
+}
+
+std::string describeSeed(uint64_t seed) {
+  if (!isDomainSeed(seed)) return seedName(seed);
+  return seedName(seed) + " (inputs rescaled/broadened beyond get_inputs)";
 }
 
 std::vector<std::string> TaskBundle::compiledArchs() const {

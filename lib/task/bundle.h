@@ -79,6 +79,10 @@ struct TaskInfo {
   double atol = 1e-4;
   double rtol = 1e-4;
   std::vector<uint64_t> correctness_seeds;  // default 0..4
+  // task.json "inputs_exhaustive" (default false): get_inputs draws every
+  // input the operator is defined for (e.g. a lookup over 256 byte values),
+  // so verification needs no domain draws (verificationSeeds).
+  bool inputs_exhaustive = false;
   Json json;
 };
 
@@ -97,6 +101,39 @@ struct TaskBundle {
   // The architectures with a compiled package on disk (task.json "compiled").
   std::vector<std::string> compiledArchs() const;
 };
+
+// Inputs beyond the generator (docs/threat-model.md). A seed with bit 63
+// set is a "domain draw": every input maker (Task::makeInputs,
+// CallInputs::make) draws get_inputs' values from the seed without that bit
+// (its generator seed), then moves every floating tensor into the wider
+// domain of the operator, deterministically from the whole seed
+// (task.h applyDomainDraw): a tensor of a few distinct values becomes
+// continuous over their range, and each floating tensor is rescaled by a
+// positive factor 2^u, u in [-3, 3]. Integer, bool tensors and scalars are
+// untouched. A lookup table over exactly the generator's values is then
+// wrong. kbprof's timed-call seeds stay below 2^63 (generator draws).
+inline constexpr uint64_t kDomainSeedBit = 1ull << 63;
+inline bool isDomainSeed(uint64_t seed) { return (seed & kDomainSeedBit) != 0; }
+// The seed get_inputs is run with: the seed itself for a generator draw.
+inline uint64_t generatorSeed(uint64_t seed) { return seed & ~kDomainSeedBit; }
+// The domain draw made from generator seed `seed`'s values.
+inline uint64_t domainSeed(uint64_t seed) { return seed | kDomainSeedBit; }
+
+// How many domain draws verificationSeeds adds (fewer correctness seeds than
+// this: the domain draws of the next seeds after the last one).
+inline constexpr std::size_t kDomainDraws = 3;
+inline constexpr std::size_t kMinDomainDraws = 2;
+
+// The seeds verification runs: the task's correctness_seeds (generator
+// draws), then, unless inputs_exhaustive, the domain draws of the first
+// min(3, n) of them, at least 2 (a single seed s adds s+1's).
+std::vector<uint64_t> verificationSeeds(const TaskInfo& info);
+
+// "seed 3", or "domain draw of seed 3": how reports name a seed.
+std::string seedName(uint64_t seed);
+// seedName, and for a domain draw what it is: "domain draw of seed 3
+// (inputs rescaled/broadened beyond get_inputs)". Failure messages use it.
+std::string describeSeed(uint64_t seed);
 
 // Parses a task.json document; throws kb::UsageError naming `where` and the
 // field when a required field is missing or has the wrong type, or the

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/headeronly/version.h>
@@ -50,6 +51,83 @@ at::ScalarType parseDtype(const std::string& d) {
 }
 
 }  // namespace
+
+namespace {
+
+// splitmix64: the per-seed stream of the domain draw's choices (integer
+// arithmetic, the same in every process and on every machine).
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double unitInterval(uint64_t& state) { return static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53; }
+
+at::Generator privateGenerator(c10::Device device, uint64_t seed) {
+  at::Generator gen = device.is_cpu()
+                          ? at::detail::createCPUGenerator(seed)
+                          : at::detail::getCUDAHooks().getNewGenerator(device.has_index() ? device.index() : 0);
+  gen.set_current_seed(seed);
+  return gen;
+}
+
+}  // namespace
+
+void applyDomainDraw(std::vector<c10::IValue>& inputs, uint64_t seed, bool scalars) {
+  if (!isDomainSeed(seed)) return;
+  torch::NoGradGuard no_grad;
+  uint64_t state = seed;
+  std::set<const void*> done;  // storages already transformed
+  for (auto& v : inputs) {
+    // A float scalar (a scale factor, a bound) is rescaled too, by 2^u, u
+    // in [-1, 1]: a solution that takes get_inputs' one value for granted
+    // is wrong elsewhere in the operator's domain. Ints (sizes, dims,
+    // indices) and bools stay.
+    if (v.isDouble()) {
+      (void)splitmix(state);
+      const double u = unitInterval(state), x = v.toDouble();
+      if (scalars && std::isfinite(x) && x != 0.0) v = c10::IValue(x * std::exp2(-1.0 + 2.0 * u));
+      continue;
+    }
+    if (!v.isTensor()) continue;
+    at::Tensor t = v.toTensor();
+    // Drawn for every input in order, so an input's draw never depends on
+    // what the others hold.
+    const uint64_t key = splitmix(state);
+    const double u01 = unitInterval(state);
+    if (!t.defined() || !at::isFloatingType(t.scalar_type()) || t.numel() == 0) continue;
+    if (!t.has_storage() || !done.insert(t.storage().data()).second) continue;
+    // The block of memory the tensor spans (strides are never negative in
+    // ATen): the tensor itself when dense, the underlying row of an
+    // expanded one, so in-place ops never write one element twice.
+    int64_t extent = 1;
+    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * t.stride(d);
+    at::Tensor block = t.as_strided({extent}, {1}, t.storage_offset());
+    // A few distinct values in an even sample: redrawn over their range.
+    const int64_t step = std::max<int64_t>(1, extent / 4096);
+    at::Tensor sample = std::get<0>(block.slice(0, 0, extent, step).sort());
+    const int64_t n = sample.numel();
+    const int64_t distinct = 1 + (n > 1 ? sample.slice(0, 1).ne(sample.slice(0, 0, n - 1)).sum().item<int64_t>() : 0);
+    if (distinct <= 16 && 2 * distinct <= n) {
+      auto [lo_t, hi_t] = at::aminmax(block);
+      double lo = lo_t.item<double>(), hi = hi_t.item<double>();
+      if (lo == hi) {
+        const double c = lo;
+        lo = c > 0 ? c / 2 : c < 0 ? 2 * c : -1.0;
+        hi = c > 0 ? 2 * c : c < 0 ? c / 2 : 1.0;
+      }
+      if (std::isfinite(lo) && std::isfinite(hi)) {
+        at::Generator gen = privateGenerator(t.device(), key);
+        block.uniform_(lo, hi, gen);
+      }
+    }
+    // A positive factor 2^u.
+    const double top = t.scalar_type() == at::kHalf ? 1.0 : 3.0;
+    block.mul_(std::exp2(-3.0 + (top + 3.0) * u01));
+  }
+}
 
 std::mutex& torchSeedMutex() {
   static std::mutex m;
@@ -326,7 +404,11 @@ std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) con
       cache_->prefetched.erase(it);
     }
   }
-  if (!cpu.empty()) {
+  // A prefetched set was made by this function: already a domain draw
+  // where the seed asks for one.
+  const bool fresh = cpu.empty();
+  const uint64_t draw = generatorSeed(seed);
+  if (!fresh) {
   } else if (info().generator == "scripted") {
     torch::jit::Module* gen = nullptr;
     {
@@ -343,11 +425,12 @@ std::vector<c10::IValue> Task::makeInputs(uint64_t seed, c10::Device device) con
       gen = &cache_->generator;
     }
     // get_inputs() draws from torch's default CPU generator, as in Python.
-    cpu = runGetInputs(*gen, seed, bundle_.inputsPt().string());
+    cpu = runGetInputs(*gen, draw, bundle_.inputsPt().string());
   } else {
-    at::Generator gen = at::detail::createCPUGenerator(seed);
+    at::Generator gen = at::detail::createCPUGenerator(draw);
     cpu = specInputs(info().inputs, gen, c10::Device(c10::kCPU));
   }
+  if (fresh) applyDomainDraw(cpu, seed, info().reference_args != "tensors");
   if (device.is_cpu()) return cpu;
   std::vector<c10::IValue> out;
   out.reserve(cpu.size());

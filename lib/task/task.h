@@ -105,7 +105,9 @@ class Task {
 
   // The inputs of get_inputs() for `seed`, in order, tensors on `device`
   // (made on the CPU, then copied, so the values do not depend on the
-  // device). Fresh tensors every call. Same seed, same values.
+  // device). Fresh tensors every call. Same seed, same values. A domain
+  // seed (bundle.h isDomainSeed) gives get_inputs' draw of its generator
+  // seed moved into the operator's domain (applyDomainDraw, on the CPU).
   std::vector<c10::IValue> makeInputs(uint64_t seed, c10::Device device) const;
 
   // Makes the CPU input sets of `seeds` ahead of need, several at once on
@@ -138,6 +140,28 @@ at::Tensor specTensor(const InputSpec& spec, at::Generator& gen, c10::Device dev
 // One input set drawn from recorded specs with `gen` (a generator of
 // `device`): tensors by specTensor, in order; scalars as recorded.
 std::vector<c10::IValue> specInputs(const std::vector<InputSpec>& specs, at::Generator& gen, c10::Device device);
+
+// Inputs beyond the generator (bundle.h isDomainSeed): for a domain seed,
+// moves every floating tensor of `inputs` (as get_inputs drew them from the
+// seed's generator seed) into the operator's wider domain, in place, where
+// the tensor lies (CPU or GPU, ATen ops only), the same values for the same
+// seed, tensors and device. Per floating tensor, from the whole seed:
+//   - a tensor of a few values (at most 16 distinct in an even sample of up
+//     to 4096 elements, and at most half the sample) is redrawn uniformly
+//     over [min, max] of its values ([c/2, 2c] for a constant c > 0, [2c,
+//     c/2] for c < 0, [-1, 1] for zeros): signs and bounds are kept, the
+//     values are continuous;
+//   - every one is multiplied by 2^u, u uniform in [-3, 3] (in [-3, 1] for
+//     float16, whose range ends at 65504): positive, so a sign or
+//     positivity domain (log, sqrt) stays valid.
+// The memory a tensor spans is transformed once: views of one storage
+// (x and x.t(), an expanded row) keep their relation. Integer and bool
+// tensors and scalars are untouched (indices, sizes, masks). No-op for a
+// generator seed. The uniform draws use a private generator of the tensor's
+// device seeded from the seed, never torch's global generators.
+// `scalars`: float scalars are rescaled too (only where the reference takes
+// them: a traced reference has get_inputs' scalars fixed inside it).
+void applyDomainDraw(std::vector<c10::IValue>& inputs, uint64_t seed, bool scalars);
 
 // A scripted get_inputs (inputs.pt) run once, with torch's default
 // generators seeded with `seed` under torchSeedMutex(); its list or tuple

@@ -87,10 +87,18 @@ std::vector<c10::IValue> CallInputs::runScripted(uint64_t seed) const {
 }
 
 std::vector<c10::IValue> CallInputs::make(uint64_t seed) const {
-  if (method_ == "scripted") return runScripted(seed);
+  // A domain seed (bundle.h): its generator seed's draw, moved into the
+  // operator's domain where it was made (the CPU path does it there).
   if (method_ == "scripted-cpu") return task_->makeInputs(seed, device_);
-  at::Generator gen = generatorFor(device_, seed);
-  return specInputs(task_->info().inputs, gen, device_);
+  std::vector<c10::IValue> inputs;
+  if (method_ == "scripted") {
+    inputs = runScripted(generatorSeed(seed));
+  } else {
+    at::Generator gen = generatorFor(device_, generatorSeed(seed));
+    inputs = specInputs(task_->info().inputs, gen, device_);
+  }
+  applyDomainDraw(inputs, seed, task_->info().reference_args != "tensors");
+  return inputs;
 }
 
 uint64_t tensorDigest(const at::Tensor& t) {

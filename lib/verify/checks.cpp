@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "task/bundle.h"
+
 namespace kb::verify {
 namespace {
 
@@ -38,6 +40,11 @@ Json OutputCheck::toJson() const {
 Json SeedCheck::toJson() const {
   Json j;
   j["seed"] = seed;
+  // Which inputs the seed had (task/bundle.h):
+  // get_inputs' own draw, or a domain draw beyond it, of generator_seed
+  // (readable where a JSON reader rounds 2^63 + s to a double).
+  j["draw"] = task::isDomainSeed(seed) ? "domain" : "generator";
+  j["generator_seed"] = task::generatorSeed(seed);
   j["status"] = std::string(statusName(status));
   j["message"] = message;
   j["forward_seconds"] = forward_seconds;

@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "verify/dtype.h"
+#include "verify/poison.h"
 #include "verify/wire.h"
 #include "kb/solution.h"
 #include "sandbox/confine.h"
@@ -111,12 +112,16 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
   const int64_t n = ref_flat.numel();
   // One piece's masks, in float64 on the reference's device.
   struct Piece {
-    at::Tensor c, r, diff, tol, close, wrong_nonfinite, finite, c_fin, r_fin;
+    at::Tensor c, r, diff, tol, close, wrong_nonfinite, finite, c_fin, r_fin, unwritten;
   };
   auto piece = [&](int64_t begin) {
     Piece p;
     const int64_t len = std::min(chunk, n - begin);
-    p.c = cand_flat.narrow(0, begin, len).to(ref.device()).to(at::kDouble);
+    at::Tensor c_raw = cand_flat.narrow(0, begin, len).to(ref.device());
+    // Never written: the harness's poison is still there (verify/poison.h),
+    // wrong whatever the reference holds at that element.
+    p.unwritten = unwrittenMask(c_raw);
+    p.c = c_raw.to(at::kDouble);
     p.r = ref_flat.narrow(0, begin, len).to(at::kDouble);
     p.c_fin = at::isfinite(p.c);
     p.r_fin = at::isfinite(p.r);
@@ -126,12 +131,12 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
     // same value exactly (the tolerance there is infinite and would pass
     // anything).
     at::Tensor same_nonfinite = p.c.eq(p.r).logical_or(at::isnan(p.c).logical_and(at::isnan(p.r)));
-    p.close = at::where(p.r_fin, p.c_fin.logical_and(p.diff.le(p.tol)), same_nonfinite);
+    p.close = at::where(p.r_fin, p.c_fin.logical_and(p.diff.le(p.tol)), same_nonfinite).logical_and(~p.unwritten);
     p.wrong_nonfinite = (~p.r_fin).logical_and(~same_nonfinite);
     p.finite = p.c_fin.logical_and(p.r_fin);
     return p;
   };
-  uint64_t nonfinite_missed = 0;
+  uint64_t nonfinite_missed = 0, unwritten = 0;
   bool any_finite = false;
   for (int64_t begin = 0; begin < n; begin += chunk) {
     Piece p = piece(begin);
@@ -142,12 +147,14 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
         at::stack({(~p.close).sum().to(at::kDouble), (~p.c_fin).logical_and(p.r_fin).sum().to(at::kDouble),
                    p.wrong_nonfinite.sum().to(at::kDouble), p.finite.any().to(at::kDouble),
                    at::where(p.finite, p.diff, zero).max(),
-                   at::where(p.finite, p.diff / p.r.abs().clamp_min(1e-12), zero).max()})
+                   at::where(p.finite, p.diff / p.r.abs().clamp_min(1e-12), zero).max(),
+                   p.unwritten.sum().to(at::kDouble)})
             .cpu();
     const double* f = figures.data_ptr<double>();
     oc.mismatches += static_cast<uint64_t>(f[0]);
     oc.nonfinite_unexpected += static_cast<uint64_t>(f[1]);
     nonfinite_missed += static_cast<uint64_t>(f[2]);
+    unwritten += static_cast<uint64_t>(f[6]);
     if (f[3] != 0) {
       oc.max_abs_error = any_finite ? std::max(oc.max_abs_error, f[4]) : f[4];
       oc.max_rel_error = any_finite ? std::max(oc.max_rel_error, f[5]) : f[5];
@@ -164,7 +171,9 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
   bool cand_all_nan = floating, ref_all_nan = floating;
   for (int64_t begin = 0; begin < n; begin += chunk) {
     Piece p = piece(begin);
-    if (nonfinite_missed > 0) {
+    if (unwritten > 0) {
+      if (worst < 0 && p.unwritten.any().item<bool>()) worst = begin + p.unwritten.to(at::kByte).argmax().item<int64_t>();
+    } else if (nonfinite_missed > 0) {
       if (worst < 0 && p.wrong_nonfinite.any().item<bool>())
         worst = begin + p.wrong_nonfinite.to(at::kByte).argmax().item<int64_t>();
     } else {
@@ -184,7 +193,13 @@ bool compareOutput(const at::Tensor& cand, const at::Tensor& ref, double atol, d
   oc.worst_candidate = cand_flat[worst].item<double>();
   oc.worst_reference = ref_flat[worst].item<double>();
   const std::string name = "output " + std::to_string(oc.index);
-  if (cand_all_nan && !ref_all_nan) {
+  if (unwritten == oc.elements) {
+    oc.problem = name + " was never written (it still holds the harness's fill)";
+  } else if (unwritten > 0) {
+    oc.problem = name + " has " + std::to_string(unwritten) + " of " + std::to_string(oc.elements) +
+                 " elements the solution never wrote (they still hold the harness's fill), first at " +
+                 shapeText(oc.worst_index) + ": never-written is wrong whatever the reference holds there";
+  } else if (cand_all_nan && !ref_all_nan) {
     oc.problem = name + " was never written (it still holds the harness's NaN fill)";
   } else if (nonfinite_missed > 0) {
     oc.problem = name + " has " + std::to_string(nonfinite_missed) +
@@ -362,44 +377,24 @@ SeedCheck checkSeed(const WireRecord& rec, const std::vector<std::string>& input
   return compareOutputs(outs, out_index, missing, expected, rounding, atol, rtol, sc);
 }
 
-// The outputs of one timed call the parent picked: they must be what its
-// commit record said right after the call, then right for its inputs.
-SeedCheck checkCall(const WireRecord& rec, const Json& commit, const std::vector<at::Tensor>& expected,
-                    const std::vector<at::Tensor>& rounding, c10::Device device, double atol, double rtol) {
+// One timed call's outputs, as its commit record carried them (they left
+// the worker right after the call: no later code could change them),
+// against the reference on the same inputs.
+SeedCheck checkCall(const WireRecord& rec, const std::vector<at::Tensor>& expected,
+                    const std::vector<at::Tensor>& rounding, double atol, double rtol) {
   SeedCheck sc;
-  sc.seed = commit.value("seed", uint64_t{0});
-  sc.timed_call = commit.value("call", int64_t{-1});
-  auto set = [&](Status s, const std::string& m) {
-    sc.status = s;
-    sc.message = m;
-    return sc;
-  };
+  sc.seed = rec.header.value("seed", uint64_t{0});
+  sc.timed_call = rec.header.value("call", int64_t{-1});
   std::vector<WireTensor> outs;
   std::vector<int> out_index;
   int missing = -1;
   try {
     outs = takeOutputs(rec, out_index, missing);
   } catch (const std::exception& e) {
-    return set(Status::HackDetected,
-               std::string("the timed call's record is malformed (") + e.what() + "): forged result channel");
+    sc.status = Status::HackDetected;
+    sc.message = std::string("the timed call's commit is malformed (") + e.what() + "): forged result channel";
+    return sc;
   }
-  const Json& committed = commit.value("outputs", Json::array());
-  if (rec.header.value("seed", uint64_t{1}) != sc.seed)
-    return set(Status::HackDetected, "the timed call's record names another seed than its commit");
-  for (size_t k = 0; k < outs.size(); ++k) {
-    int i = out_index[k];
-    std::string want = i >= 0 && i < static_cast<int>(committed.size()) && committed[i].is_string()
-                           ? committed[i].get<std::string>()
-                           : std::string("(none)");
-    std::string got = task::digestHex(task::tensorDigest(fromWire(outs[k]).to(device)));
-    if (got != want)
-      return set(Status::HackDetected, "output " + std::to_string(i) + " of timed call " +
-                                           std::to_string(sc.timed_call) +
-                                           " is not what the call returned (digest " + got + ", committed " +
-                                           want + "): it was changed after the call");
-  }
-  if (outs.size() != committed.size() - std::count(committed.begin(), committed.end(), Json(nullptr)))
-    return set(Status::HackDetected, "the timed call's record and its commit list different outputs");
   return compareOutputs(outs, out_index, missing, expected, rounding, atol, rtol, sc);
 }
 
@@ -639,27 +634,22 @@ int referenceMain(int argc, char** argv) {
             (status == Status::Ok ||
              (sc.status == Status::HackDetected && status != Status::HackDetected))) {
           status = sc.status;
-          message = "seed " + std::to_string(seed) + ": " + sc.message;
+          message = task::describeSeed(seed) + ": " + sc.message;
         }
         seeds.push_back(sc.toJson());
       }
-      // The timed calls the parent picked after the loop (kbprof).
+      // Every timed call (kbprof): its commit carries its outputs.
       if (!req.calls.empty() && !callInputs) throw Error(call_inputs_problem);
       for (uint64_t call : req.calls) {
         const WireRecord* rec = nullptr;
-        const Json* commit = nullptr;
-        for (const auto& r : records) {
-          if (r.header.value("call", uint64_t{~0ull}) != call) continue;
-          if (r.header["type"] == "call") rec = &r;
-          if (r.header["type"] == "commit") commit = &r.header;
-        }
-        if (!rec || !commit) {
+        for (const auto& r : records)
+          if (r.header["type"] == "commit" && r.header.value("call", uint64_t{~0ull}) == call) rec = &r;
+        if (!rec) {
           status = Status::HackDetected;
-          message = "no " + std::string(commit ? "record" : "commit") + " of timed call " + std::to_string(call) +
-                    ", which the parent picked after the loop";
+          message = "no commit of timed call " + std::to_string(call) + ", which the parent paced";
           break;
         }
-        uint64_t seed = commit->value("seed", uint64_t{0});
+        uint64_t seed = rec->header.value("seed", uint64_t{0});
         auto ti = Clock::now();
         std::vector<c10::IValue> inputs = callInputs->make(seed);
         std::vector<c10::IValue> pristine;
@@ -671,7 +661,7 @@ int referenceMain(int argc, char** argv) {
         std::vector<at::Tensor> rounding = roundingOf(pristine, expected);
         run_s += since(tr);
         auto tc2 = Clock::now();
-        SeedCheck sc = checkCall(*rec, *commit, expected, rounding, device, req.atol, req.rtol);
+        SeedCheck sc = checkCall(*rec, expected, rounding, req.atol, req.rtol);
         compare_s += since(tc2);
         if (sc.status != Status::Ok &&
             (status == Status::Ok || (sc.status == Status::HackDetected && status != Status::HackDetected))) {

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "verify/worker.h"
 #include "sandbox/confine.h"
+#include "task/bundle.h"
 
 namespace fs = std::filesystem;
 
@@ -154,13 +155,21 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
   // A record sequence the worker never writes (a second hello, a seed
   // twice) means the candidate wrote to the result channel itself.
   std::set<uint64_t> seen;
-  int hellos = 0, inits = 0, dones = 0, timings = 0;
+  int hellos = 0, inits = 0, dones = 0, timings = 0, baselines = 0;
   std::set<uint64_t> calls_sent;
   for (const auto& r : run.records) {
     const std::string type = r.header["type"].get<std::string>();
+    if (type == "violation") {
+      // The harness saw the solution break the interface's contract (a
+      // context it was not handed): a deviation, never a runtime error.
+      run.status = Status::HackDetected;
+      run.message = r.header.value("message", std::string("the solution broke the harness's protocol"));
+      return;
+    }
     if (type == "hello") ++hellos;
     if (type == "timing") ++timings;
-    if (type == "call" && !calls_sent.insert(r.header.value("call", ~0ull)).second) ++timings;  // a call sent twice
+    if (type == "baselines") ++baselines;
+    if (type == "commit" && !calls_sent.insert(r.header.value("call", ~0ull)).second) ++timings;  // a call committed twice
     if (type == "init") ++inits;
     if (type == "done") ++dones;
     if (type == "seed") {
@@ -173,7 +182,7 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
       }
     }
   }
-  if (hellos > 1 || inits > 1 || dones > 1 || timings > 1) {
+  if (hellos > 1 || inits > 1 || dones > 1 || timings > 1 || baselines > 1) {
     run.status = Status::HackDetected;
     run.message = "the result channel carries records the harness did not write";
     return;
@@ -234,7 +243,7 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
       run.status = Status::RuntimeError;
       run.message = r.header.value("message", std::string("failed"));
       if (r.header["type"] == "seed")
-        run.message = "seed " + std::to_string(r.header.value("seed", uint64_t{0})) + ": " + run.message;
+        run.message = task::describeSeed(r.header.value("seed", uint64_t{0})) + ": " + run.message;
       return;
     }
   }

@@ -328,7 +328,10 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   base.contract = contract.toJson();
   base.atol = options.atol.value_or(contract.atol);
   base.rtol = options.rtol.value_or(contract.rtol);
-  std::vector<uint64_t> seeds = options.seeds.empty() ? info.correctness_seeds : options.seeds;
+  // The task's correctness seeds and their domain draws (task/bundle.h
+  // verificationSeeds): every count below (records, runs, channel) is of
+  // these.
+  std::vector<uint64_t> seeds = options.seeds.empty() ? task::verificationSeeds(info) : options.seeds;
   if (seeds.empty()) throw UsageError(bundle.taskJson().string() + ": no correctness seeds");
 
   WorkerRequest req;
@@ -405,5 +408,8 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   if (libraries.size() == 1) results[0].seconds = since(t0);  // as before: all of it
   return results;
 }
+
+uint64_t taskOutputBytes(const task::TaskInfo& info) { return outputBytes(info); }
+uint64_t taskInputBytes(const task::TaskInfo& info) { return inputBytes(info); }
 
 }  // namespace kb::verify

@@ -146,6 +146,12 @@ void sizeWorkerForTask(const task::TaskInfo& info, uint64_t records, uint64_t ca
                        const std::filesystem::path& scratch, WorkerRequest& request, WorkerLimits& limits,
                        uint64_t channel_cap = 0);
 
+// The bytes of one call's outputs and tensor inputs, from the task's own
+// description (task.json): what kbprof's plausibility floor is computed
+// from, never what a worker reports.
+uint64_t taskOutputBytes(const task::TaskInfo& info);
+uint64_t taskInputBytes(const task::TaskInfo& info);
+
 // How many of `seeds` one candidate run can send: all of them when their
 // honest channel fits `scratch`'s share (and `channel_cap`), else as many as
 // fit, at least 1 (sizeWorkerForTask then says whether even one fits).

@@ -165,6 +165,60 @@ std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::stri
   return out;
 }
 
+bool ChannelTail::poll(std::vector<Json>& headers, std::string* problem) {
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // not made yet: nothing has arrived
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return true;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto readAt = [&](void* buf, std::size_t n, uint64_t at) {
+    std::size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      got += static_cast<std::size_t>(r);
+    }
+    return true;
+  };
+  bool ok = true;
+  while (offset_ + 8 <= size) {
+    char magic[4];
+    uint32_t hl = 0;
+    if (!readAt(magic, 4, offset_) || !readAt(&hl, 4, offset_ + 4) || std::memcmp(magic, kMagic, 4) != 0 ||
+        hl > kMaxHeader) {
+      *problem = "malformed record at byte " + std::to_string(offset_);
+      ok = false;
+      break;
+    }
+    if (offset_ + 8 + hl + 8 > size) break;  // not whole yet
+    std::string h(hl, '\0');
+    uint64_t pl = 0;
+    if (!readAt(h.data(), hl, offset_ + 8) || !readAt(&pl, 8, offset_ + 8 + hl)) break;
+    if (pl > size - (offset_ + 16 + hl)) break;  // the payload is still arriving
+    Json header;
+    try {
+      header = Json::parse(h);
+    } catch (const std::exception& e) {
+      *problem = std::string("record header is not JSON: ") + e.what();
+      ok = false;
+      break;
+    }
+    if (!header.is_object() || !header.contains("type") || !header["type"].is_string()) {
+      *problem = "record header without a type";
+      ok = false;
+      break;
+    }
+    headers.push_back(std::move(header));
+    offset_ += 16 + hl + pl;
+  }
+  ::close(fd);
+  return ok;
+}
+
 Json tensorHeader(const WireTensor& t) {
   Json j;
   j["dtype"] = t.dtype;

@@ -65,6 +65,22 @@ inline bool writeRecord(int fd, const Json& header, std::string_view payload) {
 std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem,
                                     bool headers_only = false);
 
+// Reads the headers of a channel file while its writer is still appending
+// (kbprof's parent, between a worker's questions): each poll() takes the
+// records that have arrived whole since the last one. Headers only; the
+// payloads are skipped by their lengths.
+class ChannelTail {
+ public:
+  explicit ChannelTail(std::filesystem::path path) : path_(std::move(path)) {}
+  // The new whole records' headers; false when the channel is malformed
+  // (`*problem` says where).
+  bool poll(std::vector<Json>& headers, std::string* problem);
+
+ private:
+  std::filesystem::path path_;
+  uint64_t offset_ = 0;
+};
+
 // The header entry describing a tensor whose bytes follow in the payload.
 Json tensorHeader(const WireTensor& t);
 // Takes the tensors the header `list` describes out of `payload`, starting

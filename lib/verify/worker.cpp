@@ -16,6 +16,9 @@
 #include <exception>
 #include <thread>
 #include <utility>
+#include <mutex>
+#include <random>
+#include <unordered_map>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -25,6 +28,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "verify/dtype.h"
+#include "verify/poison.h"
 #include "kb/solution.h"
 #include "sandbox/confine.h"
 #include "task/task.h"
@@ -73,13 +77,61 @@ bool fillView(kb_context* c, const at::Tensor& t, kb_tensor* out, const std::str
 }  // namespace
 
 void poison(at::Tensor& t) {
-  if (at::isFloatingType(t.scalar_type()))
-    t.fill_(std::numeric_limits<double>::quiet_NaN());
-  else if (t.scalar_type() == at::kBool)
-    t.fill_(true);
-  else
-    t.fill_(0x5A);
+  // A payload drawn afresh for every fill (verify/poison.h): the reference
+  // worker tells an unwritten element by the payload's kind, not its value.
+  std::random_device rd;
+  poisonFill(t, (static_cast<uint64_t>(rd()) << 32) ^ rd());
 }
+
+namespace {
+
+// The kb_context a solution is handed is a random token, never an address:
+// nothing it holds leads to the harness's objects (issue 35: a kb_context
+// that held a pointer to the timing session let a candidate rewrite earlier
+// calls' timings). A token lives while its call does.
+struct ContextHandles {
+  std::mutex mutex;
+  std::unordered_map<uintptr_t, kb_context*> live;
+};
+ContextHandles& contextHandles() {
+  static ContextHandles handles;
+  return handles;
+}
+
+kb_context* openHandle(kb_context* c) {
+  std::random_device rd;
+  uintptr_t token = 0;
+  ContextHandles& h = contextHandles();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  do token = ((static_cast<uintptr_t>(rd()) << 32) ^ rd()) | 1;  // odd: never an object's address
+  while (h.live.count(token));
+  h.live[token] = c;
+  return reinterpret_cast<kb_context*>(token);
+}
+
+void closeHandle(kb_context* handle) {
+  ContextHandles& h = contextHandles();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.live.erase(reinterpret_cast<uintptr_t>(handle));
+}
+
+// The context behind a token; a token the harness did not hand out for a
+// live call is a protocol deviation (hack_detected), never a crash.
+kb_context* resolveHandle(kb_context* handle) {
+  ContextHandles& h = contextHandles();
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    auto it = h.live.find(reinterpret_cast<uintptr_t>(handle));
+    if (it != h.live.end()) return it->second;
+  }
+  Json rec;
+  rec["type"] = "violation";
+  rec["message"] = "the solution called the harness with a context it was not handed for this call";
+  send(rec);
+  finish(1);
+}
+
+}  // namespace
 
 namespace {
 
@@ -92,18 +144,22 @@ namespace {
     return fail(c, e.what());                                                    \
   }
 
-int32_t apiNumInputs(kb_context* c) {
+int32_t numInputs(const kb_context* c) {
   return c->phase == Phase::Forward && c->inputs ? static_cast<int32_t>(c->inputs->size()) : 0;
 }
+int32_t numParams(const kb_context* c) { return c->params ? static_cast<int32_t>(c->params->size()) : 0; }
 
-int32_t apiInput(kb_context* c, int32_t index, kb_value* out) {
+int32_t apiNumInputs(kb_context* handle) { return numInputs(resolveHandle(handle)); }
+
+int32_t apiInput(kb_context* handle, int32_t index, kb_value* out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out) return fail(c, "input: null out pointer");
     std::memset(out, 0, sizeof *out);
     if (c->phase != Phase::Forward) return fail(c, "input: the init hook never sees inputs");
-    if (index < 0 || index >= apiNumInputs(c))
+    if (index < 0 || index >= numInputs(c))
       return fail(c, "input: index " + std::to_string(index) + " out of range (the task has " +
-                         std::to_string(apiNumInputs(c)) + " inputs)");
+                         std::to_string(numInputs(c)) + " inputs)");
     const c10::IValue& v = (*c->inputs)[index];
     if (v.isTensor()) {
       out->kind = KB_VALUE_TENSOR;
@@ -126,19 +182,19 @@ int32_t apiInput(kb_context* c, int32_t index, kb_value* out) {
   })
 }
 
-int32_t apiNumParams(kb_context* c) {
-  return c->params ? static_cast<int32_t>(c->params->size()) : 0;
-}
+int32_t apiNumParams(kb_context* handle) { return numParams(resolveHandle(handle)); }
 
-const char* apiParamName(kb_context* c, int32_t index) {
-  if (index < 0 || index >= apiNumParams(c)) {
+const char* apiParamName(kb_context* handle, int32_t index) {
+  kb_context* c = resolveHandle(handle);
+  if (index < 0 || index >= numParams(c)) {
     fail(c, "param_name: index " + std::to_string(index) + " out of range");
     return nullptr;
   }
   return (*c->params)[index].name.c_str();
 }
 
-int32_t apiParam(kb_context* c, const char* name, kb_tensor* out) {
+int32_t apiParam(kb_context* handle, const char* name, kb_tensor* out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out || !name) return fail(c, "param: null argument");
     std::string n(name, strnlen(name, 512));
@@ -173,8 +229,9 @@ std::optional<uint64_t> checkedBytes(kb_context* c, const char* what, int32_t nd
   return bytes;
 }
 
-int32_t apiAllocOutput(kb_context* c, int32_t index, int32_t ndim, const int64_t* sizes,
+int32_t apiAllocOutput(kb_context* handle, int32_t index, int32_t ndim, const int64_t* sizes,
                        int32_t dtype, kb_tensor* out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out) return fail(c, "alloc_output: null out pointer");
     std::memset(out, 0, sizeof *out);
@@ -208,7 +265,8 @@ int32_t apiAllocOutput(kb_context* c, int32_t index, int32_t ndim, const int64_t
   })
 }
 
-int32_t apiAllocScratch(kb_context* c, size_t bytes, void** out) {
+int32_t apiAllocScratch(kb_context* handle, size_t bytes, void** out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out) return fail(c, "alloc_scratch: null out pointer");
     *out = nullptr;
@@ -238,8 +296,9 @@ int32_t apiAllocScratch(kb_context* c, size_t bytes, void** out) {
   })
 }
 
-int32_t apiCreateState(kb_context* c, const char* name, int32_t ndim, const int64_t* sizes,
+int32_t apiCreateState(kb_context* handle, const char* name, int32_t ndim, const int64_t* sizes,
                        int32_t dtype, kb_tensor* out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out || !name) return fail(c, "create_state: null argument");
     std::memset(out, 0, sizeof *out);
@@ -261,7 +320,8 @@ int32_t apiCreateState(kb_context* c, const char* name, int32_t ndim, const int6
   })
 }
 
-int32_t apiState(kb_context* c, const char* name, kb_tensor* out) {
+int32_t apiState(kb_context* handle, const char* name, kb_tensor* out) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!out || !name) return fail(c, "state: null argument");
     std::memset(out, 0, sizeof *out);
@@ -272,16 +332,18 @@ int32_t apiState(kb_context* c, const char* name, kb_tensor* out) {
   })
 }
 
-void* apiStream(kb_context* c) { return c->stream; }
-void* apiCublas(kb_context* c) { return c->cublas; }
-void* apiCublasLt(kb_context* c) { return c->cublaslt; }
-void* apiCudnn(kb_context* c) { return c->cudnn; }
-void apiFail(kb_context* c, const char* message) {
+void* apiStream(kb_context* handle) { return resolveHandle(handle)->stream; }
+void* apiCublas(kb_context* handle) { return resolveHandle(handle)->cublas; }
+void* apiCublasLt(kb_context* handle) { return resolveHandle(handle)->cublaslt; }
+void* apiCudnn(kb_context* handle) { return resolveHandle(handle)->cudnn; }
+void apiFail(kb_context* handle, const char* message) {
+  kb_context* c = resolveHandle(handle);
   fail(c, message ? std::string(message, strnlen(message, kMaxMessage)) : "failed (no message)");
 }
-int32_t apiFailed(kb_context* c) { return c->failure.empty() ? 0 : 1; }
+int32_t apiFailed(kb_context* handle) { return resolveHandle(handle)->failure.empty() ? 0 : 1; }
 
-int32_t apiSetHostObject(kb_context* c, const char* name, void* object, void (*destroy)(void*)) {
+int32_t apiSetHostObject(kb_context* handle, const char* name, void* object, void (*destroy)(void*)) {
+  kb_context* c = resolveHandle(handle);
   KB_GUARD(c, {
     if (!name) return fail(c, "set_host_object: null name");
     if (c->phase != Phase::Init) return fail(c, "set_host_object: only the init hook keeps host objects");
@@ -295,7 +357,8 @@ int32_t apiSetHostObject(kb_context* c, const char* name, void* object, void (*d
   })
 }
 
-void* apiHostObject(kb_context* c, const char* name) {
+void* apiHostObject(kb_context* handle, const char* name) {
+  kb_context* c = resolveHandle(handle);
   if (!name || !c->host_objects) {
     fail(c, "host_object: null name");
     return nullptr;
@@ -438,8 +501,13 @@ void synchronize(const Device& d) {
 }
 
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
+  // The solution gets a token for `c`, valid for this call only.
+  struct Token {
+    kb_context* handle;
+    ~Token() { closeHandle(handle); }
+  } token{openHandle(c)};
   try {
-    int32_t rc = fn(api, c);
+    int32_t rc = fn(api, token.handle);
     if (rc != 0 && c->failure.empty()) fail(c, std::string(what) + " returned " + std::to_string(rc));
     return rc != 0 || !c->failure.empty() ? 1 : 0;
   } catch (const std::exception& e) {

@@ -3,7 +3,8 @@
 # determined attacker"): the trust boundary's run-time half and its cost.
 #   build        scripts/gpu/build.sh into $KB_BUILD (default build-gpu)
 #   adversarial  the gpu suite's adversarial_gpu and kbcheck_gpu tests (every
-#                entry of testdata/solutions-adversarial/expected.json)
+#                entry of testdata/solutions-adversarial/expected.json, or those
+#                ADV_ONLY names), their reports packed into adversarial-reports.tar.gz
 #   suite        the whole gpu suite (meson test --suite gpu)
 #   bench        scripts/bench/iteration.sh on testdata/tasks/matmul_2048 +
 #                solutions-fast/cublas_gemm (the issue's 1.9 s reference)
@@ -35,6 +36,8 @@ for step in "$@"; do
       meson test -C "$B" --no-rebuild --print-errorlogs adversarial_gpu kbcheck_gpu >"$OUT/adversarial.log" 2>&1 || rc=1
       grep -E "^(ok|FAIL|MISMATCH|[a-z_0-9]+ +)" "$B/meson-logs/testlog.txt" | head -120 >"$OUT/adversarial-table.txt"
       cp "$B/meson-logs/testlog.txt" "$OUT/adversarial-testlog.txt"
+      # Every entry's reports (kbcheck, kbprof), for the record.
+      tar -czf "$OUT/adversarial-reports.tar.gz" --exclude=cache --exclude="baselines-*" -C "$B/tests/gpu" adversarial-gpu-work 2>/dev/null
       tail -5 "$OUT/adversarial.log" ;;
     suite)
       meson test -C "$B" --no-rebuild --print-errorlogs --suite gpu >"$OUT/suite.log" 2>&1 || rc=1

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace kb {
 namespace {
 
@@ -199,5 +201,105 @@ TEST(Provenance, SkippedWorkIsAReplay) {
   EXPECT_TRUE(profile::checkProvenance(acts, calls, 7, p).ok());
 }
 
+}  // namespace
+}  // namespace kb
+
+// ---- issue 35: a timed call's activities judged by structure and time -------
+
+namespace kb {
+namespace {
+namespace timed {
+
+using namespace profile::harness_ids;
+
+profile::Activity raw(const std::string& name, uint32_t stream, uint64_t external, uint64_t start, uint64_t end,
+                      uint32_t graph = 0) {
+  profile::Activity a = kernel(name, stream, profile::kOwnerUnknown, start, end);
+  a.external = external;
+  a.graph = graph;
+  return a;
+}
+
+// Call index 4 (id 5): the harness's flush before, its spin, the call's
+// kernels, its marker.
+std::vector<profile::Activity> honestCall() {
+  return {raw("_ZN2at6native18elementwise_kernelFlush", 7, kHarness, 0, 50000),
+          raw("spin", 7, kSpinBase + 4, 60000, 260000),
+          raw("_Z11relu_kernelPKfPfi", 7, 5, 270000, 400000),
+          raw("fill_marker", 7, kMarkerBase + 4, 410000, 412000)};
+}
+
+TEST(TimedCall, HonestCallIsOwnedAndWindowed) {
+  profile::TimedCallActivities t = profile::classifyTimedCall(honestCall(), 4);
+  EXPECT_TRUE(t.problems.empty());
+  ASSERT_EQ(t.owned.size(), 1u);
+  EXPECT_EQ(t.owned[0].owner, 4);
+  EXPECT_EQ(t.window.start_ns, 260000u);
+  EXPECT_EQ(t.window.marker_start_ns, 410000u);
+  EXPECT_EQ(t.marker_stream, 7u);
+  EXPECT_TRUE(profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy()).ok());
+}
+
+TEST(TimedCall, WorkLabelledAsTheHarnessesIsTheCallsAndAFinding) {
+  // The class-1 attack: its own kernel bracketed with the harness's id so
+  // that provenance would drop it.
+  auto acts = honestCall();
+  acts.push_back(raw("_ZN2at6native29vectorized_elementwise_kernelILi4E", 7, kHarness, 280000, 390000));
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  ASSERT_EQ(t.problems.size(), 1u);
+  EXPECT_NE(t.problems[0].find("labelled as the harness's"), std::string::npos);
+  EXPECT_EQ(t.owned.size(), 2u);  // counted as the call's all the same
+  // A second "marker" (its own kernel under the marker's id) is refused too.
+  auto twice = honestCall();
+  twice.push_back(raw("_Z11relu_kernelPKfPfi", 7, kMarkerBase + 4, 300000, 320000));
+  EXPECT_FALSE(profile::classifyTimedCall(twice, 4).problems.empty());
+}
+
+TEST(TimedCall, HarnessFillInsideTheCallIsNotTheCalls) {
+  auto acts = honestCall();
+  acts.push_back(raw("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+                     7, kInCallBase + 4, 280000, 290000));
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  EXPECT_TRUE(t.problems.empty());
+  EXPECT_EQ(t.owned.size(), 1u);
+  // Its own kernel under the in-call id is the call's (and ATen-looking
+  // names do not pass as fills unless they are one).
+  auto own = honestCall();
+  own.push_back(raw("_Z11relu_kernelPKfPfi", 7, kInCallBase + 4, 280000, 290000));
+  EXPECT_EQ(profile::classifyTimedCall(own, 4).owned.size(), 2u);
+}
+
+TEST(TimedCall, GraphBranchesInsideTheWindowAreNotOtherStream) {
+  // A graph launched on the launch stream: its two parallel branches run
+  // on the graph's own streams (9, 11), inside the call's window.
+  auto acts = honestCall();
+  acts.push_back(raw("_Z11relu_kernelPKfPfi", 9, 5, 270000, 350000, 3));
+  acts.push_back(raw("fused_epilogue", 11, 5, 275000, 380000, 3));
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  EXPECT_TRUE(profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy()).ok())
+      << profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy()).toJson().dump();
+  // A plain kernel on another stream still is; and graph work that began
+  // during the head start is before-start.
+  auto other = honestCall();
+  other.push_back(raw("fused_epilogue", 11, 5, 275000, 380000));
+  auto t2 = profile::classifyTimedCall(other, 4);
+  EXPECT_EQ(rules(profile::checkProvenance(t2.owned, {t2.window}, 7, ownPolicy())), std::vector<std::string>{"other-stream"});
+  auto early = honestCall();
+  early.push_back(raw("fused_epilogue", 11, 5, 100000, 380000, 3));
+  auto t3 = profile::classifyTimedCall(early, 4);
+  auto r3 = rules(profile::checkProvenance(t3.owned, {t3.window}, 7, ownPolicy()));
+  EXPECT_NE(std::find(r3.begin(), r3.end(), "before-start"), r3.end());
+}
+
+TEST(TimedCall, BusyTimeIsTheUnionOfIntervals) {
+  // Programmatic dependent launch: the epilogue overlaps the GEMM's tail.
+  std::vector<profile::Activity> acts = {kernel("gemm", 7, 0, 1'000'000, 3'000'000),
+                                         kernel("epilogue", 7, 0, 2'500'000, 3'500'000),
+                                         kernel("later", 7, 0, 4'000'000, 4'500'000)};
+  EXPECT_DOUBLE_EQ(profile::busyMilliseconds(acts), 3.0);  // 2.5 + 0.5, not 3.5 + 0.5
+  EXPECT_DOUBLE_EQ(profile::busyMilliseconds({}), 0.0);
+}
+
+}  // namespace timed
 }  // namespace
 }  // namespace kb

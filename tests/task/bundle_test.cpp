@@ -82,6 +82,46 @@ TEST(TaskInfo, ParsesEveryField) {
   EXPECT_EQ(info.correctness_seeds, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
 }
 
+// Inputs beyond the generator: the seeds verification runs are the task's
+// correctness seeds, then domain draws of up to 3 of them (at least 2),
+// none when the task declares its generator exhaustive.
+TEST(TaskInfo, VerificationSeedsAddDomainDrawsUnlessExhaustive) {
+  using kb::task::domainSeed;
+  kb::task::TaskInfo info = kb::task::parseTaskInfo(minimalTask(), "task.json");
+  EXPECT_FALSE(info.inputs_exhaustive);
+  EXPECT_EQ(kb::task::verificationSeeds(info),
+            (std::vector<uint64_t>{0, 1, 2, 3, 4, domainSeed(0), domainSeed(1), domainSeed(2)}));
+  for (uint64_t s : {0ull, 1ull, 4ull}) {
+    EXPECT_FALSE(kb::task::isDomainSeed(s));
+    EXPECT_TRUE(kb::task::isDomainSeed(domainSeed(s)));
+    EXPECT_EQ(kb::task::generatorSeed(domainSeed(s)), s);
+    EXPECT_EQ(kb::task::generatorSeed(s), s);
+  }
+  // kbprof's timed-call seeds are below 2^63: never a domain draw.
+  EXPECT_FALSE(kb::task::isDomainSeed((~0ull) >> 1));
+  EXPECT_EQ(kb::task::seedName(3), "seed 3");
+  EXPECT_EQ(kb::task::seedName(domainSeed(3)), "domain draw of seed 3");
+  EXPECT_EQ(kb::task::describeSeed(domainSeed(3)),
+            "domain draw of seed 3 (inputs rescaled/broadened beyond get_inputs)");
+  kb::Json d = minimalTask();
+  d["correctness_seeds"] = {7};
+  EXPECT_EQ(kb::task::verificationSeeds(kb::task::parseTaskInfo(d, "task.json")),
+            (std::vector<uint64_t>{7, domainSeed(7), domainSeed(8)}));
+  d["correctness_seeds"] = {5, 9};
+  EXPECT_EQ(kb::task::verificationSeeds(kb::task::parseTaskInfo(d, "task.json")),
+            (std::vector<uint64_t>{5, 9, domainSeed(5), domainSeed(9)}));
+  d["inputs_exhaustive"] = true;
+  info = kb::task::parseTaskInfo(d, "task.json");
+  EXPECT_TRUE(info.inputs_exhaustive);
+  EXPECT_EQ(kb::task::verificationSeeds(info), (std::vector<uint64_t>{5, 9}));
+  d["inputs_exhaustive"] = "yes";
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("inputs_exhaustive"),
+            std::string::npos);
+  d = minimalTask();
+  d["correctness_seeds"] = {domainSeed(1)};
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("2^63"), std::string::npos);
+}
+
 TEST(TaskInfo, ErrorsNameTheField) {
   kb::Json d = minimalTask();
   d["inputs"][0].erase("shape");

@@ -48,6 +48,8 @@ expect "{-1, 1} float targets are recorded as a choice" \
   test "$(jq -c '.inputs[1] | [.distribution, .params.values]' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = '["choice",[-1,1]]'
 expect "non-negative predictions stay non-negative (uniform)" \
   test "$(jq -r '.inputs[0] | .distribution' "$OUT/kernelbench/level1/6_Hinge_Sign_Targets/task.json")" = uniform
+expect "import writes inputs_exhaustive explicitly false (domain draws on)" \
+  test "$(jq -s 'map(.inputs_exhaustive) | unique' "$OUT"/kernelbench/level*/*/task.json | jq -c .)" = '[false]'
 
 # 2. C++ reproduces Python for three seeds: inputs, reference, compiled baseline.
 "$KBSYNTH" check "$OUT"/kernelbench/level*/* --device cpu --seeds 0,1,2 >"$WORK/check.jsonl" 2>"$WORK/check.err"

@@ -184,7 +184,7 @@ then ok "kbcheck static --json -: one line"; else bad "kbcheck static --json -: 
 expect "--device bogus" kbprof 2 "device" -- kbprof "$TASK" "$SOL" --device bogus
 expect "--precision bogus" kbprof 2 "precision" -- kbprof "$TASK" "$SOL" --device cpu --precision bogus
 expect "--target-ci 5" kbprof 2 "target-ci" -- kbprof "$TASK" "$SOL" --device cpu --target-ci 5
-expect "--checked-calls 0" kbprof 2 "checked-calls" -- kbprof "$TASK" "$SOL" --device cpu --checked-calls 0
+expect "--null-calls 0" kbprof 2 "null-calls" -- kbprof "$TASK" "$SOL" --device cpu --null-calls 0
 expect "--arch bogus" kbprof 2 "arch" -- kbprof "$TASK" "$SOL" --device cpu --arch bogus
 expect "missing task" kbprof 2 -- kbprof "$WORK/nonexistent" "$SOL" --device cpu
 expect "unreadable task" kbprof 2 -- "${AS_USER[@]}" "${EXE[kbprof]}" "$UNREAD/task" "$SOL" --device cpu

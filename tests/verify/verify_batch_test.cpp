@@ -112,10 +112,15 @@ TEST(VerifyBatch, SeedsInRunsWhenTheirChannelsDoNotFitTogether) {
   std::vector<kb::verify::VerifyResult> results = kb::verify::verifySolutions(task, libraries, verify);
   ASSERT_EQ(results.size(), names.size());
   EXPECT_EQ(results[0].status, kb::Status::Ok) << results[0].message;
-  EXPECT_EQ(results[0].seed_runs, 3);
-  ASSERT_EQ(results[0].seeds.size(), 3u);
-  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(results[0].seeds[s].seed, info.correctness_seeds[s]);
-  EXPECT_EQ(results[0].toJson()["seed_runs"], 3);
+  // The correctness seeds, then their domain draws (task/bundle.h), one run each.
+  const std::vector<uint64_t> seeds = kb::task::verificationSeeds(info);
+  ASSERT_EQ(seeds.size(), 6u);
+  EXPECT_EQ(results[0].seed_runs, 6);
+  ASSERT_EQ(results[0].seeds.size(), seeds.size());
+  for (size_t s = 0; s < seeds.size(); ++s) EXPECT_EQ(results[0].seeds[s].seed, seeds[s]);
+  EXPECT_EQ(results[0].toJson()["seed_runs"], 6);
+  EXPECT_EQ(results[0].toJson()["seeds"][2]["draw"], "generator");
+  EXPECT_EQ(results[0].toJson()["seeds"][3]["draw"], "domain");
   for (size_t k = 1; k < names.size(); ++k) {
     SCOPED_TRACE(names[k]);
     EXPECT_EQ(std::string(kb::statusName(results[k].status)),
@@ -128,7 +133,7 @@ TEST(VerifyBatch, SeedsInRunsWhenTheirChannelsDoNotFitTogether) {
   kb::verify::VerifyResult whole = kb::verify::verifySolution(task, libraries[0], verify);
   EXPECT_EQ(whole.status, kb::Status::Ok);
   EXPECT_EQ(whole.seed_runs, 1);
-  EXPECT_EQ(whole.seeds.size(), 3u);
+  EXPECT_EQ(whole.seeds.size(), seeds.size());
   // Not even one seed fits: the machine's limit, before any work.
   verify.channel_limit_bytes = 1u << 20;
   EXPECT_THROW(kb::verify::verifySolution(task, libraries[0], verify), kb::Error);

@@ -27,7 +27,8 @@ void addBuildFlags(CLI::App& cmd, CheckFlags& c) {
 }
 
 void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
-  cmd.add_option("--seeds", c.seeds, "Correctness seeds, comma-separated, e.g. 0,1,2 (default: the task's)")
+  cmd.add_option("--seeds", c.seeds, "Correctness seeds, comma-separated, e.g. 0,1,2 (default: the task's, then domain draws of up to 3 of them; "
+                 "a domain draw is its seed + 2^63, e.g. 9223372036854775808 for seed 0's)")
       ->type_name("LIST");
   cmd.add_option("--precision", c.precision,
                  "Judge by this precision contract instead of the task's (docs/task-format.md): strict "

@@ -17,8 +17,8 @@ struct Flags {
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
-  int warmup = 3, min_rounds = 10, max_rounds = 2000, kernels = 10, checked_calls = 2, check_rounds = 10;
-  double keep_gib = 16.0;
+  int warmup = 3, min_rounds = 10, max_rounds = 100, kernels = 10, check_rounds = 10, null_calls = 10;
+  double keep_gib = 4.0;
 };
 
 int exitCode(kb::Status s) {
@@ -82,7 +82,7 @@ kb::profile::ProfileOptions options(const Flags& f, const std::string& device, c
   o.head_start_us = f.head_start_us;
   o.min_rounds = f.min_rounds;
   o.max_rounds = f.max_rounds;
-  o.checked_calls = f.checked_calls;
+  o.null_calls = f.null_calls;
   if (!f.precision.empty()) o.precision = f.precision;
   o.check_rounds = f.check_rounds;
   o.keep_bytes = static_cast<uint64_t>(f.keep_gib * double(1ull << 30));
@@ -157,19 +157,20 @@ int main(int argc, char** argv) {
   app.add_option("--min-rounds", f.min_rounds, "Timed rounds before the stopping rule applies")
       ->capture_default_str()
       ->check(CLI::Range(3, 100000));
-  app.add_option("--max-rounds", f.max_rounds, "At most this many timed rounds")->capture_default_str()->check(CLI::Range(3, 1000000));
-  app.add_option("--checked-calls", f.checked_calls,
-                 "Timed calls checked against the reference, picked by kbprof after the timed loop "
-                 "(each costs a reference run)")
+  app.add_option("--max-rounds", f.max_rounds,
+                 "At most this many timed rounds (every timed call's outputs are checked against the reference)")->capture_default_str()->check(CLI::Range(3, 1000000));
+  app.add_option("--null-calls", f.null_calls,
+                 "Null calls (the timed call's harness steps, nothing inside) timed by kbprof's own clock "
+                 "before the candidate loads; the longest bounds every timed call from below")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 1000));
   app.add_option("--precision", f.precision,
                  "Judge by this precision contract instead of the task's: strict (atol = rtol = 1e-4, no "
                  "reduced-precision library kernels) or paper (1e-2, any math)")
       ->check(CLI::IsMember({"strict", "paper"}));
   app.add_option("--keep-gib", f.keep_gib,
-                 "Device memory for the timed calls' outputs kept until the pick (GiB); the loop stops "
-                 "when the next call's would not fit")
+                 "The timed calls' outputs sent to the reference worker, every one checked (GiB); the loop "
+                 "stops when the next call's would not fit")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1024.0));
   app.add_option("--check-rounds", f.check_rounds,

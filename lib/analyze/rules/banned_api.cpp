@@ -1,6 +1,7 @@
 #include "analyze/rules/banned_api.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtOpenMP.h>
@@ -17,6 +18,15 @@ std::vector<llvm::StringRef> refs(const std::vector<std::string>& v) {
 
 std::string stripGlobal(const std::string& s) { return s.rfind("::", 0) == 0 ? s.substr(2) : s; }
 
+// "/usr/include/x86_64-linux-gnu/sys/uio.h" -> "<sys/uio.h>".
+std::string shortHeader(const std::string& path) {
+  for (const char* dir : {"/include/x86_64-linux-gnu/", "/include/aarch64-linux-gnu/", "/include/"}) {
+    size_t p = path.rfind(dir);
+    if (p != std::string::npos) return "<" + path.substr(p + std::strlen(dir)) + ">";
+  }
+  return path;
+}
+
 }  // namespace
 
 BannedApiRule::BannedApiRule(std::string id, CheckContext& ctx, BannedApi api)
@@ -24,6 +34,39 @@ BannedApiRule::BannedApiRule(std::string id, CheckContext& ctx, BannedApi api)
   for (const auto& f : api_.functions) plain_functions_.push_back(stripGlobal(f));
   for (const auto& re : api_.name_patterns) name_patterns_.push_back(std::make_shared<llvm::Regex>(re));
   for (const auto& re : api_.strings) string_patterns_.push_back(std::make_shared<llvm::Regex>(re));
+  for (const auto& re : api_.headers) header_patterns_.push_back(std::make_shared<llvm::Regex>(re));
+}
+
+std::string BannedApiRule::familyHeader(const FunctionDecl* fn, const SourceManager& sm) {
+  if (!fn->getIdentifier()) return "";
+  const std::string name = fn->getName().str();
+  const auto& except = api_.headers_except;
+  if (std::find(except.begin(), except.end(), name) != except.end()) return "";
+  // A function a list names (fork in <unistd.h> is process's, mprotect in
+  // <sys/mman.h> memory-protect's, open file-io's own) is judged by that list.
+  const std::string q = plainQualifiedName(fn);
+  for (const auto& [id, api] : ctx().policy().banned) {
+    for (const auto& f : api.functions)
+      if (stripGlobal(f) == q) return "";
+  }
+  for (const FunctionDecl* d : fn->redecls()) {
+    SourceLocation loc = sm.getExpansionLoc(d->getLocation());
+    // glibc declares many functions in internal headers (bits/fcntl-linux.h,
+    // bits/uio-ext.h, bits/mman-shared.h) that only the public one includes:
+    // walk up from a bits/ header to the header that included it.
+    for (int depth = 0; loc.isValid() && depth < 16; ++depth) {
+      FileID fid = sm.getFileID(loc);
+      auto entry = sm.getFileEntryRefForID(fid);
+      if (!entry) break;
+      const std::string path = entry->getName().str();
+      if (ctx().pathInSolution(path)) break;
+      for (const auto& re : header_patterns_)
+        if (re->match(path)) return path;
+      if (path.find("/bits/") == std::string::npos) break;
+      loc = sm.getIncludeLoc(fid);
+    }
+  }
+  return "";
 }
 
 bool BannedApiRule::matchesPattern(const NamedDecl* d, std::string* shown) const {
@@ -58,6 +101,8 @@ void BannedApiRule::registerMatchers(MatchFinder& finder) {
     // Declaring one under another name: `extern "C" char rd[] __asm__("_r_debug");`.
     finder.addMatcher(declaratorDecl(hasAttr(attr::AsmLabel)).bind("labelled"), this);
   }
+  if (!header_patterns_.empty())
+    finder.addMatcher(declRefExpr(to(functionDecl().bind("family_fn"))).bind("family"), this);
   if (!api_.types.empty()) {
     auto banned_record = recordDecl(hasAnyName(refs(api_.types)));
     finder.addMatcher(typeLoc(loc(qualType(hasDeclaration(banned_record)))).bind("type"), this);
@@ -78,6 +123,14 @@ void BannedApiRule::check(const MatchFinder::MatchResult& r) {
       if (const FunctionDecl* def = fd->getDefinition(); def && ctx().inSolution(def->getLocation(), sm))
         return;
     report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) + "' " + api_.message);
+  } else if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("family")) {
+    const auto* fd = r.Nodes.getNodeAs<FunctionDecl>("family_fn");
+    if (const FunctionDecl* def = fd->getDefinition(); def && ctx().inSolution(def->getLocation(), sm)) return;
+    if (!ctx().inSolution(e->getBeginLoc(), sm)) return;
+    std::string header = familyHeader(fd, sm);
+    if (header.empty()) return;
+    report(e->getBeginLoc(), sm, "'" + plainQualifiedName(fd) + "' (from " + shortHeader(header) + ") " +
+                                     api_.message);
   } else if (const auto* e = r.Nodes.getNodeAs<UnresolvedLookupExpr>("unresolved")) {
     for (const NamedDecl* d : e->decls()) {
       const NamedDecl* target = d->getUnderlyingDecl();
@@ -192,14 +245,73 @@ void StreamCreateRule::check(const MatchFinder::MatchResult& r) {
   }
 }
 
+namespace {
+
+// A pointer or reference (to a pointer ...) to a `void (union sigval)`
+// function: the type of sigevent's SIGEV_THREAD notification function,
+// which libc calls on a thread it starts itself (aio_*, lio_listio,
+// timer_create, mq_notify).
+bool isNotifyFunctionType(QualType t) {
+  for (int depth = 0; depth < 6 && !t.isNull(); ++depth) {
+    t = t.getCanonicalType();
+    if (const auto* fn = t->getAs<FunctionProtoType>()) {
+      if (!fn->getReturnType()->isVoidType() || fn->getNumParams() != 1) return false;
+      const auto* rec = fn->getParamType(0).getCanonicalType()->getAsRecordDecl();
+      return rec && rec->getName() == "sigval";
+    }
+    if (t->isPointerType() || t->isReferenceType()) {
+      t = t->getPointeeType();
+      continue;
+    }
+    if (const auto* a = llvm::dyn_cast<ArrayType>(t.getTypePtr())) {
+      t = a->getElementType();
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 void HostThreadRule::registerMatchers(MatchFinder& finder) {
   BannedApiRule::registerMatchers(finder);
   finder.addMatcher(ompExecutableDirective().bind("omp"), this);
+  // SIGEV_THREAD: the notification function stored in a sigevent (assigned,
+  // initialised, its field's address taken, a lambda converted to it), and
+  // the SIGEV_THREAD constant itself.
+  finder.addMatcher(expr(anyOf(memberExpr(), castExpr(), declRefExpr(), unaryOperator())).bind("notify"), this);
+  finder.addMatcher(declRefExpr(to(enumConstantDecl(hasName("SIGEV_THREAD")))).bind("sigev_thread"), this);
 }
 
 void HostThreadRule::check(const MatchFinder::MatchResult& r) {
   if (const auto* d = r.Nodes.getNodeAs<OMPExecutableDirective>("omp")) {
     report(d->getBeginLoc(), *r.SourceManager, "OpenMP directive " + api_.message);
+    return;
+  }
+  if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("sigev_thread")) {
+    report(e->getBeginLoc(), *r.SourceManager,
+           "SIGEV_THREAD makes libc start a thread for a notification (aio, lio_listio, timer_create, "
+           "mq_notify); " + api_.message);
+    return;
+  }
+  if (const auto* e = r.Nodes.getNodeAs<Expr>("notify")) {
+    if (e->isTypeDependent() || !isNotifyFunctionType(e->getType())) return;
+    // Calling such a function directly runs it here, on this thread.
+    const Expr* inner = e->IgnoreParenImpCasts();
+    const Expr* up = e;
+    for (int depth = 0; depth < 4; ++depth) {
+      auto parents = r.Context->getParents(*up);
+      const auto* p = parents.empty() ? nullptr : parents[0].get<Expr>();
+      if (const auto* call = llvm::dyn_cast_or_null<CallExpr>(p)) {
+        if (call->getCallee()->IgnoreParenImpCasts() == inner) return;
+        break;
+      }
+      if (!p || !(llvm::isa<ImplicitCastExpr>(p) || llvm::isa<ParenExpr>(p))) break;
+      up = p;
+    }
+    report(e->getBeginLoc(), *r.SourceManager,
+           "a sigevent notification function (SIGEV_THREAD) runs on a thread libc starts; " + api_.message);
     return;
   }
   BannedApiRule::check(r);

@@ -21,9 +21,12 @@ class BannedApiRule : public Rule {
  protected:
   BannedApi api_;
   std::vector<std::string> plain_functions_;  // without a leading "::"
-  std::vector<std::shared_ptr<llvm::Regex>> name_patterns_, string_patterns_;
+  std::vector<std::shared_ptr<llvm::Regex>> name_patterns_, string_patterns_, header_patterns_;
 
  private:
+  // The header of `headers` that declares `fn` ("/usr/include/unistd.h"),
+  // or "" when none does or the function is another rule's or excepted.
+  std::string familyHeader(const clang::FunctionDecl* fn, const clang::SourceManager& sm);
   // The name or asm label of a referenced declaration matches name_patterns.
   bool matchesPattern(const clang::NamedDecl* d, std::string* shown) const;
 };

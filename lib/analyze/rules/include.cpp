@@ -94,8 +94,13 @@ void IncludeRule::onInclude(SourceLocation hash_loc, StringRef spelled, bool ang
     return;
   }
   if (!file) return;  // Clang reports the missing file itself
-  std::string path = file->getFileEntry().tryGetRealPathName().str();
-  if (path.empty()) path = file->getName().str();
+  // The path header search found, resolved on the file system. Clang's
+  // "real path" of a file is only lexically cleaned: with the compiler's
+  // installation found at "/.." (no directory in argv[0]) libstdc++ is
+  // "/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12", whose
+  // ".." Clang drops lexically to "/include/c++/12", while /lib is a link
+  // to /usr/lib and the file is /usr/include/c++/12/vector (issue 35).
+  const std::string path = canon(file->getName().str()).string();
   // The same header reached by another spelling (<c++/12/thread>,
   // <x86_64-linux-gnu/sys/socket.h>, an absolute path): test every tail of
   // the resolved path of a file outside the solution.

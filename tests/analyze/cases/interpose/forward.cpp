@@ -31,7 +31,7 @@ struct Loader {
   Loader() { my_timer_name_is_fine(); }
 };
 const Loader g_loader;  // expect: [interpose]
-static int* const g_table = new int[16];  // expect: [interpose]
+static int* const g_table = new int[16];  // expect: [interpose] [mutable-global]
 static const int g_constant = 3;  // fine: constant initialisation
 
 KB_FORWARD(ctx) {}
