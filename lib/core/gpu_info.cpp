@@ -62,6 +62,14 @@ std::string gpuComputeCapability(int index) {
   return digits.empty() ? "" : "sm_" + digits;
 }
 
+std::string gpuName(int index) {
+  ProcessResult r = nvidiaSmi({"--query-gpu=name", "--format=csv,noheader"}, index, false);
+  if (!r.ok()) return "";
+  std::string name = r.output.substr(0, r.output.find('\n'));
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  return name;
+}
+
 std::optional<std::vector<long>> gpuComputePids(int index) {
   ProcessResult r = nvidiaSmi({"--query-compute-apps=pid", "--format=csv,noheader"}, index, false);
   if (!r.ok()) return std::nullopt;

@@ -28,6 +28,11 @@ std::string gpuFault(int index);
 // nvidia-smi cannot say.
 std::string gpuComputeCapability(int index);
 
+// GPU `index`'s product name as nvidia-smi says it ("NVIDIA H200"); ""
+// when nvidia-smi cannot say. kbprof's own reading of the GPU it judges
+// with (the peak FLOPs table is by name).
+std::string gpuName(int index);
+
 // The processes with a compute context on GPU `index`; nullopt when
 // nvidia-smi cannot say.
 std::optional<std::vector<long>> gpuComputePids(int index);

@@ -534,7 +534,11 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (pin.output_bytes == 0) pin.output_bytes = tj.value("reference_output_bytes", uint64_t{0});
   pin.bandwidth_gbps = r.bandwidth_gbps;
   pin.flops = bundle.info.json.value("flops", 0.0);
-  FlopsPeakChoice peak = chooseFlopsPeak(r.gpu, r.arch, r.precision.policy.contract, r.precision.policy.task_float_dtype);
+  // The GPU whose peak is looked up: kbprof's own reading (nvidia-smi),
+  // else the trusted phase's name (sent before the library was opened).
+  std::string judged_gpu = r.device == "cpu" ? "" : gpuName(gpuIndex(r.device));
+  if (judged_gpu.empty()) judged_gpu = r.gpu;
+  FlopsPeakChoice peak = chooseFlopsPeak(judged_gpu, r.arch, r.precision.policy.contract, r.precision.policy.task_float_dtype);
   pin.peak_tflops = peak.peak_tflops;
   pin.peak_basis = peak.basis;
   if (r.candidate.present())
