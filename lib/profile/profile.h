@@ -12,13 +12,14 @@
 //   3. one worker: the baselines first, before the candidate's library is
 //      loaded (or, cached for this task, GPU, driver and torch, a short
 //      re-check of them); then, confined, the correctness seeds (unless
-//      verify is off), warm-up and timed calls, each on new input values,
-//      each committed (output digests) as it returns, until the 95%
-//      interval of the median is within the target or the budget is spent;
-//      then this process picks which timed calls the worker sends;
-//   4. one reference worker checks the correctness seeds and the picked
-//      timed calls;
-//   5. provenance, timer consistency and plausibility are judged here.
+//      verify is off), warm-up and timed calls, each on new input values
+//      from a seed this process draws, paced by this process and timed by
+//      its clock (profile/pacing.h), each committed (times, activities,
+//      outputs) as it returns, until the 95% interval of the median is
+//      within the target or the budget is spent;
+//   4. one reference worker checks the correctness seeds and every timed
+//      call;
+//   5. the run-time judges (profile/judges.h) decide here.
 #pragma once
 
 #include <cstdint>

@@ -162,8 +162,10 @@ TimedCallActivities classifyTimedCall(const std::vector<Activity>& raw, int64_t 
       out.problems.push_back("timed call " + std::to_string(index) + ": " + describe(a) +
                              " ran during the call under a harness id (" + std::to_string(a.external) +
                              "): the call's own work labelled as the harness's");
+    // Launched from another thread (no id at all): the call's window holds
+    // it, but no call launched it (unowned-work).
     Activity owned = a;
-    owned.owner = index;
+    owned.owner = a.external == 0 ? kOwnerUnknown : index;
     out.owned.push_back(owned);
   }
   return out;

@@ -565,12 +565,17 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (cuda_) flush_.zero_();
 #endif
   }
-  // The head start, with call `index`'s spin id.
+  // The head start, with call `index`'s spin id. Without a head start a
+  // one-element fill stands in for the spin: the parent's window of the
+  // call opens where it ends (provenance.h, classifyTimedCall).
   void headStart(int64_t index) {
 #if KB_WITH_CUDA
-    if (cuda_ && head_start_cycles_ > 0) {
+    if (cuda_) {
       push(index < 0 ? kHarnessId : kSpinBase + static_cast<uint64_t>(index));
-      at::cuda::sleep(head_start_cycles_);
+      if (head_start_cycles_ > 0)
+        at::cuda::sleep(head_start_cycles_);
+      else
+        marker_.fill_(0);
       pop();
     }
 #endif

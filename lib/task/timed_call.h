@@ -1,13 +1,12 @@
 // What one timed call of kbprof is made of (docs/threat-model.md, "Timed
 // calls"): inputs with values no other call of the run has had, made where
-// the call runs from the call's own seed, and the digest that commits the
-// call's outputs the moment it has returned.
+// the call runs from the call's own seed, and a digest of tensors (inputs
+// after a call, the state).
 //
 // Both workers use these: the candidate's worker makes call k's inputs from
-// the seed it drew just before the call and sends the digest of the outputs
-// right after it; the reference worker, given a call the parent picked after
-// the timed loop, makes the same inputs from the same seed on the same
-// device, and checks that the outputs it is shown are the committed ones.
+// the seed kbprof gave it just before the call and sends the outputs right
+// after it; the reference worker makes the same inputs from the same seed on
+// the same device for every timed call and checks the outputs it was sent.
 //
 //   kb::task::CallInputs maker(task, device);
 //   std::vector<c10::IValue> x = maker.make(seed);      // same seed, same values

@@ -23,12 +23,12 @@
 //   no NaN/Inf where the reference is finite           else incorrect
 //   |c - r| <= atol + rtol * |r| everywhere (NaN
 //   matches NaN, equal infinities match)               else incorrect
-// Per picked timed call (kbprof): its "call" record's outputs have the
-// digests its "commit" record sent right after the call (else
-// hack_detected: changed afterwards), then count, dtypes, shapes and values
-// as above against the reference run on the call's inputs (made again from
-// its seed). Inputs are not sent back for timed calls: the reference makes
-// its own, so a candidate that writes into them changes nothing here.
+// Per timed call (kbprof, every one): its "commit" record's outputs, sent
+// right after the call, count, dtypes, shapes and values as above against
+// the reference run on the call's inputs (made again from its seed). An
+// element still holding the harness's fill is wrong (verify/poison.h).
+// Inputs are not sent back for timed calls: the reference makes its own, so
+// a candidate that writes into them changes nothing here.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ struct OutputCheck {
 
 struct SeedCheck {
   uint64_t seed = 0;
-  // A timed call of kbprof the parent picked after the loop: its index
+  // A timed call of kbprof: its index
   // (the seed is then the call's own seed); -1 for a correctness seed.
   int64_t timed_call = -1;
   Status status = Status::Ok;
@@ -81,9 +81,9 @@ struct CompareRequest {
   // The candidates' result channel files (their workers' result.bin), one
   // or more candidates of the same task; one verdict record each, in order.
   std::vector<std::filesystem::path> candidate_results;
-  // kbprof: the timed calls the parent picked after the loop (their "call"
-  // records are checked against their "commit" records and against the
-  // reference on inputs made again from the commit's seed, task/timed_call.h).
+  // kbprof: the timed calls (every one; their "commit" records carry their
+  // outputs, checked against the reference on inputs made again from the
+  // commit's seed, task/timed_call.h).
   std::vector<uint64_t> calls;
 
   Json toJson() const;

@@ -118,9 +118,8 @@ class CandidateWorker {
   CandidateWorker& operator=(const CandidateWorker&) = delete;
 
   // Hands over the library, waits for the worker's end: runWorker's result.
-  // `respond` answers the one question a profiling worker asks after its
-  // timed loop ("select N": which of its N timed calls to send; see
-  // profile/timing.cpp); without it the worker gets no answer.
+  // `respond` answers each question a profiling worker asks around its
+  // timed calls (profile/pacing.h); without it the worker gets no answer.
   WorkerRun finish(const std::filesystem::path& library,
                    const std::function<std::string(const std::string&)>& respond = {});
   // Its directory (request.json, result.bin, work/); empty if it could not be made.

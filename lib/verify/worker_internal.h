@@ -112,8 +112,8 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
 WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& inputs,
                          const std::vector<task::NamedTensor>& params,
                          const std::map<std::string, at::Tensor>& state, Json& rec);
-// Fills `rec` ("outputs") and returns the payload of a "call" record: the
-// kept outputs of a timed call the parent picked.
+// Fills `rec` ("outputs") and returns the payload of a timed call's
+// "commit" record: its outputs.
 WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec);
 // The digest of every state tensor by name (task/timed_call.h), for the
 // init, seed and commit records: state is read-only in forward, and the

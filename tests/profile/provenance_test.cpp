@@ -291,6 +291,15 @@ TEST(TimedCall, GraphBranchesInsideTheWindowAreNotOtherStream) {
   EXPECT_NE(std::find(r3.begin(), r3.end(), "before-start"), r3.end());
 }
 
+TEST(TimedCall, WorkFromAnotherThreadIsUnowned) {
+  auto acts = honestCall();
+  acts.push_back(raw("_Z11relu_kernelPKfPfi", 7, 0, 280000, 300000));  // no external id: another thread
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  EXPECT_TRUE(t.problems.empty());
+  auto r = rules(profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy()));
+  EXPECT_NE(std::find(r.begin(), r.end(), "unowned-work"), r.end());
+}
+
 TEST(TimedCall, BusyTimeIsTheUnionOfIntervals) {
   // Programmatic dependent launch: the epilogue overlaps the GEMM's tail.
   std::vector<profile::Activity> acts = {kernel("gemm", 7, 0, 1'000'000, 3'000'000),
