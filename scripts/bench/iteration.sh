@@ -61,7 +61,9 @@ for i in $(seq 1 "$N"); do
     + " s (" + (.rounds | tostring) + " rounds, " + .stop + "); reference: ready in "
     + (.reference_phases.prepare_seconds // 0 | tostring | .[0:5]) + " s beside it, check "
     + (.reference_phases.check_seconds // 0 | tostring | .[0:5]) + " s; timed calls " + (.timed_calls | tostring)
-    + ", inputs " + (.input_method // "?") + ", checked " + (.checked_calls | tostring) + ", message: " + .message
+    + ", inputs " + (.input_method // "?") + ", checked " + (.checked_calls | length | tostring) + " of " + (.timed_calls | tostring)
+    + ", kbprof clock: null calls up to " + (.parent_clock.null_max_ms // 0 | tostring | .[0:6]) + " ms, "
+    + (.parent_clock.bounded_calls // 0 | tostring) + " calls bounded, message: " + .message
     + "\n     kbprof: before the workers " + (.prepare_seconds // 0 | tostring | .[0:5]) + " s, after the verdict "
     + (.after_seconds // 0 | tostring | .[0:5]) + " s; start-up parts " + ((.worker.phases.startup // {}) | tostring)
     + "\n     reference check parts " + ((.reference_phases // {}) | tostring)' "$WORK/prof-$i.json"
