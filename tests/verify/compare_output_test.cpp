@@ -2,6 +2,7 @@
 // the tolerance where the reference is finite, exact matches where it is
 // +inf, -inf or NaN.
 #include "verify/compare_output.h"
+#include "verify/poison.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -137,6 +138,64 @@ TEST(CompareOutput, PiecesGiveTheSameVerdict) {
   EXPECT_EQ(problem(3).worst_index, (std::vector<int64_t>{0, 2}));
   EXPECT_NE(problem(3).problem.find("Inf/NaN"), std::string::npos);
   EXPECT_NE(problem(4).problem.find("never written"), std::string::npos);
+}
+
+// Issue 35, class 3: the harness's fill. An element still holding it was
+// never written, and is wrong whatever the reference holds there, a NaN
+// included; canonical NaNs (what arithmetic makes) are not mistaken for it.
+TEST(Poison, FillsAreNeverArithmeticsAndAreToldApart) {
+  for (at::ScalarType t : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
+    SCOPED_TRACE(std::string(c10::toString(t)));
+    for (uint64_t salt : {uint64_t{1}, uint64_t{0x123456789abcdefull}, ~uint64_t{0} >> 1}) {
+      at::Tensor x = at::empty({64}, at::TensorOptions().dtype(t));
+      verify::poisonFill(x, salt);  // top bit clear: the NaN fill
+      EXPECT_TRUE(verify::unwrittenMask(x).all().item<bool>());
+    }
+    // The finite fill (top bit set): huge, finite, never within a tolerance.
+    at::Tensor y = at::empty({64}, at::TensorOptions().dtype(t));
+    verify::poisonFill(y, (uint64_t{1} << 63) | 0x5555);
+    EXPECT_TRUE(at::isfinite(y).all().item<bool>());
+    EXPECT_GT(y.to(at::kDouble).abs().min().item<double>(), 4000.0);
+    // What arithmetic makes: canonical NaNs (0 / 0 on the CPU, and the
+    // all-ones payload NVIDIA GPUs make), never taken for the fill.
+    at::Tensor z = at::zeros({4}, at::TensorOptions().dtype(t));
+    at::Tensor nan = z / z;
+    EXPECT_TRUE(at::isnan(nan).all().item<bool>());
+    EXPECT_FALSE(verify::unwrittenMask(nan).any().item<bool>());
+    // NVIDIA's canonical NaN: every payload bit set.
+    auto [mask, itype] = verify::nanPayloadField(t);
+    at::Tensor all_ones = at::empty({4}, at::TensorOptions().dtype(t));
+    const int64_t bits = t == at::kFloat ? int64_t{0x7FFFFFFF} : t == at::kDouble ? int64_t{0x7FFFFFFFFFFFFFFF} : int64_t{0x7FFF};
+    all_ones.view(itype).fill_(bits);
+    EXPECT_TRUE(at::isnan(all_ones).all().item<bool>());
+    EXPECT_EQ(all_ones.view(itype).bitwise_and(mask).eq(mask).all().item<bool>(), true);
+    EXPECT_FALSE(verify::unwrittenMask(all_ones).any().item<bool>());
+  }
+  at::Tensor ints = at::empty({8}, at::TensorOptions().dtype(at::kInt));
+  verify::poisonFill(ints, 7);
+  EXPECT_FALSE(verify::unwrittenMask(ints).any().item<bool>());
+}
+
+TEST(CompareOutput, AnUnwrittenElementIsWrongEvenWhereTheReferenceIsNaN) {
+  at::Tensor ref = at::tensor(std::vector<float>{NAN, 1.0f, NAN, 2.0f});
+  at::Tensor cand = at::empty({4});
+  verify::poisonFill(cand, 42);  // the harness's NaN fill
+  cand[1] = 1.0f;
+  cand[3] = 2.0f;  // the solution skipped the stores where the answer is NaN
+  verify::OutputCheck oc;
+  oc.dtype = oc.expected_dtype = "float32";
+  oc.shape = oc.expected_shape = {4};
+  EXPECT_FALSE(verify::compareOutput(cand, ref, 1e-4, 1e-4, oc));
+  EXPECT_EQ(oc.mismatches, 2u);
+  EXPECT_NE(oc.problem.find("never wrote"), std::string::npos) << oc.problem;
+  // The same with NaNs the solution computed: right.
+  at::Tensor computed = at::tensor(std::vector<float>{0.0f, 1.0f, 0.0f, 2.0f});
+  computed[0] = computed[0] / computed[0];
+  computed[2] = computed[2] / computed[2];
+  verify::OutputCheck ok;
+  ok.dtype = ok.expected_dtype = "float32";
+  ok.shape = ok.expected_shape = {4};
+  EXPECT_TRUE(verify::compareOutput(computed, ref, 1e-4, 1e-4, ok)) << ok.problem;
 }
 
 }  // namespace
