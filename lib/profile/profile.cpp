@@ -448,6 +448,24 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // were launched under (their "activities" records), each timed call by
   // structure and time (classifyTimedCall).
   const bool cuda = r.timing_method == "cuda_events";
+  // One record per call, in the order the harness made the calls: on a GPU
+  // every call (init, seeds, warm-ups, timed) has exactly one "activities"
+  // record or commit, indices 0, 1, 2, ...; a record of its own (a fake
+  // seed call without kernels would empty skipped-work's common set) is
+  // not the harness's.
+  {
+    int64_t expect = 0, last = -1;
+    for (const auto& rec : r.worker.records) {
+      std::string type = rec.header.value("type", "");
+      if (type != "activities" && type != "commit") continue;
+      int64_t index = rec.header.value(type == "commit" ? "index" : "call", int64_t{-1});
+      if ((cuda && index != expect) || index <= last)
+        return done(Status::HackDetected, "the result channel carries a call record out of the harness's order (call " +
+                                              std::to_string(index) + "): something other than the harness wrote to it");
+      last = index;
+      ++expect;
+    }
+  }
   const uint32_t launch_stream = tj.value("launch_stream", uint32_t{0});
   std::vector<Activity> activities;
   std::vector<CallWindow> calls;

@@ -51,6 +51,7 @@
 // On the CPU (CI, CPU tasks) the same protocol runs with the host clock as
 // the timer and no CUPTI: it is how the CPU tests prove it.
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -195,11 +196,14 @@ uint64_t freshSeed() {
 }
 
 // One line from the parent on fd 0 (the stdin socket), at most 64 KiB.
+// recv, not read: the sandbox refuses read() and write() on fd 0 once
+// candidate code can run (sandbox/confine.h), so that only these socket
+// calls speak on it.
 std::optional<std::string> readLine(int fd) {
   std::string line;
   char c;
   while (line.size() < (64u << 10)) {
-    ssize_t n = ::read(fd, &c, 1);
+    ssize_t n = ::recv(fd, &c, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return std::nullopt;
     if (c == '\n') return line;
@@ -210,7 +214,7 @@ std::optional<std::string> readLine(int fd) {
 
 bool writeAll(int fd, const std::string& s) {
   for (std::size_t sent = 0; sent < s.size();) {
-    ssize_t n = ::write(fd, s.data() + sent, s.size() - sent);
+    ssize_t n = ::send(fd, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     sent += static_cast<std::size_t>(n);

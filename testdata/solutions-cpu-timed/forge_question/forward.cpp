@@ -3,10 +3,11 @@
 // to fd 0, the socket on which the harness asks kbprof for the next call's
 // seed, hoping to learn seeds ahead of their calls. kbprof answers only in
 // turn: a question out of turn breaks the protocol and ends the profile
-// hack_detected (the file-io rule refuses write() statically).
+// hack_detected (the network rule refuses send() statically; a plain
+// write() on fd 0 is refused by the sandbox).
 #include <kb/solution.h>
 
-#include <unistd.h>
+#include <sys/socket.h>
 
 static int g_calls = 0;
 
@@ -20,7 +21,7 @@ KB_FORWARD(ctx) {
   if (ctx.failed()) return;
   if (++g_calls == 12) {
     const char q[] = "seed 99\n";
-    if (::write(0, q, sizeof q - 1) < 0) {}
+    if (::send(0, q, sizeof q - 1, MSG_NOSIGNAL) < 0) {}
   }
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
