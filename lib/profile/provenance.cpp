@@ -156,7 +156,10 @@ TimedCallActivities classifyTimedCall(const std::vector<Activity>& raw, int64_t 
     // The harness's work before the call (inputs, poison, the L2 flush)
     // ended before the spin began: it ran on the launch stream ahead of it.
     bool before = spin && a.end_ns <= spin_start;
-    if (before && (a.external == kHarness || (a.external != call_id && a.external != in_call_id))) continue;
+    // Only the harness's own ids pass there: work with no id (another
+    // thread's, run between two calls) or an earlier call's id (launched
+    // after that call's end) is not the harness's.
+    if (before && a.external >= kHarness && a.external != in_call_id) continue;
     if (a.external == in_call_id && isHarnessFill(a)) continue;
     if (a.external == kHarness || (a.external >= kMarkerBase && a.external != in_call_id))
       out.problems.push_back("timed call " + std::to_string(index) + ": " + describe(a) +

@@ -300,6 +300,19 @@ TEST(TimedCall, WorkFromAnotherThreadIsUnowned) {
   EXPECT_NE(std::find(r.begin(), r.end(), "unowned-work"), r.end());
 }
 
+TEST(TimedCall, WorkBetweenCallsWithoutTheHarnesssIdIsNotDropped) {
+  // A thread of the candidate's launches between two calls (before this
+  // call's spin): no id, or the previous call's id. Neither is harness work.
+  auto acts = honestCall();
+  acts.push_back(raw("_Z11relu_kernelPKfPfi", 7, 0, 10000, 40000));
+  acts.push_back(raw("_Z11relu_kernelPKfPfi", 7, 4, 20000, 45000));
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  EXPECT_EQ(t.owned.size(), 3u);
+  auto r = rules(profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy()));
+  EXPECT_NE(std::find(r.begin(), r.end(), "unowned-work"), r.end());
+  EXPECT_NE(std::find(r.begin(), r.end(), "before-start"), r.end());
+}
+
 TEST(TimedCall, BusyTimeIsTheUnionOfIntervals) {
   // Programmatic dependent launch: the epilogue overlaps the GEMM's tail.
   std::vector<profile::Activity> acts = {kernel("gemm", 7, 0, 1'000'000, 3'000'000),
