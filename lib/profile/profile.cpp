@@ -315,6 +315,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // precision classes, information for the report.
   std::future<SassScan> sass;
   if (!library.empty() && r.device != "cpu") sass = std::async(std::launch::async, readLibrarySass, library, 60);
+  // kbprof's own reading of the GPU's name (an nvidia-smi process), beside
+  // the worker too: the peak FLOPs table is looked up by it.
+  std::future<std::string> own_gpu_name;
+  if (r.device != "cpu") own_gpu_name = std::async(std::launch::async, gpuName, gpuIndex(r.device));
 
   // The worker's questions on its stdin socket are the timed-call protocol
   // (profile/pacing.h): this process draws every timed call's seed, keeps
@@ -554,7 +558,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   pin.flops = bundle.info.json.value("flops", 0.0);
   // The GPU whose peak is looked up: kbprof's own reading (nvidia-smi),
   // else the trusted phase's name (sent before the library was opened).
-  std::string judged_gpu = r.device == "cpu" ? "" : gpuName(gpuIndex(r.device));
+  std::string judged_gpu = own_gpu_name.valid() ? own_gpu_name.get() : "";
   if (judged_gpu.empty()) judged_gpu = r.gpu;
   FlopsPeakChoice peak = chooseFlopsPeak(judged_gpu, r.arch, r.precision.policy.contract, r.precision.policy.task_float_dtype);
   pin.peak_tflops = peak.peak_tflops;

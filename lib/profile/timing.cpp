@@ -539,13 +539,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (line->rfind("refused", 0) == 0) failTiming("the parent refused '" + question + "': " + *line);
     return *line;
   }
-  [[noreturn]] void violation(const std::string& message) {
-    Json rec;
-    rec["type"] = "violation";
-    rec["message"] = trim(message);
-    send(rec);
-    finish(1);
-  }
+  [[noreturn]] void violation(const std::string& message) { verify::sendViolation(trim(message)); }
   void askOk(const std::string& question) {
     std::string a = ask(question);
     if (a != "ok" && a != "go")

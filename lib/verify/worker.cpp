@@ -124,11 +124,7 @@ kb_context* resolveHandle(kb_context* handle) {
     auto it = h.live.find(reinterpret_cast<uintptr_t>(handle));
     if (it != h.live.end()) return it->second;
   }
-  Json rec;
-  rec["type"] = "violation";
-  rec["message"] = "the solution called the harness with a context it was not handed for this call";
-  send(rec);
-  finish(1);
+  sendViolation("the solution called the harness with a context it was not handed for this call");
 }
 
 }  // namespace
@@ -448,6 +444,14 @@ void send(const Json& header, const WirePayload& payload) {
     std::fprintf(stderr, "kbcheck-worker: cannot write to the result channel\n");
     finish(70);
   }
+}
+
+void sendViolation(const std::string& message) {
+  Json rec;
+  rec["type"] = "violation";
+  rec["message"] = message.substr(0, kMaxMessage);
+  send(rec);
+  finish(1);
 }
 
 namespace {

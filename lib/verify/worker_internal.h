@@ -104,6 +104,9 @@ struct WirePayload {
   std::vector<std::string_view> parts;
 };
 void send(const Json& header, const WirePayload& payload = {});
+// Sends a "violation" record (the solution broke the harness's protocol:
+// hack_detected, lib/verify/launch.cpp) and ends the worker.
+[[noreturn]] void sendViolation(const std::string& message);
 void synchronize(const Device& d);
 // Calls an entry point; exceptions thrown through the C ABI are caught.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
