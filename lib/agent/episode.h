@@ -8,12 +8,14 @@
 // run by this loop.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/rollout.h"
 #include "agent/tools.h"
+#include "agent/workspace.h"
 #include "chat/messages.h"
 #include "core/json.h"
 
@@ -44,6 +46,13 @@ struct EpisodeInfo {
   int sample = 0;
   std::string workspace;  // the record's "workspace" ("": none)
 };
+
+// kbrollout's task family on one workspace (already created): the prompt,
+// the toolbox, and the final check as its judge. runRollout drives it with a
+// policy; kbserve's sessions drive it one step at a time. `spec` must
+// outlive the episode.
+std::unique_ptr<Episode> makeWorkspaceEpisode(const RolloutSpec& spec, Workspace ws, Environment& env,
+                                              const RolloutOptions& options);
 
 // Runs `episode` to its end with `policy`; the contract of runRollout
 // (rollout.h): a policy error gives status infra_error and no reward;

@@ -34,14 +34,22 @@ void ResourcePool::release(size_t index, const std::string& job, double start, d
   std::lock_guard lock(mu_);
   busy_[index] = false;
   --in_use_;
+  double end = now();
+  busy_seconds_ += end - start;
+  if (log_.size() >= kMaxTimeline) log_.erase(log_.begin());
   log_.push_back({{"kind", kind_}, {"slot", slots_[index]}, {"job", job},
-                  {"waited_s", waited}, {"start_s", start}, {"end_s", now()}});
+                  {"waited_s", waited}, {"start_s", start}, {"end_s", end}});
   cv_.notify_one();
 }
 
 Json ResourcePool::timeline() const {
   std::lock_guard lock(mu_);
   return log_;
+}
+
+double ResourcePool::busySeconds() const {
+  std::lock_guard lock(mu_);
+  return busy_seconds_;
 }
 
 size_t ResourcePool::maxConcurrent() const {

@@ -50,6 +50,11 @@ class ResourcePool {
   Json timeline() const;
   // The most leases held at once (<= size(), by construction).
   size_t maxConcurrent() const;
+  // Seconds slots were held, summed over slots and over leases given back
+  // (a long-running server's busy fraction: this over size() x uptime).
+  double busySeconds() const;
+  // The timeline keeps the last this many leases (a server runs for days).
+  static constexpr size_t kMaxTimeline = 100000;
 
  private:
   void release(size_t index, const std::string& job, double start, double waited);
@@ -59,6 +64,7 @@ class ResourcePool {
   std::vector<std::string> slots_;
   std::vector<bool> busy_;
   size_t in_use_ = 0, max_in_use_ = 0;
+  double busy_seconds_ = 0;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Json log_ = Json::array();

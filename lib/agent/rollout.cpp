@@ -10,6 +10,7 @@
 #include "chat/client.h"
 #include "core/clock.h"
 #include "core/hash.h"
+#include "eval/eval.h"
 #include "kb_config.h"
 #include "reward/reward.h"
 #include "solution/solution.h"
@@ -106,10 +107,8 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   fin["seconds"] = since(start);
 
   // The reward, by lib/reward (the paper's milestone scheme by default).
-  Json reward;
   reward::Scheme scheme;
   scheme.kind = *reward::parseSchemeName(options.reward_scheme);  // checked by runRollout
-  reward["scheme"] = reward::schemeToJson(scheme);
   if (status == Status::InfraError) {
     // Not the solution's fault: no reward, and the record says where.
     for (const char* stage : {"compile", "verify", "profile"})
@@ -118,33 +117,7 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
         break;
       }
   }
-  if (!status) {
-    reward["value"] = nullptr;
-    reward["excluded"] = "verify_not_available";
-  } else if (*status == Status::Ok && profile_missing && scheme.kind != reward::SchemeKind::Correctness) {
-    // Correct, but the milestone reward needs GPU timings against eager and
-    // torch.compile, which a CPU task does not have: no reward is made up
-    // (the correctness scheme, which needs none, scores it below).
-    reward["value"] = nullptr;
-    reward["excluded"] = "profile_not_available";
-    reward["correct"] = true;
-  } else {
-    reward::Candidate cand;
-    cand.task_id = record.value("task_id", "");
-    cand.solution_hash = hash;
-    cand.status = status;
-    cand.input_status = std::string(statusName(*status));
-    if (typed_timings) cand.timings = *typed_timings;
-    reward::Score s = reward::score(cand, scheme);
-    reward["value"] = s.reward ? Json(*s.reward) : Json(nullptr);
-    reward["excluded"] = s.excluded.empty() ? Json(nullptr) : Json(s.excluded);
-    if (!s.missing.empty()) reward["missing"] = s.missing;
-    reward["correct"] = s.correct;
-    if (s.correct && timings.is_object()) {
-      reward["speedup_eager"] = std::isnan(s.speedup_eager) ? Json(nullptr) : Json(s.speedup_eager);
-      reward["speedup_compile"] = std::isnan(s.speedup_compile) ? Json(nullptr) : Json(s.speedup_compile);
-    }
-  }
+  Json reward = eval::rewardJson(record.value("task_id", ""), hash, status, typed_timings, profile_missing, scheme);
   record["solution_hash"] = fin["solution_hash"];
   record["status"] = fin["status"];
   record["timings"] = timings;
@@ -210,6 +183,11 @@ class WorkspaceEpisode : public Episode {
 };
 
 }  // namespace
+
+std::unique_ptr<Episode> makeWorkspaceEpisode(const RolloutSpec& spec, Workspace ws, Environment& env,
+                                              const RolloutOptions& options) {
+  return std::make_unique<WorkspaceEpisode>(spec, std::move(ws), env, options);
+}
 
 Json runRollout(const RolloutSpec& spec, chat::Policy& policy, Environment& env,
                 const RolloutOptions& options) {

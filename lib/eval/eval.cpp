@@ -1,6 +1,7 @@
 #include "eval/eval.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -354,6 +355,41 @@ Json profileReportJson(const Result& result) {
   j["timings"] = Json::object();
   j["build"] = b.toJson();
   return j;
+}
+
+Json rewardJson(const std::string& task_id, const std::string& solution_hash, std::optional<Status> status,
+                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme) {
+  Json reward;
+  reward["scheme"] = reward::schemeToJson(scheme);
+  if (!status) {
+    reward["value"] = nullptr;
+    reward["excluded"] = "verify_not_available";
+    return reward;
+  }
+  if (*status == Status::Ok && profile_missing && scheme.kind != reward::SchemeKind::Correctness) {
+    // Correct, but the milestone reward needs GPU timings against eager and
+    // torch.compile, which a CPU task does not have: no reward is made up.
+    reward["value"] = nullptr;
+    reward["excluded"] = "profile_not_available";
+    reward["correct"] = true;
+    return reward;
+  }
+  reward::Candidate cand;
+  cand.task_id = task_id;
+  cand.solution_hash = solution_hash;
+  cand.status = status;
+  cand.input_status = std::string(statusName(*status));
+  if (timings) cand.timings = *timings;
+  reward::Score s = reward::score(cand, scheme);
+  reward["value"] = s.reward ? Json(*s.reward) : Json(nullptr);
+  reward["excluded"] = s.excluded.empty() ? Json(nullptr) : Json(s.excluded);
+  if (!s.missing.empty()) reward["missing"] = s.missing;
+  reward["correct"] = s.correct;
+  if (s.correct && timings) {
+    reward["speedup_eager"] = std::isnan(s.speedup_eager) ? Json(nullptr) : Json(s.speedup_eager);
+    reward["speedup_compile"] = std::isnan(s.speedup_compile) ? Json(nullptr) : Json(s.speedup_compile);
+  }
+  return reward;
 }
 
 reward::Timings rewardTimings(const profile::ProfileResult& p) {

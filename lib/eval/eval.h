@@ -25,6 +25,7 @@
 #include "core/report.h"
 #include "profile/profile.h"
 #include "reward/input.h"
+#include "reward/reward.h"
 #include "solution/solution.h"
 #include "verify/verify.h"
 
@@ -146,6 +147,16 @@ std::string renderCheckText(const Result& result);
 // kbprof's report (docs/kbprof.md): the profile with its build, or, when
 // the build failed, the build-failure report.
 Json profileReportJson(const Result& result);
+
+// The reward of a finished check (docs/kbreward.md; the paper's eq. 1 under
+// the milestone scheme): {"scheme", "value", "excluded", ["missing"],
+// "correct", ["speedup_eager", "speedup_compile"]}. `status` nullopt: no
+// verdict (value null, excluded "verify_not_available"); `profile_missing`:
+// correct but nothing timed it (a CPU task), so only the correctness scheme
+// gives a value (else excluded "profile_not_available"); infra_error is
+// never scored. kbrollout's final check and kbserve both write this.
+Json rewardJson(const std::string& task_id, const std::string& solution_hash, std::optional<Status> status,
+                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme);
 
 // The profile's timings as lib/reward scores them (median, mean, min and the
 // 95% interval of each participant; all NaN for one that was not timed).

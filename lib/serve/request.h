@@ -1,0 +1,66 @@
+// One evaluation as a client asks for it over HTTP (docs/kbserve.md
+// "Evaluations"): a task of the server's store, the solution's files inline,
+// the device, the stages, a reward scheme, a deadline, an idempotency key and
+// a priority. Parsed and checked here before anything is queued, so that bad
+// input is answered at once (400/404/413/422) and never becomes a verdict.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "eval/eval.h"
+
+namespace kb::serve {
+
+// A request the server refuses, with the HTTP status that says why.
+class RequestError : public UsageError {
+ public:
+  RequestError(int http_status, const std::string& what) : UsageError(what), http_status_(http_status) {}
+  int httpStatus() const { return http_status_; }
+
+ private:
+  int http_status_;
+};
+
+struct RequestLimits {
+  size_t max_files = 64;
+  size_t max_file_bytes = 1 << 20;    // as kbcheck's loadSolution refuses
+  size_t max_total_bytes = 8 << 20;
+  double max_deadline_seconds = 3600;
+};
+
+struct EvaluationRequest {
+  std::string task;                          // a task id of the store
+  std::map<std::string, std::string> files;  // relative path -> content
+  std::string device = "cpu";                // "cpu" or "cuda"
+  eval::Stages stages{.static_check = true, .build = true, .verify = true, .profile = false};
+  std::string reward_scheme;                 // "" none, else one of reward::schemeNames()
+  double deadline_seconds = 0;               // 0: the server's limit; else from submission
+  std::string idempotency_key;
+  int priority = 5;                          // 0 (last) .. 9 (first)
+
+  Json toJson() const;  // the request's canonical form (journal, idempotency digest)
+  // The canonical form's SHA-256: two submissions with one key must agree on it.
+  std::string digest() const;
+};
+
+// Parses a request body. Throws RequestError (400 malformed, 413 over the
+// size limits, 422 a value out of range); the task's existence is the
+// store's to check (404).
+EvaluationRequest parseEvaluationRequest(const Json& body, const RequestLimits& limits);
+
+// A file name as loadSolution takes it: relative, '/'-separated, no empty,
+// "." or ".." component, no NUL or backslash, at most 4 levels, only
+// [A-Za-z0-9._-] in each component. Throws RequestError(422) naming it.
+void checkFileName(const std::string& name);
+
+// Writes the files under `dir` (created, mode 0700), refusing to follow a
+// link. Throws kb::Error on an I/O fault.
+void writeSolutionFiles(const std::filesystem::path& dir, const std::map<std::string, std::string>& files);
+
+}  // namespace kb::serve

@@ -1,0 +1,612 @@
+#include "serve/service.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "reward/reward.h"
+#include "solution/solution.h"
+
+namespace fs = std::filesystem;
+
+namespace kb::serve {
+
+std::string_view stateName(State s) {
+  switch (s) {
+    case State::Queued: return "queued";
+    case State::Running: return "running";
+    case State::Done: return "done";
+    case State::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+namespace {
+
+double epochSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string isoTime(double epoch) {
+  if (epoch <= 0) return "";
+  std::time_t t = static_cast<std::time_t>(epoch);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>((epoch - std::floor(epoch)) * 1000));
+  return out;
+}
+
+}  // namespace
+
+// One accepted evaluation. Fields below `mu_` of the service are guarded by it;
+// `solution` is the runner's alone once the job is running.
+struct Service::Job {
+  std::string id;
+  uint64_t seq = 0;
+  EvaluationRequest request;
+  std::string task_dir;
+  bool task_cuda = false;
+  State state = State::Queued;
+  std::optional<Status> status;
+  std::string message;
+  Json report = nullptr, profile = nullptr, reward = nullptr;
+  double submitted_at = 0, started_at = 0, finished_at = 0;
+  int starts = 0;
+  bool cancel_requested = false;
+  std::vector<Json> events;
+  std::optional<solution::Solution> solution;
+  fs::path work_dir;
+  Json finished_json = nullptr;  // set when read back from the journal
+};
+
+Service::Service(TaskStore& tasks, ServiceOptions options)
+    : tasks_(tasks), options_(std::move(options)), checker_(options_.static_policy) {
+  std::error_code ec;
+  fs::create_directories(options_.state_dir / "work", ec);
+  if (ec) throw Error("cannot create the state directory " + options_.state_dir.string() + ": " + ec.message());
+  ::chmod(options_.state_dir.c_str(), 0700);
+  std::vector<std::string> cpu_slots;
+  for (size_t i = 0; i < std::max<size_t>(1, options_.cpu_slots); ++i) cpu_slots.push_back("cpu" + std::to_string(i));
+  cpu_pool_ = std::make_shared<agent::ResourcePool>("cpu", cpu_slots);
+  if (!options_.gpus.empty()) gpu_pool_ = std::make_shared<agent::ResourcePool>("gpu", options_.gpus);
+  started_at_ = epochSeconds();
+
+  metrics_.describe("kbserve_evaluations_accepted_total", "counter", "Evaluations accepted (journaled).");
+  metrics_.describe("kbserve_evaluations_total", "counter", "Evaluations finished, by status (cancelled: state).");
+  metrics_.describe("kbserve_rejected_total", "counter", "Submissions refused, by reason.");
+  metrics_.describe("kbserve_stage_seconds", "histogram", "Seconds per evaluation stage.");
+  metrics_.describe("kbserve_queue_seconds", "histogram", "Seconds from acceptance to start.");
+  metrics_.describe("kbserve_evaluation_seconds", "histogram", "Seconds from start to finish.");
+  metrics_.describe("kbserve_build_cache_total", "counter", "Builds by cache outcome (hit, miss).");
+  metrics_.describe("kbserve_queue_depth", "gauge", "Evaluations accepted and not started.");
+  metrics_.describe("kbserve_running", "gauge", "Evaluations running.");
+  metrics_.describe("kbserve_gpu_busy_fraction", "gauge", "Share of uptime the GPUs were leased (all GPUs).");
+  metrics_.describe("kbserve_cpu_busy_fraction", "gauge", "Share of uptime the CPU slots were leased.");
+  metrics_.describe("kbserve_uptime_seconds", "gauge", "Seconds since the server started.");
+  metrics_.describe("kbserve_journal_recovered_total", "counter", "Evaluations found unfinished in the journal at start, by outcome.");
+
+  journal_ = std::make_unique<Journal>(options_.state_dir / "journal.jsonl");
+  replayJournal();
+  size_t runners = std::max<size_t>(1, options_.cpu_slots) + 2 * options_.gpus.size();
+  for (size_t i = 0; i < runners; ++i) runners_.emplace_back([this] { runner(); });
+}
+
+Service::~Service() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  changed_.notify_all();
+  for (auto& t : runners_) t.join();
+}
+
+std::string Service::newId() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string id = "ev-";
+  for (int i = 0; i < 16; ++i) id.push_back(hex[rd() & 15]);
+  return id;
+}
+
+// Writes the files into the evaluation's own directory and reads them as
+// kbcheck would; throws RequestError(422) for a solution loadSolution refuses.
+void Service::prepare(Job& job) {
+  job.work_dir = options_.state_dir / "work" / job.id;
+  std::error_code ec;
+  fs::remove_all(job.work_dir, ec);
+  fs::create_directories(job.work_dir, ec);
+  ::chmod(job.work_dir.c_str(), 0700);
+  writeSolutionFiles(job.work_dir / "solution", job.request.files);
+  try {
+    solution::SolutionLimits lim;
+    lim.max_file_bytes = options_.limits.max_file_bytes;
+    lim.max_total_bytes = options_.limits.max_total_bytes;
+    lim.max_files = options_.limits.max_files;
+    job.solution = solution::loadSolution(job.work_dir / "solution", lim);
+  } catch (const UsageError& e) {
+    fs::remove_all(job.work_dir, ec);
+    throw RequestError(422, e.what());
+  }
+}
+
+void Service::replayJournal() {
+  JournalReplay replay = Journal::replay(journal_->path());
+  std::vector<JournalEntry> keep;
+  size_t requeued = 0, answered = 0;
+  for (JournalEntry& e : replay.entries) {
+    auto job = std::make_shared<Job>();
+    job->id = e.id;
+    job->seq = next_seq_++;
+    job->submitted_at = e.submitted_at;
+    job->starts = e.starts;
+    if (e.result) {
+      job->state = e.result->value("state", "done") == "cancelled" ? State::Cancelled : State::Done;
+      job->finished_json = *e.result;
+      if (e.result->contains("idempotency_key") && (*e.result)["idempotency_key"].is_string())
+        by_key_[(*e.result)["idempotency_key"].get<std::string>()] = e.id;
+      jobs_[e.id] = job;
+      finished_order_.push_back(e.id);
+      keep.push_back(e);
+      continue;
+    }
+    std::string why;
+    try {
+      job->request = parseEvaluationRequest(e.request, options_.limits);
+      auto task = tasks_.find(job->request.task);
+      if (!task) throw RequestError(404, "the task " + job->request.task + " is no longer in the store");
+      job->task_dir = task->dir.string();
+      job->task_cuda = task->cuda;
+      if (!job->request.idempotency_key.empty()) by_key_[job->request.idempotency_key] = job->id;
+      if (e.starts >= 2) why = "the server stopped twice while this evaluation ran; it is not tried a third time";
+      else prepare(*job);
+    } catch (const std::exception& ex) {
+      why = std::string("could not be resumed after a restart: ") + ex.what();
+    }
+    jobs_[e.id] = job;
+    JournalEntry kept = e;
+    if (!why.empty()) {
+      // Answered, never scored: infra_error with the reason.
+      job->state = State::Done;
+      job->status = Status::InfraError;
+      job->message = why;
+      job->finished_at = epochSeconds();
+      job->events.push_back({{"seq", 0}, {"event", "done"}, {"data", {{"status", "infra_error"}, {"message", why}}}});
+      job->finished_json = toJson(*job);
+      kept.result = job->finished_json;
+      finished_order_.push_back(e.id);
+      ++answered;
+    } else {
+      pending_.insert({-job->request.priority, job->seq});
+      by_seq_[job->seq] = job->id;
+      job->events.push_back({{"seq", 0}, {"event", "state"}, {"data", {{"state", "queued"}, {"resumed", true}}}});
+      ++requeued;
+    }
+    keep.push_back(kept);
+  }
+  // Only what is still worth answering is carried into the new journal.
+  if (keep.size() > options_.keep_results + pending_.size()) {
+    std::vector<JournalEntry> trimmed;
+    size_t finished_seen = 0, finished_total = 0;
+    for (const auto& e : keep) finished_total += e.result ? 1 : 0;
+    for (auto& e : keep) {
+      if (e.result && finished_total - finished_seen++ > options_.keep_results) {
+        jobs_.erase(e.id);
+        continue;
+      }
+      trimmed.push_back(std::move(e));
+    }
+    keep = std::move(trimmed);
+    finished_order_.erase(std::remove_if(finished_order_.begin(), finished_order_.end(),
+                                         [&](const std::string& id) { return !jobs_.count(id); }),
+                          finished_order_.end());
+  }
+  journal_->rewrite(keep);
+  if (requeued) metrics_.count("kbserve_journal_recovered_total", "outcome=\"requeued\"", static_cast<double>(requeued));
+  if (answered) metrics_.count("kbserve_journal_recovered_total", "outcome=\"infra_error\"", static_cast<double>(answered));
+  if (replay.torn_lines) metrics_.count("kbserve_journal_recovered_total", "outcome=\"torn_line\"", static_cast<double>(replay.torn_lines));
+}
+
+Submitted Service::submit(const EvaluationRequest& request) {
+  auto task = tasks_.find(request.task);
+  if (!task) throw RequestError(404, "no task \"" + request.task + "\" in this server's store (GET /v1/tasks lists them)");
+  if (request.device == "cuda" && !gpu_pool_)
+    throw RequestError(422, "this server has no GPU: give \"device\": \"cpu\" (a CPU solution) or use a GPU server");
+  if (request.device == "cpu" && task->cuda && request.stages.verify)
+    throw RequestError(422, "the task " + request.task + " runs on CUDA: give \"device\": \"cuda\"");
+  auto job = std::make_shared<Job>();
+  job->request = request;
+  job->task_dir = task->dir.string();
+  job->task_cuda = task->cuda;
+  {
+    std::lock_guard lock(mu_);
+    if (!request.idempotency_key.empty()) {
+      auto it = by_key_.find(request.idempotency_key);
+      if (it != by_key_.end() && jobs_.count(it->second)) {
+        const Job& old = *jobs_.at(it->second);
+        std::string old_digest = old.finished_json.is_null() ? old.request.digest() : old.finished_json.value("request_digest", "");
+        if (old_digest != request.digest())
+          throw RequestError(409, "the idempotency key \"" + request.idempotency_key + "\" was used for another request (" + it->second + ")");
+        return {toJson(old), true};
+      }
+    }
+    if (draining_) {
+      metrics_.count("kbserve_rejected_total", "reason=\"draining\"");
+      throw RetryLater(503, "the server is shutting down; submit to another or retry", 5);
+    }
+    size_t load = pending_.size() + running_ + preparing_;
+    if (load >= options_.queue_limit) {
+      metrics_.count("kbserve_rejected_total", "reason=\"queue_full\"");
+      double slots = static_cast<double>(std::max<size_t>(1, options_.cpu_slots + options_.gpus.size()));
+      int after = static_cast<int>(std::ceil(seconds_per_evaluation_ * static_cast<double>(pending_.size() + 1) / slots));
+      throw RetryLater(429, "the queue is full (" + std::to_string(load) + " evaluations accepted and not finished)",
+                       std::clamp(after, 1, 600));
+    }
+    // The id and the key are taken now, under the lock, so that two
+    // submissions with one key never both run.
+    job->id = newId();
+    job->seq = next_seq_++;
+    jobs_[job->id] = job;
+    if (!request.idempotency_key.empty()) by_key_[request.idempotency_key] = job->id;
+    ++preparing_;
+  }
+  auto forget = [&] {
+    std::lock_guard lock(mu_);
+    --preparing_;
+    jobs_.erase(job->id);
+    if (!request.idempotency_key.empty()) by_key_.erase(request.idempotency_key);
+  };
+  try {
+    prepare(*job);  // outside the lock: file writes
+  } catch (...) {
+    forget();
+    throw;
+  }
+  job->submitted_at = epochSeconds();
+  try {
+    journal_->accepted(job->id, request.toJson(), job->submitted_at);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove_all(job->work_dir, ec);
+    forget();
+    metrics_.count("kbserve_rejected_total", "reason=\"journal\"");
+    throw RetryLater(503, std::string("cannot keep the evaluation: ") + e.what(), 30);
+  }
+  metrics_.count("kbserve_evaluations_accepted_total");
+  Json out;
+  {
+    std::lock_guard lock(mu_);
+    --preparing_;
+    pending_.insert({-request.priority, job->seq});
+    by_seq_[job->seq] = job->id;
+    job->events.push_back({{"seq", 0}, {"event", "state"}, {"data", {{"state", "queued"}}}});
+    out = toJson(*job);
+  }
+  work_.notify_one();
+  changed_.notify_all();
+  return {out, false};
+}
+
+Json Service::toJson(const Job& job) const {
+  if (!job.finished_json.is_null()) return job.finished_json;
+  Json j;
+  j["id"] = job.id;
+  j["state"] = std::string(stateName(job.state));
+  j["status"] = job.status ? Json(std::string(statusName(*job.status))) : Json(nullptr);
+  j["message"] = job.message;
+  j["task"] = job.request.task;
+  j["device"] = job.request.device;
+  j["stages"] = job.request.toJson()["stages"];
+  j["priority"] = job.request.priority;
+  j["idempotency_key"] = job.request.idempotency_key.empty() ? Json(nullptr) : Json(job.request.idempotency_key);
+  j["request_digest"] = job.request.digest();
+  j["solution_hash"] = job.solution ? Json(job.solution->hash) : Json(nullptr);
+  j["submitted_at"] = isoTime(job.submitted_at);
+  j["started_at"] = job.started_at > 0 ? Json(isoTime(job.started_at)) : Json(nullptr);
+  j["finished_at"] = job.finished_at > 0 ? Json(isoTime(job.finished_at)) : Json(nullptr);
+  j["queue_seconds"] = job.started_at > 0 ? Json(job.started_at - job.submitted_at) : Json(nullptr);
+  j["seconds"] = job.finished_at > 0 && job.started_at > 0 ? Json(job.finished_at - job.started_at) : Json(nullptr);
+  j["attempts"] = job.starts;
+  j["reward"] = job.reward;
+  j["report"] = job.report;
+  if (!job.profile.is_null()) j["profile"] = job.profile;
+  return j;
+}
+
+std::optional<Json> Service::get(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return std::nullopt;
+  return toJson(*it->second);
+}
+
+std::optional<Json> Service::wait(const std::string& id, double timeout_seconds) const {
+  std::unique_lock lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return std::nullopt;
+  std::shared_ptr<Job> job = it->second;
+  changed_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_seconds)), [&] {
+    return job->state == State::Done || job->state == State::Cancelled || stopping_;
+  });
+  return toJson(*job);
+}
+
+bool Service::events(const std::string& id, size_t from, double timeout_seconds, std::vector<Json>& out,
+                     bool& finished) const {
+  std::unique_lock lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return false;
+  std::shared_ptr<Job> job = it->second;
+  auto done = [&] { return job->state == State::Done || job->state == State::Cancelled; };
+  changed_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_seconds)),
+                    [&] { return job->events.size() > from || done() || stopping_; });
+  if (job->events.empty() && !job->finished_json.is_null()) {
+    // Read back from the journal: one event says how it ended.
+    if (from == 0) out.push_back({{"seq", 0}, {"event", "done"}, {"data", {{"status", job->finished_json["status"]}, {"state", job->finished_json["state"]}}}});
+    finished = true;
+    return true;
+  }
+  for (size_t i = from; i < job->events.size(); ++i) out.push_back(job->events[i]);
+  finished = done() && from + out.size() >= job->events.size();
+  return true;
+}
+
+std::optional<Json> Service::cancel(const std::string& id) {
+  std::shared_ptr<Job> job;
+  bool now = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return std::nullopt;
+    job = it->second;
+    if (job->state == State::Queued && pending_.erase({-job->request.priority, job->seq})) {
+      by_seq_.erase(job->seq);
+      now = true;
+    } else if (job->state == State::Running) {
+      job->cancel_requested = true;
+      publish(*job, "state", {{"state", "running"}, {"cancel_requested", true}});
+    }
+  }
+  if (now) finish(*job, std::nullopt, "cancelled by the client before it started", nullptr, nullptr, nullptr, State::Cancelled);
+  changed_.notify_all();
+  return get(id);
+}
+
+// Under mu_.
+void Service::publish(Job& job, const std::string& event, Json data) {
+  job.events.push_back({{"seq", job.events.size()}, {"event", event}, {"data", std::move(data)}});
+}
+
+void Service::finish(Job& job, std::optional<Status> status, const std::string& message, Json report, Json profile,
+                     Json reward, State state) {
+  Json out;
+  {
+    std::lock_guard lock(mu_);
+    job.state = state;
+    job.status = status;
+    job.message = message;
+    job.report = std::move(report);
+    job.profile = std::move(profile);
+    job.reward = std::move(reward);
+    job.finished_at = epochSeconds();
+    publish(job, "done", {{"state", std::string(stateName(state))},
+                          {"status", status ? Json(std::string(statusName(*status))) : Json(nullptr)},
+                          {"message", message}});
+    out = toJson(job);
+  }
+  std::string label = state == State::Cancelled ? "cancelled" : std::string(statusName(status.value_or(Status::InfraError)));
+  metrics_.count("kbserve_evaluations_total", "status=\"" + label + "\"");
+  if (job.started_at > 0) metrics_.observe("kbserve_evaluation_seconds", "", job.finished_at - job.started_at);
+  try {
+    journal_->finished(job.id, out);
+  } catch (const std::exception&) {
+    // The result is still answered from memory; a restart would run it again.
+  }
+  std::error_code ec;
+  if (!job.work_dir.empty()) fs::remove_all(job.work_dir, ec);
+  {
+    std::lock_guard lock(mu_);
+    job.solution.reset();
+    finished_order_.push_back(job.id);
+    evictFinished();
+  }
+  changed_.notify_all();
+}
+
+// Under mu_: forgets the oldest finished evaluations beyond keep_results.
+void Service::evictFinished() {
+  while (finished_order_.size() > options_.keep_results) {
+    std::string id = finished_order_.front();
+    finished_order_.erase(finished_order_.begin());
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    const std::string& key = it->second->request.idempotency_key;
+    if (!key.empty() && by_key_.count(key) && by_key_[key] == id) by_key_.erase(key);
+    jobs_.erase(it);
+  }
+}
+
+void Service::runner() {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      work_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (stopping_) return;
+      auto first = pending_.begin();
+      job = jobs_.at(by_seq_.at(first->second));
+      by_seq_.erase(first->second);
+      pending_.erase(first);
+      job->state = State::Running;
+      job->started_at = epochSeconds();
+      ++job->starts;
+      ++running_;
+      publish(*job, "state", {{"state", "running"}});
+    }
+    changed_.notify_all();
+    metrics_.observe("kbserve_queue_seconds", "", job->started_at - job->submitted_at);
+    try {
+      journal_->started(job->id);
+    } catch (const std::exception&) {
+    }
+    try {
+      run(*job);
+    } catch (const std::exception& e) {
+      finish(*job, Status::InfraError, std::string("the server failed running it: ") + e.what(), nullptr, nullptr, nullptr,
+             State::Done);
+    }
+    {
+      std::lock_guard lock(mu_);
+      --running_;
+      double took = job->finished_at - job->started_at;
+      seconds_per_evaluation_ = 0.9 * seconds_per_evaluation_ + 0.1 * std::max(0.01, took);
+    }
+    changed_.notify_all();
+  }
+}
+
+void Service::run(Job& job) {
+  const EvaluationRequest& rq = job.request;
+  double deadline = rq.deadline_seconds > 0 ? job.submitted_at + rq.deadline_seconds : 0;
+  auto cancelled = [&] {
+    std::lock_guard lock(mu_);
+    return job.cancel_requested;
+  };
+  auto pastDeadline = [&] { return deadline > 0 && epochSeconds() > deadline; };
+  if (pastDeadline()) {
+    finish(job, Status::InfraError, "the deadline passed before the evaluation started (queued " +
+               std::to_string(static_cast<int>(epochSeconds() - job.submitted_at)) + " s); not scored",
+           nullptr, nullptr, nullptr, State::Done);
+    return;
+  }
+  auto stageEvents = [&](const eval::Result& r, std::initializer_list<const char*> names) {
+    std::lock_guard lock(mu_);
+    for (const char* n : names) {
+      const eval::StageResult& s = r.stage(n);
+      if (s.skipped) continue;
+      publish(job, "stage", {{"stage", n}, {"status", std::string(statusName(s.status))}, {"seconds", s.seconds}});
+    }
+  };
+  auto observe = [&](const eval::Result& r, std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      const eval::StageResult& s = r.stage(n);
+      if (!s.skipped) metrics_.observe("kbserve_stage_seconds", std::string("stage=\"") + n + "\"", s.seconds);
+    }
+  };
+
+  eval::Request q;
+  q.task_dir = job.task_dir;
+  q.solution = &*job.solution;
+  q.static_checker = rq.stages.static_check ? &checker_ : nullptr;
+  q.static_options.gpu_arch = options_.arch;
+  q.static_options.jobs = 1;
+  q.build.target = rq.device == "cpu" ? build::BuildTarget::Cpu : build::BuildTarget::Cuda;
+  q.build.arch = options_.arch;
+  q.build.jobs = 1;
+  q.build.cache_dir = options_.build_cache;
+  q.stage_errors_as_infra = true;
+  q.tool = "kbserve";
+
+  // Static check and build on a CPU slot.
+  eval::Result first;
+  {
+    agent::ResourcePool::Lease lease = cpu_pool_->acquire(job.id);
+    q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = false, .profile = false};
+    first = eval::evaluate(q);
+  }
+  stageEvents(first, {"static", "build"});
+  observe(first, {"static", "build"});
+  if (first.build) metrics_.count("kbserve_build_cache_total", first.build->cached ? "outcome=\"hit\"" : "outcome=\"miss\"");
+
+  eval::Result result = first;
+  if (first.status() == Status::Ok && (rq.stages.verify || rq.stages.profile)) {
+    if (cancelled() || pastDeadline()) {
+      bool c = cancelled();
+      finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
+             c ? "cancelled by the client after its build" : "the deadline passed after the build; not scored",
+             eval::checkReportJson(first, ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
+      return;
+    }
+    bool cuda = rq.device == "cuda";
+    agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
+    agent::ResourcePool::Lease lease = pool.acquire(job.id);
+    std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
+    eval::Request v = q;
+    v.static_checker = nullptr;
+    v.stages = {.static_check = false, .build = true, .verify = rq.stages.verify, .profile = rq.stages.profile};
+    v.verify.device = device;
+    v.verify.limits.wall_seconds = options_.verify_timeout_seconds;
+    v.verify.limits.cpu_seconds = static_cast<uint64_t>(options_.verify_timeout_seconds) + 1;
+    v.profile.device = device;
+    v.profile.budget_seconds = options_.profile_budget_seconds;
+    eval::Result second = eval::evaluate(v);
+    // The static check and the build are the first call's (the second's
+    // build was the cache's answer to the same key).
+    second.stages[0] = first.stages[0];
+    second.stages[1] = first.stages[1];
+    second.static_check = first.static_check;
+    second.build = first.build;
+    second.seconds += first.seconds;
+    stageEvents(second, {"verify", "profile"});
+    observe(second, {"verify", "profile"});
+    result = std::move(second);
+  }
+  if (cancelled()) {
+    finish(job, std::nullopt, "cancelled by the client while it ran; its verdict is dropped", nullptr, nullptr, nullptr,
+           State::Cancelled);
+    return;
+  }
+  Status status = result.status();
+  Json report = eval::checkReportJson(result, "");
+  Json profile = result.profile ? eval::profileReportJson(result) : Json(nullptr);
+  Json reward = nullptr;
+  if (!rq.reward_scheme.empty()) {
+    reward::Scheme scheme;
+    scheme.kind = *reward::parseSchemeName(rq.reward_scheme);
+    std::optional<reward::Timings> timings;
+    if (result.profile) timings = eval::rewardTimings(*result.profile);
+    bool verified = rq.stages.verify || rq.stages.profile;
+    bool ended = status != Status::Ok || verified;
+    reward = eval::rewardJson(rq.task, job.solution->hash, ended ? std::optional<Status>(status) : std::nullopt, timings,
+                              status == Status::Ok && !result.profile, scheme);
+  }
+  finish(job, status, result.message, std::move(report), std::move(profile), std::move(reward), State::Done);
+}
+
+std::string Service::metricsText() const {
+  std::vector<std::pair<std::string, double>> g;
+  double up = epochSeconds() - started_at_;
+  {
+    std::lock_guard lock(mu_);
+    g.push_back({"kbserve_queue_depth", static_cast<double>(pending_.size())});
+    g.push_back({"kbserve_running", static_cast<double>(running_)});
+  }
+  g.push_back({"kbserve_cpu_busy_fraction", cpu_pool_->busySeconds() / (up * static_cast<double>(cpu_pool_->size()))});
+  if (gpu_pool_)
+    g.push_back({"kbserve_gpu_busy_fraction", gpu_pool_->busySeconds() / (up * static_cast<double>(gpu_pool_->size()))});
+  g.push_back({"kbserve_uptime_seconds", up});
+  return metrics_.render(g);
+}
+
+bool Service::ready() const {
+  std::lock_guard lock(mu_);
+  return !draining_ && !stopping_ && pending_.size() + running_ + preparing_ < options_.queue_limit;
+}
+
+bool Service::drain(double timeout_seconds) {
+  std::unique_lock lock(mu_);
+  draining_ = true;
+  return changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                           [&] { return pending_.empty() && running_ == 0; });
+}
+
+}  // namespace kb::serve

@@ -1,0 +1,149 @@
+// The evaluation service behind kbserve's HTTP API (docs/kbserve.md): a
+// priority queue of accepted evaluations, runner threads that take them
+// through lib/eval (static and build on a bounded CPU pool, verify and
+// profile on an exclusive GPU lease, or a CPU slot for CPU tasks), a journal
+// that survives kill -9, idempotent resubmission, backpressure, deadlines,
+// cancellation, stage events for streaming, and the metrics. It adds
+// scheduling to lib/eval and nothing of evaluation: the reports are
+// kbcheck's and kbprof's, the reward lib/reward's.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/pool.h"
+#include "core/json.h"
+#include "eval/eval.h"
+#include "serve/journal.h"
+#include "serve/metrics.h"
+#include "serve/request.h"
+#include "serve/task_store.h"
+
+namespace kb::serve {
+
+struct ServiceOptions {
+  std::filesystem::path state_dir;        // journal.jsonl, work/<id>/
+  size_t cpu_slots = 2;                   // static checks, builds, CPU verifications at once
+  std::vector<std::string> gpus;          // CUDA ordinals leased one evaluation at a time
+  size_t queue_limit = 256;               // queued + running; beyond it: 429
+  size_t keep_results = 10000;            // finished evaluations kept (memory and journal)
+  RequestLimits limits;
+  std::filesystem::path build_cache;      // "": lib/build's default
+  std::filesystem::path static_policy;    // "": the default policy
+  std::string arch = "sm_90";
+  double verify_timeout_seconds = 60;     // per worker (kbcheck --timeout)
+  double profile_budget_seconds = 5;      // kbprof --budget-s
+  // Readable by no candidate worker (Landlock): the state directory and the
+  // build cache hold every client's files. Filled by the server.
+  bool hide_state_from_workers = true;
+};
+
+enum class State { Queued, Running, Done, Cancelled };
+std::string_view stateName(State s);
+
+// Refused for a reason the client can act on later: 429 or 503 with a
+// Retry-After in seconds.
+class RetryLater : public RequestError {
+ public:
+  RetryLater(int http_status, const std::string& what, int retry_after)
+      : RequestError(http_status, what), retry_after_(retry_after) {}
+  int retryAfter() const { return retry_after_; }
+
+ private:
+  int retry_after_;
+};
+
+struct Submitted {
+  Json evaluation;
+  bool existing = false;  // an idempotent resubmission: the earlier evaluation
+};
+
+class Service {
+ public:
+  // Replays the journal (finishing or answering what a crash left), then
+  // starts the runners. Throws kb::Error when the state directory or the
+  // journal cannot be used.
+  Service(TaskStore& tasks, ServiceOptions options);
+  ~Service();  // stops the runners; what is still queued stays journaled
+
+  // Accepts one evaluation. Throws RequestError: 404 unknown task, 409 an
+  // idempotency key reused with another request, 422 a CUDA request on a
+  // server without GPUs or a solution loadSolution refuses; RetryLater: 429
+  // the queue is full, 503 draining.
+  Submitted submit(const EvaluationRequest& request);
+  std::optional<Json> get(const std::string& id) const;
+  // Blocks until the evaluation is finished (or cancelled) or `timeout`
+  // passes; nullopt: no such id.
+  std::optional<Json> wait(const std::string& id, double timeout_seconds) const;
+  // The events from index `from` on ({"seq","event","data"}), waiting up to
+  // `timeout` for one when there is none yet; `finished` when the last one
+  // has been given. False: no such id.
+  bool events(const std::string& id, size_t from, double timeout_seconds, std::vector<Json>& out,
+              bool& finished) const;
+  // Cancels a queued evaluation at once, a running one at its next stage
+  // boundary. nullopt: no such id.
+  std::optional<Json> cancel(const std::string& id);
+
+  std::string metricsText() const;
+  bool ready() const;              // accepting, and the queue below its limit
+  bool hasGpus() const { return gpu_pool_ != nullptr; }
+  // Stops accepting and waits up to `timeout` for every accepted evaluation.
+  // True when none is left.
+  bool drain(double timeout_seconds);
+
+  // The pools, shared with agent sessions so that their stages queue for the
+  // same CPU slots and GPUs.
+  std::shared_ptr<agent::ResourcePool> cpuPool() const { return cpu_pool_; }
+  std::shared_ptr<agent::ResourcePool> gpuPool() const { return gpu_pool_; }
+  const eval::StaticChecker& staticChecker() const { return checker_; }
+  TaskStore& tasks() const { return tasks_; }
+  const ServiceOptions& options() const { return options_; }
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  struct Job;
+  void runner();
+  void run(Job& job);
+  void prepare(Job& job);
+  void finish(Job& job, std::optional<Status> status, const std::string& message, Json report, Json profile,
+              Json reward, State state);
+  void publish(Job& job, const std::string& event, Json data);
+  Json toJson(const Job& job) const;
+  std::string newId();
+  void evictFinished();
+  void replayJournal();
+
+  TaskStore& tasks_;
+  ServiceOptions options_;
+  eval::StaticChecker checker_;
+  std::shared_ptr<agent::ResourcePool> cpu_pool_, gpu_pool_;
+  std::unique_ptr<Journal> journal_;
+  Metrics metrics_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;   // any job's state or events
+  std::condition_variable work_;              // a job was queued, or stop
+  std::map<std::string, std::shared_ptr<Job>> jobs_;
+  std::set<std::pair<int, uint64_t>> pending_;  // (-priority, seq)
+  std::map<uint64_t, std::string> by_seq_;
+  std::map<std::string, std::string> by_key_;   // idempotency key -> id
+  std::vector<std::string> finished_order_;
+  uint64_t next_seq_ = 0;
+  size_t running_ = 0;
+  size_t preparing_ = 0;                         // accepted ids whose files are being written
+  bool draining_ = false, stopping_ = false;
+  double started_at_ = 0;
+  double seconds_per_evaluation_ = 1;            // moving average, for Retry-After
+  std::vector<std::thread> runners_;
+};
+
+}  // namespace kb::serve

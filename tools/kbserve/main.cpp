@@ -1,0 +1,74 @@
+// kbserve: the evaluation as an HTTP/JSON service that RL engines call
+// (docs/kbserve.md). A thin driver over lib/serve: flags in, runServer().
+#include <CLI/CLI.hpp>
+
+#include "../cli_parse.h"
+#include "core/paths.h"
+#include "kb_config.h"
+#include "serve/server.h"
+
+using namespace kb;
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kbserve: the environment as a service. Serves the task bundles under --tasks over HTTP/JSON:\n"
+      "evaluations (static -> build -> verify -> profile, kbcheck's and kbprof's reports and lib/reward's\n"
+      "reward), agent sessions shaped like OpenEnv (reset / step / close), reward endpoints in OpenRLHF's\n"
+      "and slime's shapes, /healthz, /readyz and Prometheus /metrics. Builds run on a bounded CPU pool\n"
+      "with the content-keyed build cache; verification and timing on exclusive GPU leases. Accepted work\n"
+      "is journaled in --state-dir: after a crash and a restart every evaluation is finished or answered\n"
+      "infra_error, never dropped. SIGTERM drains. docs/kbserve.md is the API.\n\n"
+      "  kbserve --listen 127.0.0.1:8470 --tasks testdata/tasks\n"
+      "  curl -s localhost:8470/v1/evaluations?wait=true -d '{\"task\": \"linear_relu\", \"device\": \"cpu\",\n"
+      "       \"files\": {\"forward.cpp\": \"...\"}}'",
+      "kbserve"};
+  app.set_version_flag("--version", std::string("kbserve ") + KB_VERSION, "Print the version and exit");
+  serve::ServerConfig c;
+  std::string listen = "127.0.0.1:8470", gpus = "auto", state_dir, guide, cache_dir, policy;
+  size_t max_request_mib = 16;
+  app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any free port, printed on stderr). "
+                                     "An address other than loopback needs --token-file")
+      ->capture_default_str();
+  app.add_option("--tasks", c.tasks, "Directory of task bundles (kbsynth's layout; ids from task.json)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--state-dir", state_dir, "The journal and the evaluations' directories (default ~/.cache/kernelbench-rl/serve)");
+  app.add_option("--token-file", c.token_file, "A file holding the bearer token every request must carry (>= 16 characters)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--cpu-slots", c.service.cpu_slots, "Static checks, builds and CPU verifications at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 512));
+  app.add_option("--gpus", gpus, "GPUs to lease: auto (every GPU nvidia-smi lists), none, or ordinals 0,1,...")
+      ->capture_default_str();
+  app.add_option("--queue-limit", c.service.queue_limit, "Evaluations accepted and not finished at most; beyond: 429 with Retry-After")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--keep-results", c.service.keep_results, "Finished evaluations kept to answer GET (memory and journal)")
+      ->capture_default_str();
+  app.add_option("--max-request-mib", max_request_mib, "A request body at most (413 beyond)")->capture_default_str();
+  app.add_option("--http-threads", c.http.threads, "Connections served at once (a ?wait=true request holds one)")
+      ->capture_default_str();
+  app.add_option("--verify-timeout", c.service.verify_timeout_seconds, "Seconds a verification worker may run")
+      ->capture_default_str();
+  app.add_option("--profile-budget-s", c.service.profile_budget_seconds, "Timed rounds of one profile, seconds (kbprof --budget-s)")
+      ->capture_default_str();
+  app.add_option("--arch", c.service.arch, "nvcc's target for CUDA solutions")->capture_default_str();
+  app.add_option("--cache-dir", cache_dir, "The build cache (default ~/.cache/kernelbench-rl/build)");
+  app.add_option("--policy", policy, "The static checker's policy file (default policy/default.json)");
+  app.add_option("--guide", guide, "The agent guide for sessions (default docs/agent-guide.md)");
+  app.add_option("--max-sessions", c.sessions.max_sessions, "Agent sessions open at most")->capture_default_str();
+  app.add_option("--session-idle-s", c.sessions.idle_seconds, "A session untouched this long is closed")->capture_default_str();
+  app.add_option("--drain-s", c.drain_seconds, "On SIGTERM, seconds the accepted work may take to finish")->capture_default_str();
+  if (auto rc = tools::parseOrExit(app, argc, argv, "kbserve")) return *rc;
+  return tools::runGuarded("kbserve", [&] {
+    serve::parseListen(listen, c);
+    c.service.gpus = serve::parseGpus(gpus);
+    c.service.state_dir = state_dir.empty() ? cacheRoot() / "serve" : std::filesystem::path(state_dir);
+    c.service.build_cache = cache_dir;
+    c.service.static_policy = policy;
+    c.http.max_body_bytes = max_request_mib << 20;
+    c.sessions.guide = guide.empty() ? dataPath("docs/agent-guide.md") : std::filesystem::path(guide);
+    c.sessions.interface_header = dataPath("include/kb/solution.h");
+    return serve::runServer(c);
+  });
+}
