@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need on a Debian 12 machine.
 # Idempotent: packages already present are not fetched again.
-#   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json,
+#   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json, cpp-httplib,
 #           OpenSSL, libseccomp, libcurl, PCRE2, utf8proc, jq, Chromium (report screenshots)
 #   PyPI:   meson, ninja, torch==2.11.0 (LibTorch headers and libraries) and
-#           pyarrow (Parquet rows for kbsynth import) in
+#           pyarrow (Parquet rows for kbsynth import), and for the Python package's
+#           tests pytest, Ray, veRL, OpenRLHF, openenv-core (engines --no-deps) in
 #           a virtual environment at $KB_VENV (default /opt/kb-venv)
 set -euo pipefail
 
@@ -15,7 +16,7 @@ apt_packages=(
   build-essential pkg-config git jq
   clang-19 libclang-19-dev llvm-19-dev libclang-cpp19-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
-  libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev
+  libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev
   chromium
 )
 
@@ -44,6 +45,28 @@ PY
 then
   echo "setup: installing meson, ninja, torch==$TORCH_VERSION from PyPI (large download)"
   "$KB_VENV/bin/pip" install -q --disable-pip-version-check meson ninja "torch==$TORCH_VERSION" numpy pyarrow
+fi
+# The Python package's tests (python/kbserve, tests/pyserve; docs/kbserve-python.md):
+# pytest, httpx (the client), Ray, and the three RL engines, each driven through
+# its own code. The engines' declared requirements pull vLLM, DeepSpeed and
+# flash-attn (GPU training stacks of several GB), so veRL, OpenRLHF and
+# openenv-core are installed --no-deps, next to the few packages their import
+# chains need. Pinned together: veRL 0.9.1 wants transformers<5.11 and
+# tensordict<=0.10 (OpenRLHF 0.11.2 pins transformers 5.15.0 and ray 2.55.0;
+# the parts tested here work with these). About 45 s and 700 MB.
+PYSERVE_DEPS=(pytest==9.2.0 httpx==0.29.0 ray==2.60.0 transformers==5.10.4 tensordict==0.10.0
+  omegaconf==2.3.1 hydra-core==1.3.8 pyyaml==6.0.4 pillow==13.0.0 codetiming==1.4.0 datasets==5.2.0
+  pylatexenc==2.11 aiohttp==3.14.5 requests==2.34.2 fastapi==0.165.0 websockets==17.4 fastmcp==4.2.3)
+PYSERVE_ENGINES=(verl==0.9.1 openrlhf==0.11.2 openenv-core==0.3.0)
+if ! "$KB_VENV/bin/python" - "${PYSERVE_DEPS[@]}" "${PYSERVE_ENGINES[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+sys.exit(0 if all(version(p.split("==")[0]) == p.split("==")[1] for p in sys.argv[1:]) else 1)
+PY
+then
+  echo "setup: installing pytest, Ray, veRL, OpenRLHF, openenv-core (and their import chains) from PyPI"
+  "$KB_VENV/bin/pip" install -q --disable-pip-version-check "${PYSERVE_DEPS[@]}"
+  "$KB_VENV/bin/pip" install -q --disable-pip-version-check --no-deps "${PYSERVE_ENGINES[@]}"
 fi
 # The CUDA compiler (kbcheck build compiles .cu with nvcc, also on a machine
 # without a GPU): the machine's toolkit at /usr/local/cuda when it has one,

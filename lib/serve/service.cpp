@@ -64,6 +64,7 @@ struct Service::Job {
   bool cancel_requested = false;
   std::vector<Json> events;
   std::optional<solution::Solution> solution;
+  std::string solution_hash;
   fs::path work_dir;
   Json finished_json = nullptr;  // set when read back from the journal
 };
@@ -133,6 +134,7 @@ void Service::prepare(Job& job) {
     lim.max_total_bytes = options_.limits.max_total_bytes;
     lim.max_files = options_.limits.max_files;
     job.solution = solution::loadSolution(job.work_dir / "solution", lim);
+    job.solution_hash = job.solution->hash;
   } catch (const UsageError& e) {
     fs::remove_all(job.work_dir, ec);
     throw RequestError(422, e.what());
@@ -309,7 +311,7 @@ Json Service::toJson(const Job& job) const {
   j["priority"] = job.request.priority;
   j["idempotency_key"] = job.request.idempotency_key.empty() ? Json(nullptr) : Json(job.request.idempotency_key);
   j["request_digest"] = job.request.digest();
-  j["solution_hash"] = job.solution ? Json(job.solution->hash) : Json(nullptr);
+  j["solution_hash"] = job.solution_hash.empty() ? Json(nullptr) : Json(job.solution_hash);
   j["submitted_at"] = isoTime(job.submitted_at);
   j["started_at"] = job.started_at > 0 ? Json(isoTime(job.started_at)) : Json(nullptr);
   j["finished_at"] = job.finished_at > 0 ? Json(isoTime(job.finished_at)) : Json(nullptr);

@@ -1,0 +1,138 @@
+// lib/serve's parts alone: request parsing and file names, the journal's
+// replay (a torn last line), the metrics text, --listen and --gpus.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "serve/journal.h"
+#include "serve/metrics.h"
+#include "serve/request.h"
+#include "serve/server.h"
+
+using kb::Json;
+using namespace kb::serve;
+namespace fs = std::filesystem;
+
+namespace {
+
+int statusOf(const Json& body) {
+  try {
+    parseEvaluationRequest(body, {});
+    return 0;
+  } catch (const RequestError& e) {
+    return e.httpStatus();
+  }
+}
+
+}  // namespace
+
+TEST(ServeRequest, ParsesAndDefaults) {
+  EvaluationRequest r = parseEvaluationRequest({{"task", "t"}, {"files", {{"forward.cpp", "x"}, {"kernels/a.cu", "y"}}}}, {});
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_TRUE(r.stages.static_check && r.stages.build && r.stages.verify && !r.stages.profile);
+  EXPECT_EQ(r.priority, 5);
+  EXPECT_EQ(r.files.size(), 2u);
+  EvaluationRequest again = parseEvaluationRequest(r.toJson(), {});
+  EXPECT_EQ(again.digest(), r.digest());  // the canonical form reads back as itself
+  Json other = r.toJson();
+  other["files"]["forward.cpp"] = "z";
+  EXPECT_NE(parseEvaluationRequest(other, {}).digest(), r.digest());
+}
+
+TEST(ServeRequest, RefusesWithTheRightStatus) {
+  Json files = {{"forward.cpp", "x"}};
+  EXPECT_EQ(statusOf(Json::array()), 400);
+  EXPECT_EQ(statusOf({{"files", files}}), 400);
+  EXPECT_EQ(statusOf({{"task", "t"}, {"files", files}, {"stages", {"verify", "lint"}}}), 422);
+  EXPECT_EQ(statusOf({{"task", "t"}, {"files", files}, {"stages", {"profile"}}}), 422);  // profile needs cuda
+  EXPECT_EQ(statusOf({{"task", "t"}, {"files", files}, {"priority", 10}}), 422);
+  EXPECT_EQ(statusOf({{"task", "t"}, {"files", files}, {"deadline_s", -1}}), 422);
+  EXPECT_EQ(statusOf({{"task", "t"}, {"files", {{"forward.cpp", std::string("a\0b", 3)}}}}), 422);
+  RequestLimits few;
+  few.max_files = 1;
+  EXPECT_THROW(parseEvaluationRequest({{"task", "t"}, {"files", {{"forward.cpp", "x"}, {"b.h", "y"}}}}, few), RequestError);
+}
+
+TEST(ServeRequest, FileNamesAsLoadSolutionTakesThem) {
+  for (const char* ok : {"forward.cpp", "kernels/gemm.cu", "a/b/c/d.h"}) EXPECT_NO_THROW(checkFileName(ok)) << ok;
+  for (const char* bad : {"", "/etc/passwd", "../x.cpp", "a/../b.cpp", "a//b.cpp", "./a.cpp", "a\\b.cpp", "a b.cpp",
+                          "a/b/c/d/e.cpp", "x$(id).cpp"})
+    EXPECT_THROW(checkFileName(bad), RequestError) << bad;
+}
+
+TEST(ServeRequest, WritesFilesWithoutFollowingLinks) {
+  fs::path dir = fs::path(KB_TEST_WORK_DIR) / "write-files";
+  fs::remove_all(dir);
+  writeSolutionFiles(dir, {{"forward.cpp", "int x;"}, {"kernels/k.cu", "y"}});
+  EXPECT_TRUE(fs::is_regular_file(dir / "kernels/k.cu"));
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::others_all, fs::perms::none);
+  fs::path other = fs::path(KB_TEST_WORK_DIR) / "write-files-victim";
+  std::ofstream(other) << "keep";
+  fs::path linked = fs::path(KB_TEST_WORK_DIR) / "write-files-2";
+  fs::remove_all(linked);
+  fs::create_directories(linked);
+  fs::create_symlink(other, linked / "forward.cpp");
+  EXPECT_THROW(writeSolutionFiles(linked, {{"forward.cpp", "overwrite"}}), kb::Error);
+  std::ifstream in(other);
+  std::string kept;
+  in >> kept;
+  EXPECT_EQ(kept, "keep");
+}
+
+TEST(ServeJournal, ReplaysAndSkipsATornLine) {
+  fs::path file = fs::path(KB_TEST_WORK_DIR) / "journal.jsonl";
+  fs::remove(file);
+  {
+    Journal j(file);
+    j.accepted("ev-1", {{"task", "t"}}, 1.0);
+    j.accepted("ev-2", {{"task", "t"}}, 2.0);
+    j.started("ev-1");
+    j.finished("ev-1", {{"id", "ev-1"}, {"status", "ok"}});
+    j.started("ev-2");
+  }
+  std::ofstream(file, std::ios::app) << "{\"op\":\"finished\",\"id\":\"ev-2\",\"evalu";  // kill -9 mid-write
+  JournalReplay r = Journal::replay(file);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.torn_lines, 1u);
+  EXPECT_TRUE(r.entries[0].result.has_value());
+  EXPECT_EQ(r.entries[1].starts, 1);
+  EXPECT_FALSE(r.entries[1].result.has_value());
+  Journal j(file);
+  j.rewrite(r.entries);
+  JournalReplay again = Journal::replay(file);
+  EXPECT_EQ(again.torn_lines, 0u);
+  EXPECT_EQ(again.entries.size(), 2u);
+  EXPECT_EQ(again.entries[1].starts, 1);
+}
+
+TEST(ServeMetrics, PrometheusText) {
+  Metrics m;
+  m.describe("x_total", "counter", "Xs.");
+  m.describe("y_seconds", "histogram", "Ys.");
+  m.count("x_total", "status=\"ok\"", 2);
+  m.observe("y_seconds", "stage=\"build\"", 0.3);
+  m.observe("y_seconds", "stage=\"build\"", 7);
+  std::string t = m.render({{"z_depth", 4}});
+  EXPECT_NE(t.find("# TYPE x_total counter\nx_total{status=\"ok\"} 2\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("y_seconds_bucket{stage=\"build\",le=\"0.5\"} 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("y_seconds_bucket{stage=\"build\",le=\"10\"} 2\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("y_seconds_bucket{stage=\"build\",le=\"+Inf\"} 2\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("y_seconds_count{stage=\"build\"} 2\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("z_depth 4\n"), std::string::npos) << t;
+}
+
+TEST(ServeConfig, ListenAndGpus) {
+  ServerConfig c;
+  parseListen("127.0.0.1:0", c);
+  EXPECT_EQ(c.host, "127.0.0.1");
+  EXPECT_EQ(c.port, 0);
+  parseListen("[::1]:8470", c);
+  EXPECT_EQ(c.host, "::1");
+  EXPECT_THROW(parseListen("8470", c), kb::UsageError);
+  EXPECT_THROW(parseListen("h:99999", c), kb::UsageError);
+  EXPECT_TRUE(isLoopback("127.0.0.1") && isLoopback("::1") && isLoopback("localhost"));
+  EXPECT_FALSE(isLoopback("0.0.0.0") || isLoopback("10.0.0.1"));
+  EXPECT_EQ(parseGpus("none").size(), 0u);
+  EXPECT_EQ(parseGpus("0,3"), (std::vector<std::string>{"0", "3"}));
+  EXPECT_THROW(parseGpus("0,x"), kb::UsageError);
+}
