@@ -87,6 +87,8 @@ class LibraryEnvironment : public Environment {
     q.library = b.library;
     q.stages = {.static_check = false, .build = false, .verify = true};
     q.verify.device = device;
+    q.verify.hidden_dirs = o_.hidden_dirs;
+    q.verify.scratch_dir = o_.scratch_dir;
     q.stage_errors_as_infra = true;
     const verify::VerifyResult v = *eval::evaluate(q).verify;
     r.status = v.status;
@@ -137,6 +139,8 @@ class LibraryEnvironment : public Environment {
     q.stage_errors_as_infra = true;
     profile::ProfileOptions& po = q.profile;
     po.device = device;
+    po.hidden_dirs = o_.hidden_dirs;
+    po.scratch_dir = o_.scratch_dir;
     // A solution verify has just passed (the final check runs verify, then
     // profile) is not verified twice; the sampled timed calls are still
     // checked against the reference.
@@ -202,6 +206,7 @@ class LibraryEnvironment : public Environment {
     q.static_checker = &static_checker_;
     q.build.target = o_.cuda ? build::BuildTarget::Cuda : build::BuildTarget::Cpu;
     q.build.arch = o_.arch;
+    q.build.cache_dir = o_.build_cache_dir;
     q.stage_errors_as_infra = true;
     eval::Result e = eval::evaluate(q);
     std::string text;  // the static findings, for the model

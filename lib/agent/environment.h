@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/pool.h"
 #include "core/json.h"
@@ -64,6 +65,11 @@ struct EnvironmentOptions {
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
   double profile_budget_seconds = 5.0;     // timed rounds of one profile (kbprof --budget-s)
+  // A shared server's settings (kbserve sessions): the build cache, the
+  // workers' scratch directory, and what no candidate worker may read.
+  std::filesystem::path build_cache_dir;   // empty: lib/build's default
+  std::filesystem::path scratch_dir;       // empty: the system temp directory
+  std::vector<std::filesystem::path> hidden_dirs;
 };
 
 // The environment backed by the libraries, in-process (DESIGN.md §2), each

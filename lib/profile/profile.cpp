@@ -258,6 +258,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   req.seccomp = o.seccomp;
   req.landlock = o.landlock;
   req.allow_open_rdwr = o.allow_open_rdwr;
+  for (const auto& h : o.hidden_dirs) req.hidden_dirs.push_back(h.string());
   req.profile = profile;
   st.binary = o.worker.empty() ? verify::findWorkerBinary() : o.worker;
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;

@@ -72,6 +72,8 @@ struct ProfileOptions {
   std::optional<std::string> precision;
   verify::WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
+  // Unreadable to the timing worker once confined (kbserve: its state and build cache).
+  std::vector<std::filesystem::path> hidden_dirs;
   std::filesystem::path worker;        // empty: findWorkerBinary()
   std::filesystem::path scratch_dir;   // empty: the system temp directory
   bool keep_worker_dir = false;        // keep the worker's directory (request, result channel)

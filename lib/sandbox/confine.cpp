@@ -11,11 +11,13 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <string>
 
@@ -214,11 +216,38 @@ struct PathBeneath {
 constexpr uint64_t kNetBindTcp = 1ULL << 0, kNetConnectTcp = 1ULL << 1;
 constexpr uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
 
+// Read rights (handled only when something is hidden) and the subset a
+// rule on a file (not a directory) may carry.
+constexpr uint64_t kReadRights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
+uint64_t fileRights(long abi) {
+  uint64_t r = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE;
+  if (abi >= 3) r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  return r;
+}
+
+// Adds a path-beneath rule; false when the path cannot be opened or the
+// kernel refuses the rule.
+bool addRule(int ruleset, const std::filesystem::path& path, uint64_t rights, long abi) {
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= fileRights(abi);
+  PathBeneath pb{rights, fd};
+  long rc = ::syscall(__NR_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &pb, 0);
+  ::close(fd);
+  return rc == 0;
+}
+
 std::string installLandlock(const ConfinePolicy& policy) {
+  const bool hide = !policy.hidden_dirs.empty();
   long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi < 1) return "landlock-unavailable";
+  if (abi < 1) {
+    if (hide) throw Error("Landlock is not available, and files must be hidden from this worker");
+    return "landlock-unavailable";
+  }
   uint64_t write_rights = landlockWriteRights(abi);
-  RulesetAttr attr{write_rights, 0, 0};
+  uint64_t handled = write_rights | (hide ? kReadRights : 0);
+  RulesetAttr attr{handled, 0, 0};
   size_t attr_size = sizeof(uint64_t);
   if (abi >= 4) {
     attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
@@ -229,19 +258,26 @@ std::string installLandlock(const ConfinePolicy& policy) {
     attr_size = sizeof attr;
   }
   int ruleset = static_cast<int>(::syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0));
-  if (ruleset < 0) return std::string("landlock-failed(") + std::strerror(errno) + ")";
-  for (const auto& dir : policy.writable_dirs) {
-    int fd = ::open(dir.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) continue;
-    PathBeneath pb{write_rights, fd};
-    ::syscall(__NR_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &pb, 0);
-    ::close(fd);
+  if (ruleset < 0) {
+    if (hide) throw Error(std::string("landlock_create_ruleset: ") + std::strerror(errno));
+    return std::string("landlock-failed(") + std::strerror(errno) + ")";
+  }
+  for (const auto& dir : policy.writable_dirs) addRule(ruleset, dir, write_rights | (hide ? kReadRights : 0), abi);
+  size_t read_rules = 0;
+  if (hide) {
+    for (const auto& p : readableRoots(policy.hidden_dirs)) read_rules += addRule(ruleset, p, kReadRights, abi) ? 1 : 0;
+    for (const auto& p : policy.readable_within_hidden) read_rules += addRule(ruleset, p, kReadRights, abi) ? 1 : 0;
   }
   long rc = ::syscall(__NR_landlock_restrict_self, ruleset, 0);
   int err = errno;
   ::close(ruleset);
-  if (rc != 0) return std::string("landlock-failed(") + std::strerror(err) + ")";
-  return "landlock-abi" + std::to_string(abi);
+  if (rc != 0) {
+    if (hide) throw Error(std::string("landlock_restrict_self: ") + std::strerror(err));
+    return std::string("landlock-failed(") + std::strerror(err) + ")";
+  }
+  std::string what = "landlock-abi" + std::to_string(abi);
+  if (hide) what += " landlock-hidden(" + std::to_string(policy.hidden_dirs.size()) + " dirs, " + std::to_string(read_rules) + " read rules)";
+  return what;
 }
 
 // ---- capabilities -----------------------------------------------------------
@@ -266,6 +302,48 @@ uint64_t statusField(const char* field) {
 }
 
 }  // namespace
+
+std::vector<std::filesystem::path> readableRoots(const std::vector<std::filesystem::path>& hidden_in) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> hidden;
+  for (const auto& h : hidden_in) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(fs::absolute(h), ec);
+    if (!ec) hidden.push_back(c.lexically_normal());
+  }
+  auto beneath = [](const fs::path& p, const fs::path& dir) {  // p is dir or inside it
+    auto d = dir.begin(), q = p.begin();
+    for (; d != dir.end(); ++d, ++q)
+      if (q == p.end() || *d != *q) return false;
+    return true;
+  };
+  std::vector<fs::path> out;
+  std::function<void(const fs::path&)> walk = [&](const fs::path& dir) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const fs::path& p = it->path();
+      std::error_code ec2;
+      fs::path real = fs::weakly_canonical(p, ec2);
+      if (ec2) continue;
+      bool inside = false, above = false;
+      for (const fs::path& h : hidden) {
+        inside |= beneath(real, h);
+        above |= !beneath(real, h) && beneath(h, real);
+      }
+      if (inside) continue;
+      if (above) {
+        // On the way to a hidden directory: its entries, not itself. A link
+        // there is skipped (the real path is walked where it lies).
+        if (!it->is_symlink(ec2)) walk(p);
+        continue;
+      }
+      out.push_back(p);
+    }
+  };
+  if (!hidden.empty()) walk("/");
+  return out;
+}
 
 std::string confineSelf(const ConfinePolicy& policy) {
   std::string what;

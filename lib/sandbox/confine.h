@@ -31,6 +31,15 @@ struct ConfinePolicy {
   // directory; /dev for device nodes is added on CUDA). Writes anywhere else
   // fail with EACCES even where seccomp would let the open through.
   std::vector<std::filesystem::path> writable_dirs;
+  // Landlock: directories beneath which nothing may be read (a shared
+  // server's other clients' files: kbserve's state directory and build
+  // cache), except beneath `readable_within_hidden` (the worker's own
+  // library) and the writable directories. Landlock allows by rule only, so
+  // every other path is allowed by a rule on each sibling along the way to a
+  // hidden directory (readableRoots). Non-empty makes Landlock required:
+  // confineSelf throws where the kernel cannot enforce it.
+  std::vector<std::filesystem::path> hidden_dirs;
+  std::vector<std::filesystem::path> readable_within_hidden;
   // Let open(O_RDWR) without O_CREAT/O_TRUNC/O_APPEND through seccomp (the
   // CUDA driver opens device nodes read-write; it does so during start-up,
   // so this stays off unless a GPU run shows it is needed later).
@@ -45,6 +54,11 @@ struct ConfinePolicy {
 // (seccomp cannot be installed); Landlock is best-effort (absent on older
 // kernels) and its absence shows in the description.
 std::string confineSelf(const ConfinePolicy& policy);
+
+// The paths that keep everything readable except beneath `hidden`: the
+// entries of each directory on the way from / to a hidden directory, less
+// that way itself and less a link that leads into or above a hidden one.
+std::vector<std::filesystem::path> readableRoots(const std::vector<std::filesystem::path>& hidden);
 
 // Marks this process non-dumpable, so that a same-user process without
 // CAP_SYS_PTRACE cannot read its memory through /proc/PID/mem or ptrace.

@@ -73,6 +73,7 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
     : tasks_(tasks), options_(std::move(options)), checker_(options_.static_policy) {
   std::error_code ec;
   fs::create_directories(options_.state_dir / "work", ec);
+  fs::create_directories(options_.state_dir / "scratch", ec);
   if (ec) throw Error("cannot create the state directory " + options_.state_dir.string() + ": " + ec.message());
   ::chmod(options_.state_dir.c_str(), 0700);
   std::vector<std::string> cpu_slots;
@@ -93,6 +94,7 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   metrics_.describe("kbserve_gpu_busy_fraction", "gauge", "Share of uptime the GPUs were leased (all GPUs).");
   metrics_.describe("kbserve_cpu_busy_fraction", "gauge", "Share of uptime the CPU slots were leased.");
   metrics_.describe("kbserve_uptime_seconds", "gauge", "Seconds since the server started.");
+  metrics_.describe("kbserve_batch_size", "histogram", "CPU verifications run together on one reference worker.");
   metrics_.describe("kbserve_journal_recovered_total", "counter", "Evaluations found unfinished in the journal at start, by outcome.");
 
   journal_ = std::make_unique<Journal>(options_.state_dir / "journal.jsonl");
@@ -439,72 +441,106 @@ void Service::evictFinished() {
 
 void Service::runner() {
   while (true) {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> batch;
     {
       std::unique_lock lock(mu_);
       work_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
       if (stopping_) return;
-      auto first = pending_.begin();
-      job = jobs_.at(by_seq_.at(first->second));
-      by_seq_.erase(first->second);
-      pending_.erase(first);
-      job->state = State::Running;
-      job->started_at = epochSeconds();
-      ++job->starts;
-      ++running_;
-      publish(*job, "state", {{"state", "running"}});
+      auto take = [&](std::set<std::pair<int, uint64_t>>::iterator it) {
+        std::shared_ptr<Job> job = jobs_.at(by_seq_.at(it->second));
+        by_seq_.erase(it->second);
+        pending_.erase(it);
+        job->state = State::Running;
+        job->started_at = epochSeconds();
+        ++job->starts;
+        ++running_;
+        publish(*job, "state", {{"state", "running"}});
+        batch.push_back(job);
+      };
+      take(pending_.begin());
+      const EvaluationRequest& lead = batch.front()->request;
+      if (batchable(lead))
+        for (auto it = pending_.begin(); it != pending_.end() && batch.size() < options_.batch_max;) {
+          const EvaluationRequest& r = jobs_.at(by_seq_.at(it->second))->request;
+          auto next = std::next(it);
+          if (batchable(r) && r.task == lead.task && r.stages.static_check == lead.stages.static_check) take(it);
+          it = next;
+        }
     }
     changed_.notify_all();
-    metrics_.observe("kbserve_queue_seconds", "", job->started_at - job->submitted_at);
-    try {
-      journal_->started(job->id);
-    } catch (const std::exception&) {
+    for (auto& job : batch) {
+      metrics_.observe("kbserve_queue_seconds", "", job->started_at - job->submitted_at);
+      try {
+        journal_->started(job->id);
+      } catch (const std::exception&) {
+      }
     }
     try {
-      run(*job);
+      if (batch.size() == 1) run(*batch.front());
+      else runBatch(batch);
     } catch (const std::exception& e) {
-      finish(*job, Status::InfraError, std::string("the server failed running it: ") + e.what(), nullptr, nullptr, nullptr,
-             State::Done);
+      for (auto& job : batch) {
+        bool finished;
+        {
+          std::lock_guard lock(mu_);
+          finished = job->state == State::Done || job->state == State::Cancelled;
+        }
+        if (!finished)
+          finish(*job, Status::InfraError, std::string("the server failed running it: ") + e.what(), nullptr, nullptr,
+                 nullptr, State::Done);
+      }
     }
     {
       std::lock_guard lock(mu_);
-      --running_;
-      double took = job->finished_at - job->started_at;
-      seconds_per_evaluation_ = 0.9 * seconds_per_evaluation_ + 0.1 * std::max(0.01, took);
+      running_ -= batch.size();
+      for (auto& job : batch) {
+        double took = job->finished_at - job->started_at;
+        seconds_per_evaluation_ = 0.9 * seconds_per_evaluation_ + 0.1 * std::max(0.01, took / static_cast<double>(batch.size()));
+      }
     }
     changed_.notify_all();
   }
 }
 
-void Service::run(Job& job) {
-  const EvaluationRequest& rq = job.request;
-  double deadline = rq.deadline_seconds > 0 ? job.submitted_at + rq.deadline_seconds : 0;
-  auto cancelled = [&] {
-    std::lock_guard lock(mu_);
-    return job.cancel_requested;
-  };
-  auto pastDeadline = [&] { return deadline > 0 && epochSeconds() > deadline; };
-  if (pastDeadline()) {
-    finish(job, Status::InfraError, "the deadline passed before the evaluation started (queued " +
-               std::to_string(static_cast<int>(epochSeconds() - job.submitted_at)) + " s); not scored",
-           nullptr, nullptr, nullptr, State::Done);
-    return;
-  }
-  auto stageEvents = [&](const eval::Result& r, std::initializer_list<const char*> names) {
+// A CPU verification without profile: one that may share a reference worker.
+bool Service::batchable(const EvaluationRequest& r) const {
+  return options_.batch_max > 1 && r.device == "cpu" && r.stages.verify && !r.stages.profile;
+}
+
+bool Service::cancelRequested(Job& job) {
+  std::lock_guard lock(mu_);
+  return job.cancel_requested;
+}
+
+bool Service::pastDeadline(const Job& job) const {
+  return job.request.deadline_seconds > 0 && epochSeconds() > job.submitted_at + job.request.deadline_seconds;
+}
+
+// Publishes and measures the stages of `r` named in `names` that ran.
+void Service::recordStages(Job& job, const eval::Result& r, std::initializer_list<const char*> names) {
+  {
     std::lock_guard lock(mu_);
     for (const char* n : names) {
       const eval::StageResult& s = r.stage(n);
       if (s.skipped) continue;
       publish(job, "stage", {{"stage", n}, {"status", std::string(statusName(s.status))}, {"seconds", s.seconds}});
     }
-  };
-  auto observe = [&](const eval::Result& r, std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      const eval::StageResult& s = r.stage(n);
-      if (!s.skipped) metrics_.observe("kbserve_stage_seconds", std::string("stage=\"") + n + "\"", s.seconds);
-    }
-  };
+  }
+  for (const char* n : names) {
+    const eval::StageResult& s = r.stage(n);
+    if (!s.skipped) metrics_.observe("kbserve_stage_seconds", std::string("stage=\"") + n + "\"", s.seconds);
+  }
+  if (r.build && !r.stage("build").skipped)
+    metrics_.count("kbserve_build_cache_total", r.build->cached ? "outcome=\"hit\"" : "outcome=\"miss\"");
+}
 
+std::vector<fs::path> Service::hiddenDirs() const {
+  if (!options_.hide_state_from_workers) return {};
+  return {options_.state_dir, options_.build_cache.empty() ? build::defaultBuildCacheDir() : options_.build_cache};
+}
+
+eval::Request Service::baseRequest(const Job& job) const {
+  const EvaluationRequest& rq = job.request;
   eval::Request q;
   q.task_dir = job.task_dir;
   q.solution = &*job.solution;
@@ -515,54 +551,23 @@ void Service::run(Job& job) {
   q.build.arch = options_.arch;
   q.build.jobs = 1;
   q.build.cache_dir = options_.build_cache;
+  q.verify.limits.wall_seconds = options_.verify_timeout_seconds;
+  q.verify.limits.cpu_seconds = static_cast<uint64_t>(options_.verify_timeout_seconds) + 1;
+  q.profile.budget_seconds = options_.profile_budget_seconds;
+  // Every client's files are in the state directory and the build cache:
+  // no candidate worker may read them (its own library excepted), and the
+  // workers' scratch directories (result channels) are in the state too.
+  q.verify.hidden_dirs = q.profile.hidden_dirs = hiddenDirs();
+  q.verify.scratch_dir = q.profile.scratch_dir = options_.state_dir / "scratch";
   q.stage_errors_as_infra = true;
   q.tool = "kbserve";
+  return q;
+}
 
-  // Static check and build on a CPU slot.
-  eval::Result first;
-  {
-    agent::ResourcePool::Lease lease = cpu_pool_->acquire(job.id);
-    q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = false, .profile = false};
-    first = eval::evaluate(q);
-  }
-  stageEvents(first, {"static", "build"});
-  observe(first, {"static", "build"});
-  if (first.build) metrics_.count("kbserve_build_cache_total", first.build->cached ? "outcome=\"hit\"" : "outcome=\"miss\"");
-
-  eval::Result result = first;
-  if (first.status() == Status::Ok && (rq.stages.verify || rq.stages.profile)) {
-    if (cancelled() || pastDeadline()) {
-      bool c = cancelled();
-      finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
-             c ? "cancelled by the client after its build" : "the deadline passed after the build; not scored",
-             eval::checkReportJson(first, ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
-      return;
-    }
-    bool cuda = rq.device == "cuda";
-    agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
-    agent::ResourcePool::Lease lease = pool.acquire(job.id);
-    std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
-    eval::Request v = q;
-    v.static_checker = nullptr;
-    v.stages = {.static_check = false, .build = true, .verify = rq.stages.verify, .profile = rq.stages.profile};
-    v.verify.device = device;
-    v.verify.limits.wall_seconds = options_.verify_timeout_seconds;
-    v.verify.limits.cpu_seconds = static_cast<uint64_t>(options_.verify_timeout_seconds) + 1;
-    v.profile.device = device;
-    v.profile.budget_seconds = options_.profile_budget_seconds;
-    eval::Result second = eval::evaluate(v);
-    // The static check and the build are the first call's (the second's
-    // build was the cache's answer to the same key).
-    second.stages[0] = first.stages[0];
-    second.stages[1] = first.stages[1];
-    second.static_check = first.static_check;
-    second.build = first.build;
-    second.seconds += first.seconds;
-    stageEvents(second, {"verify", "profile"});
-    observe(second, {"verify", "profile"});
-    result = std::move(second);
-  }
-  if (cancelled()) {
+// The end of a run: the result's reports and reward, or the cancellation.
+void Service::complete(Job& job, const eval::Result& result) {
+  const EvaluationRequest& rq = job.request;
+  if (cancelRequested(job)) {
     finish(job, std::nullopt, "cancelled by the client while it ran; its verdict is dropped", nullptr, nullptr, nullptr,
            State::Cancelled);
     return;
@@ -578,10 +583,92 @@ void Service::run(Job& job) {
     if (result.profile) timings = eval::rewardTimings(*result.profile);
     bool verified = rq.stages.verify || rq.stages.profile;
     bool ended = status != Status::Ok || verified;
-    reward = eval::rewardJson(rq.task, job.solution->hash, ended ? std::optional<Status>(status) : std::nullopt, timings,
+    reward = eval::rewardJson(rq.task, job.solution_hash, ended ? std::optional<Status>(status) : std::nullopt, timings,
                               status == Status::Ok && !result.profile, scheme);
   }
   finish(job, status, result.message, std::move(report), std::move(profile), std::move(reward), State::Done);
+}
+
+bool Service::endedBeforeStart(Job& job) {
+  if (!pastDeadline(job)) return false;
+  finish(job, Status::InfraError, "the deadline passed before the evaluation started (queued " +
+             std::to_string(static_cast<int>(epochSeconds() - job.submitted_at)) + " s); not scored",
+         nullptr, nullptr, nullptr, State::Done);
+  return true;
+}
+
+void Service::run(Job& job) {
+  const EvaluationRequest& rq = job.request;
+  if (endedBeforeStart(job)) return;
+  eval::Request q = baseRequest(job);
+
+  // Static check and build on a CPU slot.
+  eval::Result first;
+  {
+    agent::ResourcePool::Lease lease = cpu_pool_->acquire(job.id);
+    q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = false, .profile = false};
+    first = eval::evaluate(q);
+  }
+  recordStages(job, first, {"static", "build"});
+  if (first.status() != Status::Ok || !(rq.stages.verify || rq.stages.profile)) {
+    complete(job, first);
+    return;
+  }
+  if (cancelRequested(job) || pastDeadline(job)) {
+    bool c = cancelRequested(job);
+    finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
+           c ? "cancelled by the client after its build" : "the deadline passed after the build; not scored",
+           eval::checkReportJson(first, ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
+    return;
+  }
+  // Verify and profile on a GPU lease (a CPU slot for a CPU solution).
+  bool cuda = rq.device == "cuda";
+  agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
+  agent::ResourcePool::Lease lease = pool.acquire(job.id);
+  std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
+  eval::Request v = q;
+  v.static_checker = nullptr;
+  v.stages = {.static_check = false, .build = true, .verify = rq.stages.verify, .profile = rq.stages.profile};
+  v.verify.device = device;
+  v.profile.device = device;
+  eval::Result second = eval::evaluate(v);
+  // The static check and the build are the first call's (the second's
+  // build was the cache's answer to the same key).
+  second.stages[0] = first.stages[0];
+  second.stages[1] = first.stages[1];
+  second.static_check = first.static_check;
+  second.build = first.build;
+  second.seconds += first.seconds;
+  recordStages(job, second, {"verify", "profile"});
+  complete(job, second);
+}
+
+// CPU verifications of one task, queued together, share one reference
+// worker (eval::evaluateBatch): on a loaded server most of a CPU
+// evaluation's cost is starting the two workers, and the reference's half is
+// the same for every candidate of the task.
+void Service::runBatch(std::vector<std::shared_ptr<Job>>& batch) {
+  std::vector<std::shared_ptr<Job>> live;
+  for (auto& j : batch)
+    if (!endedBeforeStart(*j)) live.push_back(j);
+  if (live.empty()) return;
+  const Job& lead = *live.front();
+  eval::Request q = baseRequest(lead);
+  q.solution = nullptr;
+  q.stages = {.static_check = lead.request.stages.static_check, .build = true, .verify = true, .profile = false};
+  q.verify.device = "cpu";
+  std::vector<solution::Solution> sols;
+  for (auto& j : live) sols.push_back(*j->solution);
+  std::vector<eval::Result> results;
+  {
+    agent::ResourcePool::Lease lease = cpu_pool_->acquire(lead.id + "+" + std::to_string(live.size() - 1));
+    results = eval::evaluateBatch(q, sols);
+  }
+  metrics_.observe("kbserve_batch_size", "", static_cast<double>(live.size()));
+  for (size_t k = 0; k < live.size(); ++k) {
+    recordStages(*live[k], results[k], {"static", "build", "verify"});
+    complete(*live[k], results[k]);
+  }
 }
 
 std::string Service::metricsText() const {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <initializer_list>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -42,6 +43,9 @@ struct ServiceOptions {
   std::string arch = "sm_90";
   double verify_timeout_seconds = 60;     // per worker (kbcheck --timeout)
   double profile_budget_seconds = 5;      // kbprof --budget-s
+  // CPU verifications of one task taken together (one reference worker,
+  // eval::evaluateBatch); 1: never.
+  size_t batch_max = 8;
   // Readable by no candidate worker (Landlock): the state directory and the
   // build cache hold every client's files. Filled by the server.
   bool hide_state_from_workers = true;
@@ -113,6 +117,19 @@ class Service {
   struct Job;
   void runner();
   void run(Job& job);
+  void runBatch(std::vector<std::shared_ptr<Job>>& batch);
+  bool batchable(const EvaluationRequest& r) const;
+  bool cancelRequested(Job& job);
+  bool pastDeadline(const Job& job) const;
+  bool endedBeforeStart(Job& job);
+  eval::Request baseRequest(const Job& job) const;
+ public:
+  // What no candidate worker may read (ServiceOptions::hide_state_from_workers).
+  std::vector<std::filesystem::path> hiddenDirs() const;
+
+ private:
+  void recordStages(Job& job, const eval::Result& r, std::initializer_list<const char*> names);
+  void complete(Job& job, const eval::Result& result);
   void prepare(Job& job);
   void finish(Job& job, std::optional<Status> status, const std::string& message, Json report, Json profile,
               Json reward, State state);

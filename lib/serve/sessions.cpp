@@ -105,6 +105,9 @@ Json Sessions::reset(const Json& body) {
   eo.cpu_pool = service_.cpuPool();
   eo.gpu_pool = service_.gpuPool();
   eo.profile_budget_seconds = service_.options().profile_budget_seconds;
+  eo.build_cache_dir = service_.options().build_cache;
+  eo.scratch_dir = service_.options().state_dir / "scratch";
+  eo.hidden_dirs = service_.hiddenDirs();
   s->env = agent::makeLibraryEnvironment(eo);
   agent::Workspace ws;
   try {

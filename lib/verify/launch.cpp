@@ -31,6 +31,7 @@ Json WorkerRequest::toJson() const {
   j["seccomp"] = seccomp;
   j["landlock"] = landlock;
   j["allow_open_rdwr"] = allow_open_rdwr;
+  if (!hidden_dirs.empty()) j["hidden_dirs"] = hidden_dirs;
   j["library_on_stdin"] = library_on_stdin;
   if (!profile.is_null()) j["profile"] = profile;
   return j;
@@ -48,6 +49,7 @@ WorkerRequest WorkerRequest::fromJson(const Json& j) {
   r.seccomp = j.at("seccomp").get<bool>();
   r.landlock = j.at("landlock").get<bool>();
   r.allow_open_rdwr = j.at("allow_open_rdwr").get<bool>();
+  r.hidden_dirs = j.value("hidden_dirs", std::vector<std::string>{});
   r.library_on_stdin = j.value("library_on_stdin", false);
   if (j.contains("profile")) r.profile = j.at("profile");
   return r;

@@ -343,6 +343,7 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   req.seccomp = options.seccomp;
   req.landlock = options.landlock;
   req.allow_open_rdwr = options.allow_open_rdwr;
+  for (const auto& h : options.hidden_dirs) req.hidden_dirs.push_back(h.string());
   WorkerLimits limits = options.limits;
   fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
   // Output and channel sizes from what the task says it produces; seeds whose

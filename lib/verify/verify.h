@@ -41,6 +41,8 @@ struct VerifyOptions {
   bool seccomp = true;
   bool landlock = true;
   bool allow_open_rdwr = false;
+  // Unreadable to the candidate worker (kbserve: its state and build cache).
+  std::vector<std::filesystem::path> hidden_dirs;
   std::filesystem::path worker;         // empty: findWorkerBinary()
   std::filesystem::path scratch_dir;    // empty: the system temp directory
   bool keep_worker_dir = false;

@@ -699,6 +699,8 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     policy.seccomp = req.seccomp;
     policy.landlock = req.landlock;
     policy.allow_open_rdwr = req.allow_open_rdwr;
+    for (const auto& h : req.hidden_dirs) policy.hidden_dirs.push_back(h);
+    if (!req.library.empty()) policy.readable_within_hidden.push_back(req.library.parent_path());
     std::string limits = sandbox::limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
     confinement = sandbox::confineSelf(policy) + (limits.empty() ? "" : " " + limits);
     startup_phases["confine_seconds"] = since(tc);

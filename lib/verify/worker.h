@@ -53,6 +53,10 @@ struct WorkerRequest {
   bool seccomp = true;
   bool landlock = true;
   bool allow_open_rdwr = false;
+  // Nothing beneath these may be read once confined, save the library's own
+  // directory (sandbox::ConfinePolicy::hidden_dirs): a shared server's other
+  // clients' files.
+  std::vector<std::string> hidden_dirs;
   // The library's path comes on stdin after the trusted start-up
   // (CandidateWorker); `library` is empty then.
   bool library_on_stdin = false;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -221,3 +222,74 @@ TEST(ProcessHelperTest, StartProcessLeavesTheChildToTheCaller) {
 }
 
 }  // namespace
+
+// kbserve's hiding (ConfinePolicy::hidden_dirs): beneath a hidden directory
+// nothing can be read once confined, except the worker's own subdirectory;
+// everything else stays readable, and the writable directory stays writable.
+TEST(LandlockHiding, HiddenDirectoriesAreUnreadableAndTheRestIsNot) {
+  fs::path root = fs::temp_directory_path() / ("kb_hide_test_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "state/work/other");
+  fs::create_directories(root / "state/cache/mine");
+  fs::create_directories(root / "visible");
+  fs::create_directories(root / "work");
+  std::ofstream(root / "state/journal.jsonl") << "another client's files\n";
+  std::ofstream(root / "state/work/other/forward.cpp") << "secret\n";
+  std::ofstream(root / "state/cache/mine/solution.so") << "mine\n";
+  std::ofstream(root / "visible/data") << "public\n";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    kb::sandbox::ConfinePolicy p;
+    p.seccomp = false;
+    p.writable_dirs = {root / "work"};
+    p.hidden_dirs = {root / "state"};
+    p.readable_within_hidden = {root / "state/cache/mine"};
+    try {
+      kb::sandbox::confineSelf(p);
+    } catch (const std::exception&) {
+      ::_exit(77);  // no Landlock on this kernel
+    }
+    auto readable = [](const fs::path& f) {
+      int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) ::close(fd);
+      return fd >= 0;
+    };
+    int bad = 0;
+    if (readable(root / "state/journal.jsonl")) bad |= 1;
+    if (readable(root / "state/work/other/forward.cpp")) bad |= 2;
+    if (::open((root / "state/work").c_str(), O_RDONLY | O_DIRECTORY) >= 0) bad |= 4;  // no listing either
+    if (!readable(root / "state/cache/mine/solution.so")) bad |= 8;
+    if (!readable(root / "visible/data")) bad |= 16;
+    if (!readable("/etc/passwd")) bad |= 32;
+    int w = ::open((root / "work/out").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (w < 0) bad |= 64;
+    ::_exit(bad);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  fs::remove_all(root);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "Landlock is not available here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 journal read, 2 other's file read, 4 hidden dir listed, 8 own dir "
+                                       "unreadable, 16 visible unreadable, 32 /etc unreadable, 64 work unwritable";
+}
+
+TEST(LandlockHiding, ReadableRootsLeaveOutTheWayAndTheHiddenDirectory) {
+  fs::path root = fs::temp_directory_path() / ("kb_roots_test_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "a/hidden");
+  fs::create_directories(root / "a/sibling");
+  fs::create_symlink(root / "a", root / "link_above");
+  fs::create_symlink(root / "a/hidden", root / "link_inside");
+  auto roots = kb::sandbox::readableRoots({root / "a/hidden"});
+  auto has = [&](const fs::path& p) { return std::find(roots.begin(), roots.end(), p) != roots.end(); };
+  EXPECT_TRUE(has(root / "a/sibling"));
+  EXPECT_FALSE(has(root / "a/hidden"));
+  EXPECT_FALSE(has(root / "a"));            // on the way: only its entries
+  EXPECT_FALSE(has(root));
+  EXPECT_FALSE(has(root / "link_above"));   // a link above the hidden one
+  EXPECT_FALSE(has(root / "link_inside"));  // a link into it
+  EXPECT_TRUE(has("/usr") || has("/etc"));
+  fs::remove_all(root);
+}

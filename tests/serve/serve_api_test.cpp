@@ -297,6 +297,26 @@ TEST(ServeApi, SigtermDrainsTheAcceptedWork) {
   EXPECT_EQ(ev["status"], "ok") << ev.dump();  // finished before the exit, read back from the journal
 }
 
+// Nobody else's data: a candidate whose worker looks for the journal (every
+// client's files) two directories up answers wrongly when it can open it.
+// With the state hidden it cannot (ok); the control, with hiding off, shows
+// the probe would have found it (incorrect).
+TEST(ServeApi, CandidatesCannotReadTheServersState) {
+  std::string probe = kbtest::readText(fs::path(kbtest::sourceRoot()) / "testdata/serve/read_other_clients/forward.cpp");
+  {
+    ServerProcess s(freshState("hidden"));
+    auto c = s.client();
+    Json ev = submit(c, evaluationBody(kTask, probe, {{"stages", {"build", "verify"}}}));
+    EXPECT_EQ(ev["status"], "ok") << ev.dump();
+    std::string confinement = ev["report"]["stages"]["verify"]["report"]["worker"].value("confinement", "");
+    EXPECT_NE(confinement.find("landlock-hidden"), std::string::npos) << ev["report"]["stages"]["verify"].dump();
+  }
+  ServerProcess open(freshState("not-hidden"), {"--no-hide-state"});
+  auto c = open.client();
+  Json ev = submit(c, evaluationBody(kTask, probe, {{"stages", {"build", "verify"}}}));
+  EXPECT_EQ(ev["status"], "incorrect") << ev.dump();
+}
+
 TEST(ServeApi, BatchSubmitsTogether) {
   ServerProcess s(freshState("batch"));
   auto c = s.client();

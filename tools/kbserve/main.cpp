@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 512));
   app.add_option("--gpus", gpus, "GPUs to lease: auto (every GPU nvidia-smi lists), none, or ordinals 0,1,...")
       ->capture_default_str();
+  app.add_option("--batch-max", c.service.batch_max,
+                 "CPU verifications of one task run together on one reference worker, at most (1: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--queue-limit", c.service.queue_limit, "Evaluations accepted and not finished at most; beyond: 429 with Retry-After")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
@@ -58,6 +62,10 @@ int main(int argc, char** argv) {
   app.add_option("--guide", guide, "The agent guide for sessions (default docs/agent-guide.md)");
   app.add_option("--max-sessions", c.sessions.max_sessions, "Agent sessions open at most")->capture_default_str();
   app.add_option("--session-idle-s", c.sessions.idle_seconds, "A session untouched this long is closed")->capture_default_str();
+  bool no_hide = false;
+  app.add_flag("--no-hide-state", no_hide,
+               "For tests and debugging only: let candidate workers read the state directory and the build cache "
+               "(other clients' files)");
   app.add_option("--drain-s", c.drain_seconds, "On SIGTERM, seconds the accepted work may take to finish")->capture_default_str();
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbserve")) return *rc;
   return tools::runGuarded("kbserve", [&] {
@@ -65,6 +73,7 @@ int main(int argc, char** argv) {
     c.service.gpus = serve::parseGpus(gpus);
     c.service.state_dir = state_dir.empty() ? cacheRoot() / "serve" : std::filesystem::path(state_dir);
     c.service.build_cache = cache_dir;
+    c.service.hide_state_from_workers = !no_hide;
     c.service.static_policy = policy;
     c.http.max_body_bytes = max_request_mib << 20;
     c.sessions.guide = guide.empty() ? dataPath("docs/agent-guide.md") : std::filesystem::path(guide);
