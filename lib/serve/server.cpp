@@ -99,11 +99,13 @@ int runServer(ServerConfig c) {
     std::fprintf(stderr, "kbserve: %s: draining (no new evaluations; up to %.0f s for the accepted ones)\n",
                  sig == SIGTERM ? "SIGTERM" : "SIGINT", c.drain_seconds);
     bool all = service.drain(c.drain_seconds);
+    const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
     if (!all) {
-      std::fprintf(stderr, "kbserve: drain timed out; what is left stays in the journal for the next start\n");
+      std::fprintf(stderr, "kbserve: stopped by %s: the drain timed out; what is left stays in the journal for the next start\n", name);
       code = 3;
     } else {
-      std::fprintf(stderr, "kbserve: drained; stopping\n");
+      std::fprintf(stderr, "kbserve: stopped by %s: drained, every accepted evaluation finished\n", name);
+      code = 128 + sig;
     }
     api.stop();
   });

@@ -30,9 +30,10 @@ void parseListen(const std::string& text, ServerConfig& config);
 // "auto" (every GPU nvidia-smi lists), "none", or "0,1,...".
 std::vector<std::string> parseGpus(const std::string& text);
 
-// Serves until SIGTERM or SIGINT; returns the exit code (0 after a drain
-// that finished everything, 3 when work was left journaled for the next
-// start). Throws kb::UsageError for bad configuration (exit 2).
+// Serves until SIGTERM or SIGINT; returns the exit code (docs/cli.md: 128 +
+// the signal, 143 or 130, after a drain that finished everything; 3 when
+// work was left journaled for the next start). Throws kb::UsageError for
+// bad configuration (exit 2).
 int runServer(ServerConfig config);
 
 }  // namespace kb::serve

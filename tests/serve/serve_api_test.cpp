@@ -288,7 +288,7 @@ TEST(ServeApi, SigtermDrainsTheAcceptedWork) {
     ServerProcess s(state, {"--cpu-slots", "1"});
     auto c = s.client();
     id = submit(c, evaluationBody(kTask, solutionSource("ok_linear_relu")), "")["id"];
-    EXPECT_EQ(s.terminate(60), 0) << s.log();
+    EXPECT_EQ(s.terminate(60), 143) << s.log();
     EXPECT_NE(s.log().find("drained"), std::string::npos) << s.log();
   }
   ServerProcess s(state);

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The command-line contract of docs/cli.md, enforced on all seven tools: no
+# The command-line contract of docs/cli.md, enforced on all eight tools: no
 # arguments, --version, --help (every flag described), an unknown flag,
 # enumerated flags with bad values, a missing and an unreadable input, an
 # unwritable output, one stream on stdout, and SIGINT during work. Each case
 # checks the documented exit code and, for every error, exactly one line
 # "TOOL: what" on stderr (no traceback).
 #
-# Usage: cli_conformance_test.sh SOURCE_ROOT WORKDIR KBCHECK KBPROF KBSYNTH KBREWARD KBROLLOUT KBPOLICY KBTRAIN
+# Usage: cli_conformance_test.sh SOURCE_ROOT WORKDIR KBCHECK KBPROF KBSYNTH KBREWARD KBROLLOUT KBPOLICY KBTRAIN KBSERVE
 # A tool given as "none" was not built: its cases fail (the contract is for
-# all seven).
+# all eight).
 set -uo pipefail
 ROOT="$1"; WORK="$2"; shift 2
-declare -A EXE=([kbcheck]="$1" [kbprof]="$2" [kbsynth]="$3" [kbreward]="$4" [kbrollout]="$5" [kbpolicy]="$6" [kbtrain]="$7")
-TOOLS=(kbcheck kbprof kbsynth kbreward kbrollout kbpolicy kbtrain)
+declare -A EXE=([kbcheck]="$1" [kbprof]="$2" [kbsynth]="$3" [kbreward]="$4" [kbrollout]="$5" [kbpolicy]="$6" [kbtrain]="$7" [kbserve]="${8:-none}")
+TOOLS=(kbcheck kbprof kbsynth kbreward kbrollout kbpolicy kbtrain kbserve)
 T="$ROOT/testdata"
 rm -rf "$WORK"; mkdir -p "$WORK/tmp" "$WORK/home"
 chmod 1777 "$WORK" "$WORK/tmp" "$WORK/home"
@@ -402,6 +402,19 @@ SIGINT_DELAY=0.5 sigint "rft of many epochs" kbtrain 'step 1/' stderr 240 -- \
   "${EXE[kbtrain]}" rft "$D" --model "$TINY" --out "$WORK/tr/sig-rft" --epochs 100000 --keep-no-reward --device cpu
 if [ -n "$(find "$WORK/tr/sig-rft" -name config.json 2>/dev/null)" ]
 then ok "kbtrain: SIGINT: a checkpoint was written"; else bad "kbtrain: SIGINT: a checkpoint was written" "$(ls -R "$WORK/tr/sig-rft" 2>&1 | head)"; fi
+
+# ---- kbserve ----------------------------------------------------------------------
+expect "--listen without a port" kbserve 2 "listen" -- kbserve --tasks "$T/tasks" --listen 127.0.0.1 --gpus none
+expect "--listen with a bad port" kbserve 2 "port" -- kbserve --tasks "$T/tasks" --listen 127.0.0.1:99999 --gpus none
+expect "--gpus bogus" kbserve 2 "gpus" -- kbserve --tasks "$T/tasks" --gpus zero,one
+expect "missing --tasks" kbserve 2 -- kbserve --tasks "$WORK/nonexistent" --gpus none
+mkdir -p "$WORK/no-tasks"
+expect "--tasks without a bundle" kbserve 2 "no task" -- kbserve --tasks "$WORK/no-tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state0"
+expect "an open address without a token" kbserve 2 "token" -- kbserve --tasks "$T/tasks" --gpus none --listen 0.0.0.0:0 --state-dir "$WORK/serve-state1"
+expect "an unreadable --token-file" kbserve 2 -- "${AS_USER[@]}" "${EXE[kbserve]}" --tasks "$T/tasks" --gpus none --listen 127.0.0.1:0 --token-file "$UNREAD/report.jsonl" --state-dir "$WORK/serve-state2"
+# SIGINT stops the server after a drain (nothing accepted: at once).
+SIGINT_TARGET=pid SIGINT_DELAY=0.5 sigint "a serving server" kbserve 'listening on' stderr 60 -- \
+  "${EXE[kbserve]}" --tasks "$T/tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state3"
 
 chmod 755 "$WORK/in/locked" "$WORK/ro" 2>/dev/null
 echo

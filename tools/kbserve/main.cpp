@@ -19,16 +19,15 @@ int main(int argc, char** argv) {
       "is journaled in --state-dir: after a crash and a restart every evaluation is finished or answered\n"
       "infra_error, never dropped. SIGTERM drains. docs/kbserve.md is the API.\n\n"
       "  kbserve --listen 127.0.0.1:8470 --tasks testdata/tasks\n"
-      "  curl -s localhost:8470/v1/evaluations?wait=true -d '{\"task\": \"linear_relu\", \"device\": \"cpu\",\n"
+      "  curl -s localhost:8470/v1/evaluations?wait=true -d '{\"task\": \"testdata/linear_relu\", \"device\": \"cpu\",\n"
       "       \"files\": {\"forward.cpp\": \"...\"}}'",
       "kbserve"};
   app.set_version_flag("--version", std::string("kbserve ") + KB_VERSION, "Print the version and exit");
   serve::ServerConfig c;
   std::string listen = "127.0.0.1:8470", gpus = "auto", state_dir, guide, cache_dir, policy;
   size_t max_request_mib = 16;
-  app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any free port, printed on stderr). "
-                                     "An address other than loopback needs --token-file")
-      ->capture_default_str();
+  app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:8470; port 0: any free port, printed "
+                                     "on stderr). An address other than loopback needs --token-file");
   app.add_option("--tasks", c.tasks, "Directory of task bundles (kbsynth's layout; ids from task.json)")
       ->required()
       ->check(CLI::ExistingDirectory);

@@ -1,0 +1,33 @@
+// Correct: relu(x W^T + b) on the host.
+#include <kb/solution.h>
+
+// Host-side y = relu(x @ W^T + b) over the harness's CPU tensors.
+static bool linear_relu(const kb::Context& ctx, kb::Tensor& y) {
+  kb::Tensor x = ctx.input(0);
+  kb::Tensor w = ctx.param("linear.weight");
+  kb::Tensor b = ctx.param("linear.bias");
+  if (ctx.failed()) return false;
+  if (!x.is_contiguous() || !w.is_contiguous()) {
+    ctx.fail("expected contiguous x and W");
+    return false;
+  }
+  const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+  y = ctx.output(0, {m, n});
+  if (ctx.failed()) return false;
+  const float* X = x.data_as<float>();
+  const float* W = w.data_as<float>();
+  const float* B = b.data_as<float>();
+  float* Y = y.data_as<float>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = B[j];
+      for (int64_t p = 0; p < k; ++p) acc += X[i * k + p] * W[j * k + p];
+      Y[i * n + j] = acc > 0.0f ? acc : 0.0f;
+    }
+  return true;
+}
+
+KB_FORWARD(ctx) {
+  kb::Tensor y;
+  linear_relu(ctx, y);
+}
