@@ -8,7 +8,10 @@
 #include <chrono>
 #include <fnmatch.h>
 #include <fstream>
-#include <regex>
+#include <memory>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <cstring>
 #include <sstream>
 
@@ -451,14 +454,29 @@ Observation ToolBox::grep(const Json& args) {
   std::string where = optString(args, "path", ".");
   std::string filter = optString(args, "glob", "");
   bool icase = optBool(args, "ignore_case", false);
-  std::regex re;
-  try {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (icase) flags |= std::regex::icase;
-    re = std::regex(pattern, flags);
-  } catch (const std::regex_error& e) {
-    throw BadArguments("invalid regular expression: " + std::string(e.what()));
+  // PCRE2 with a match limit, not std::regex: a pattern the model writes
+  // must not hang or overflow the stack of the process serving it (a
+  // backtracking pattern like (a+)+b is exponential; kbserve runs many
+  // sessions in one process).
+  int err = 0;
+  PCRE2_SIZE err_at = 0;
+  std::unique_ptr<pcre2_code, decltype(&pcre2_code_free)> re(
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), icase ? PCRE2_CASELESS : 0, &err,
+                    &err_at, nullptr),
+      &pcre2_code_free);
+  if (!re) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    throw BadArguments("invalid regular expression at offset " + std::to_string(err_at) + ": " +
+                       reinterpret_cast<const char*>(msg));
   }
+  std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> limits(pcre2_match_context_create(nullptr),
+                                                                                 &pcre2_match_context_free);
+  pcre2_set_match_limit(limits.get(), 1000000);
+  pcre2_set_depth_limit(limits.get(), 10000);
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
+      pcre2_match_data_create_from_pattern(re.get(), nullptr), &pcre2_match_data_free);
+  size_t too_costly = 0;
   fs::path base = where == "." ? ws_.root() : ws_.resolve(where);
   std::vector<std::string> files;
   std::error_code ec;
@@ -483,12 +501,17 @@ Observation ToolBox::grep(const Json& args) {
     while (std::getline(in, line)) {
       ++n;
       std::string probe = line.size() > 4000 ? line.substr(0, 4000) : line;
-      if (!std::regex_search(probe, re)) continue;
+      int rc = pcre2_match(re.get(), reinterpret_cast<PCRE2_SPTR>(probe.data()), probe.size(), 0, 0, md.get(),
+                           limits.get());
+      if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) ++too_costly;
+      if (rc < 0) continue;
       if (++matches <= limits_.max_grep_matches)
         out += f + ":" + std::to_string(n) + ": " + (line.size() > 300 ? line.substr(0, 300) + "..." : line) + '\n';
     }
   }
   if (matches == 0) out = "no matches\n";
+  if (too_costly)
+    out += "[" + std::to_string(too_costly) + " lines not searched: the pattern backtracks too much on them]\n";
   else if (matches > limits_.max_grep_matches)
     out += "[" + std::to_string(matches - limits_.max_grep_matches) + " more matches not shown]\n";
   Observation obs;

@@ -73,6 +73,10 @@ std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, c
                      // No error limit: "too many errors" is fatal, and after a
                      // fatal error Clang stops entering #includes.
                      "-std=c++17", "-w", "-ferror-limit=0", "-fno-caret-diagnostics",
+                     // No typo correction: its edit distances are quadratic in
+                     // an unknown name's length (a 600 KB identifier kept a
+                     // check busy for minutes), and a hint is no finding.
+                     "-fno-spell-checking",
                      // A precompiled header records the size and mtime of
                      // every file it read; with this flag, on building it
                      // also records their content hash, and on loading it a

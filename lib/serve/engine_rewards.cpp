@@ -2,7 +2,7 @@
 
 #include <future>
 #include <random>
-#include <regex>
+#include <algorithm>
 
 #include "agent/environment.h"
 #include "agent/tools.h"
@@ -41,23 +41,53 @@ class FilesOnlyEnvironment : public agent::Environment {
   }
 };
 
+constexpr size_t kMaxResponseEdits = 256;
+
 std::string stripSolutionPrefix(std::string name) {
   if (name.rfind("solution/", 0) == 0) name = name.substr(9);
   return name;
 }
 
 // ```lang\n// file: NAME\n...``` blocks; an unnamed block is forward.cpp when
-// it is the only unnamed one.
+// it is the only unnamed one. Read by hand, in one pass: a response is up to
+// the body limit, and std::regex recurses per character (a long block would
+// overflow the stack of the thread serving it).
 std::map<std::string, std::string> fencedFiles(const std::string& text, std::vector<std::string>& notes) {
   std::map<std::string, std::string> files;
-  static const std::regex block(R"(```[A-Za-z0-9+_-]*[ \t]*\n([\s\S]*?)```)");
-  static const std::regex named(R"(^\s*(?://|#)\s*file:\s*([A-Za-z0-9._/-]+)\s*\n)");
   std::vector<std::string> unnamed;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), block); it != std::sregex_iterator(); ++it) {
-    std::string body = (*it)[1].str();
-    std::smatch m;
-    if (std::regex_search(body, m, named)) files[stripSolutionPrefix(m[1].str())] = body.substr(m[0].length());
-    else unnamed.push_back(body);
+  auto nameChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '/'; };
+  size_t pos = 0;
+  while ((pos = text.find("```", pos)) != std::string::npos) {
+    size_t eol = text.find('\n', pos + 3);
+    if (eol == std::string::npos) break;
+    std::string lang = text.substr(pos + 3, eol - pos - 3);
+    bool fence = std::all_of(lang.begin(), lang.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '_' || c == '-' || c == ' ' || c == '\t';
+    });
+    if (!fence) {
+      pos += 3;
+      continue;
+    }
+    size_t close = text.find("```", eol + 1);
+    if (close == std::string::npos) break;
+    std::string body = text.substr(eol + 1, close - eol - 1);
+    pos = close + 3;
+    // "// file: NAME" or "# file: NAME" on the first line names the block.
+    size_t first_end = body.find('\n');
+    std::string first = body.substr(0, first_end);
+    size_t at = first.find("file:");
+    std::string lead = at == std::string::npos ? "" : first.substr(0, at);
+    lead.erase(std::remove_if(lead.begin(), lead.end(), [](char c) { return c == ' ' || c == '\t'; }), lead.end());
+    if (at != std::string::npos && (lead == "//" || lead == "#")) {
+      std::string name = first.substr(at + 5);
+      name.erase(0, name.find_first_not_of(" \t"));
+      name.erase(name.find_last_not_of(" \t\r") + 1);
+      if (!name.empty() && std::all_of(name.begin(), name.end(), nameChar)) {
+        files[stripSolutionPrefix(name)] = first_end == std::string::npos ? "" : body.substr(first_end + 1);
+        continue;
+      }
+    }
+    unnamed.push_back(body);
   }
   if (unnamed.size() == 1 && !files.count("forward.cpp")) files["forward.cpp"] = unnamed[0];
   else if (unnamed.size() > 1) notes.push_back(std::to_string(unnamed.size()) + " code blocks without a \"// file: NAME\" line were ignored");
@@ -72,6 +102,10 @@ ResponseSolution solutionFromResponse(const std::string& response, const fs::pat
   chat::Message m = llm::parseAssistantMessage(response);
   std::vector<const chat::ToolCall*> edits;
   for (const chat::ToolCall& c : m.tool_calls) {
+    if ((c.name == "write_file" || c.name == "edit_file") && edits.size() >= kMaxResponseEdits) {
+      out.notes.push_back("more than " + std::to_string(kMaxResponseEdits) + " file edits: the rest ignored");
+      break;
+    }
     if (c.name == "write_file" || c.name == "edit_file") edits.push_back(&c);
     else out.notes.push_back("tool call \"" + c.name + "\" ignored (only write_file and edit_file are applied)");
   }

@@ -238,9 +238,13 @@ HttpApi::HttpApi(Service& service, Sessions& sessions, HttpOptions options)
     sendError(res, 401, "a bearer token is required (Authorization: Bearer TOKEN)");
     return httplib::Server::HandlerResponse::Handled;
   });
-  m.server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  m.server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 413) sendError(res, 413, "the request body is over the server's limit");
+    // cpp-httplib caps form-encoded bodies (curl -d without a Content-Type)
+    // at 8 KiB, far below the server's limit: say what to send instead.
+    if (res.status == 413 && req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos)
+      sendError(res, 413, "a form-encoded body is capped at 8 KiB: send JSON with Content-Type: application/json");
+    else if (res.status == 413) sendError(res, 413, "the request body is over the server's limit");
     else if (res.status == 404) sendError(res, 404, "no such endpoint (see docs/kbserve.md)");
     else sendError(res, res.status, "request failed");
   });

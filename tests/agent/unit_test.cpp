@@ -362,6 +362,12 @@ TEST_F(FileTools, GlobAndGrep) {
   EXPECT_EQ(o.text, "model.py:1: import torch\n");
   EXPECT_EQ(run("grep", {{"pattern", "("}}).error_kind, "bad_arguments");
   EXPECT_EQ(run("grep", {{"pattern", "x"}, {"path", "../"}}).error_kind, "path_refused");
+  // A pattern that backtracks exponentially ends (the line is skipped and
+  // counted) instead of hanging the process that serves the tool.
+  run("write_file", {{"path", "solution/long.txt"}, {"content", std::string(3000, 'a') + "\n"}});
+  o = run("grep", {{"pattern", "(a|aa)+(b|c)"}, {"path", "solution/long.txt"}});
+  EXPECT_TRUE(o.ok);
+  EXPECT_NE(o.text.find("1 lines not searched"), std::string::npos) << o.text;
 }
 
 TEST_F(FileTools, BadArgumentsAndUnknownToolsAreObservations) {

@@ -379,4 +379,16 @@ TEST(ServeApi, EngineRewardShapes) {
   ASSERT_TRUE(slime);
   EXPECT_EQ(Json::parse(slime->body), 1.0) << slime->body;
   EXPECT_EQ(c.Post("/v1/reward/slime", Json({{"response", good}, {"label", "nope"}}).dump(), "application/json")->status, 404);
+  // A long response (a 600 KB block) is read in one pass: the server
+  // answers and stays up (std::regex here once overflowed the stack).
+  std::string huge = "```cpp\n// file: forward.cpp\n" + std::string(600000, 'x') + "\n```\n";
+  auto big = c.Post("/v1/reward/slime", Json({{"prompt", "p"}, {"response", huge}, {"label", kTask}}).dump(), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(Json::parse(big->body), -1.0) << big->body;  // not C++: compile_error
+  EXPECT_EQ(c.Get("/healthz")->status, 200);
+  // curl -d without a Content-Type: cpp-httplib's 8 KiB cap on form bodies, said plainly.
+  auto form = c.Post("/v1/evaluations", std::string(20000, 'x'), "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 413);
+  EXPECT_NE(form->body.find("application/json"), std::string::npos) << form->body;
 }

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       "is journaled in --state-dir: after a crash and a restart every evaluation is finished or answered\n"
       "infra_error, never dropped. SIGTERM drains. docs/kbserve.md is the API.\n\n"
       "  kbserve --listen 127.0.0.1:8470 --tasks testdata/tasks\n"
-      "  curl -s localhost:8470/v1/evaluations?wait=true -d '{\"task\": \"testdata/linear_relu\", \"device\": \"cpu\",\n"
+      "  curl -s localhost:8470/v1/evaluations?wait=true -H 'Content-Type: application/json' -d '{\"task\": \"testdata/linear_relu\", \"device\": \"cpu\",\n"
       "       \"files\": {\"forward.cpp\": \"...\"}}'",
       "kbserve"};
   app.set_version_flag("--version", std::string("kbserve ") + KB_VERSION, "Print the version and exit");
