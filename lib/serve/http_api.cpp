@@ -1,6 +1,7 @@
 #include "serve/http_api.h"
 
 #include <httplib.h>
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <cstring>
@@ -52,11 +53,9 @@ double number(const httplib::Request& req, const std::string& name, double fallb
   }
 }
 
-// Constant-time comparison: the token's prefix cannot be found by timing.
+// OpenSSL's constant-time comparison: the token's prefix cannot be found by timing.
 bool sameToken(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(1, b.size())]);
-  return diff == 0;
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace

@@ -53,6 +53,8 @@ struct Service::Job {
   std::string id;
   uint64_t seq = 0;
   EvaluationRequest request;
+  std::string request_digest;  // request.digest(), computed once (it hashes every file)
+  Json stages_json;            // request.toJson()["stages"], likewise
   std::string task_dir;
   bool task_cuda = false;
   State state = State::Queued;
@@ -113,10 +115,10 @@ Service::~Service() {
   for (auto& t : runners_) t.join();
 }
 
-std::string Service::newId() {
+std::string randomId(const std::string& prefix) {
   std::random_device rd;
   static const char* hex = "0123456789abcdef";
-  std::string id = "ev-";
+  std::string id = prefix;
   for (int i = 0; i < 16; ++i) id.push_back(hex[rd() & 15]);
   return id;
 }
@@ -166,6 +168,8 @@ void Service::replayJournal() {
     std::string why;
     try {
       job->request = parseEvaluationRequest(e.request, options_.limits);
+      job->request_digest = job->request.digest();
+      job->stages_json = job->request.toJson()["stages"];
       auto task = tasks_.find(job->request.task);
       if (!task) throw RequestError(404, "the task " + job->request.task + " is no longer in the store");
       job->task_dir = task->dir.string();
@@ -229,6 +233,8 @@ Submitted Service::submit(const EvaluationRequest& request) {
     throw RequestError(422, "the task " + request.task + " runs on CUDA: give \"device\": \"cuda\"");
   auto job = std::make_shared<Job>();
   job->request = request;
+  job->request_digest = request.digest();  // before the lock: it hashes every file
+  job->stages_json = request.toJson()["stages"];
   job->task_dir = task->dir.string();
   job->task_cuda = task->cuda;
   {
@@ -237,9 +243,10 @@ Submitted Service::submit(const EvaluationRequest& request) {
       auto it = by_key_.find(request.idempotency_key);
       if (it != by_key_.end() && jobs_.count(it->second)) {
         const Job& old = *jobs_.at(it->second);
-        std::string old_digest = old.finished_json.is_null() ? old.request.digest() : old.finished_json.value("request_digest", "");
-        if (old_digest != request.digest())
-          throw RequestError(409, "the idempotency key \"" + request.idempotency_key + "\" was used for another request (" + it->second + ")");
+        std::string old_digest = old.finished_json.is_null() ? old.request_digest : old.finished_json.value("request_digest", "");
+        // The other evaluation's id is not named: a key is no way into another client's results.
+        if (old_digest != job->request_digest)
+          throw RequestError(409, "the idempotency key \"" + request.idempotency_key + "\" was used for another request");
         return {toJson(old), true};
       }
     }
@@ -257,7 +264,7 @@ Submitted Service::submit(const EvaluationRequest& request) {
     }
     // The id and the key are taken now, under the lock, so that two
     // submissions with one key never both run.
-    job->id = newId();
+    job->id = randomId("ev-");
     job->seq = next_seq_++;
     jobs_[job->id] = job;
     if (!request.idempotency_key.empty()) by_key_[request.idempotency_key] = job->id;
@@ -309,10 +316,10 @@ Json Service::toJson(const Job& job) const {
   j["message"] = job.message;
   j["task"] = job.request.task;
   j["device"] = job.request.device;
-  j["stages"] = job.request.toJson()["stages"];
+  j["stages"] = job.stages_json;
   j["priority"] = job.request.priority;
   j["idempotency_key"] = job.request.idempotency_key.empty() ? Json(nullptr) : Json(job.request.idempotency_key);
-  j["request_digest"] = job.request.digest();
+  j["request_digest"] = job.request_digest;
   j["solution_hash"] = job.solution_hash.empty() ? Json(nullptr) : Json(job.solution_hash);
   j["submitted_at"] = isoTime(job.submitted_at);
   j["started_at"] = job.started_at > 0 ? Json(isoTime(job.started_at)) : Json(nullptr);

@@ -66,6 +66,10 @@ class RetryLater : public RequestError {
   int retry_after_;
 };
 
+// PREFIX and 16 hex digits from the system's random source: evaluation and
+// session ids, which are not to be guessed.
+std::string randomId(const std::string& prefix);
+
 struct Submitted {
   Json evaluation;
   bool existing = false;  // an idempotent resubmission: the earlier evaluation
@@ -135,7 +139,6 @@ class Service {
               Json reward, State state);
   void publish(Job& job, const std::string& event, Json data);
   Json toJson(const Job& job) const;
-  std::string newId();
   void evictFinished();
   void replayJournal();
 

@@ -1,7 +1,6 @@
 #include "serve/sessions.h"
 
 #include <chrono>
-#include <random>
 
 #include "agent/environment.h"
 #include "agent/episode.h"
@@ -27,18 +26,6 @@ struct Sessions::Session {
   bool done = false;
   Json final_record = nullptr;
 };
-
-namespace {
-
-std::string newSessionId() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string id = "se-";
-  for (int i = 0; i < 16; ++i) id.push_back(hex[rd() & 15]);
-  return id;
-}
-
-}  // namespace
 
 Sessions::Sessions(Service& service, SessionOptions options) : service_(service), options_(std::move(options)) {}
 Sessions::~Sessions() = default;
@@ -88,7 +75,7 @@ Json Sessions::reset(const Json& body) {
       throw RetryLater(429, "the server holds " + std::to_string(sessions_.size()) + " sessions, its limit", 30);
   }
   auto s = std::make_shared<Session>();
-  s->id = newSessionId();
+  s->id = randomId("se-");
   s->spec.task_id = task->id;
   s->spec.task_dir = task->dir;
   s->spec.workspace_dir = service_.options().state_dir / "sessions" / s->id;
