@@ -209,9 +209,11 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
   std::set<std::string> own_normalized;
   for (const auto& k : policy.own_kernels) own_normalized.insert(normalizedKernelName(k));
   std::map<int64_t, uint64_t> marker, start;
+  std::set<int64_t> timed;
   for (const auto& c : calls) {
     marker[c.index] = c.marker_start_ns;
     start[c.index] = c.start_ns;
+    if (c.kind == "timed") timed.insert(c.index);
   }
   std::map<std::string, std::size_t> count;
   std::map<std::string, std::string> first_seen;  // one finding per distinct evidence
@@ -229,10 +231,15 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
     ++report.activities;
     auto m = marker.find(a.owner);
     auto st = start.find(a.owner);
-    const bool in_window = st != start.end() && st->second != 0 && m != marker.end() && m->second != 0 &&
-                           a.start_ns + 1000 >= st->second && a.end_ns <= m->second;
-    // 1 us of slack: the start event sits between the spin and the call's
-    // first kernel, and CUPTI's timestamps are not finer than that.
+    // The call's window: from its start event to its end marker. 1 us of
+    // slack: the start event sits between the spin and the call's first
+    // kernel, and CUPTI's timestamps are not finer than that. A call
+    // outside the timed loop (init, seed, warm-up) has no start event; the
+    // harness synchronised the device before it and every activity here was
+    // launched under its id, so its window opens with the call.
+    const bool has_start = st != start.end() && st->second != 0;
+    const bool in_window = m != marker.end() && m->second != 0 && a.end_ns <= m->second &&
+                           (has_start ? a.start_ns + 1000 >= st->second : !timed.count(a.owner));
     if (st != start.end() && st->second != 0 && a.start_ns + 1000 < st->second)
       add("before-start", describe(a) + ": began " + std::to_string((st->second - a.start_ns) / 1000) +
                               " us before the call's start event (outside the timed region)");

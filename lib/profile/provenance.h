@@ -26,7 +26,8 @@
 //                    event (another stream running beside the head start)
 // A kernel of a CUDA graph on another stream (a graph's parallel branches
 // run on streams of the graph's own) is not other-stream when it ran wholly
-// inside its call's timed window: between the start event and the marker.
+// inside its call's window: between the start event and the marker (a call
+// outside the timed loop, which has no start event: before the marker).
 #pragma once
 
 #include <cstdint>

@@ -279,11 +279,15 @@ SeedCheck compareOutputs(const std::vector<WireTensor>& outs, const std::vector<
       sc.outputs.push_back(oc);
       return set(Status::Incorrect, oc.problem);
     }
-    // An element within twice the reference's own rounding error of it
-    // (|float32 reference - float64 reference|, where that could be run)
-    // counts as equal: a candidate more accurate than the float32
-    // reference (a 3xTF32 GEMM) must not fail a tight contract for the
-    // reference's rounding. TF32 or half precision errors are ~1000x that.
+    // The tolerance widens by twice the reference's own rounding error
+    // (`rounding`: |float32 reference - float64 reference| plus a floor of
+    // four times its RMS over the output, where the float64 copy could be
+    // run): an fp32 candidate, more or less accurate than the fp32
+    // reference (a 3xTF32 or a split-K GEMM), must not fail a tight
+    // contract for rounding that neither can avoid. Measured on the H200
+    // (docs/gpu-validation.md): cuBLAS's own SGEMM is outside 1e-4 of the
+    // float64 result on 6 of 4M elements at K = 2048. TF32 or half
+    // precision errors are ~100-1000x the widened band.
     at::Tensor cand = fromWire(outs[k]);
     if (k < rounding.size() && rounding[k].defined() && cand.sizes() == ref.sizes() &&
         cand.scalar_type() == ref.scalar_type()) {
@@ -298,7 +302,8 @@ SeedCheck compareOutputs(const std::vector<WireTensor>& outs, const std::vector<
         // Only where the reference and its rounding are finite: an infinite
         // band (a float32 overflow the float64 copy does not have) would
         // pass any value, the hole the exact non-finite rule closes.
-        at::Tensor band = (cp.to(at::kDouble) - rp.to(at::kDouble)).abs().le(up.to(at::kDouble) * 2.0)
+        const at::Tensor r64 = rp.to(at::kDouble);
+        at::Tensor band = (cp.to(at::kDouble) - r64).abs().le(up.to(at::kDouble) * 2.0 + r64.abs() * rtol + atol)
                               .logical_and(at::isfinite(up)).logical_and(at::isfinite(rp));
         cp.copy_(at::where(band, rp, cp));
       }
@@ -562,11 +567,17 @@ int referenceMain(int argc, char** argv) {
           // gigabyte output would not fit the GPU beside the rest.
           at::Tensor e = at::empty(expected[i].sizes(), expected[i].options());
           const at::Tensor e_flat = e.view({-1}), want = expected[i].reshape({-1}), wide_out = r64[i].reshape({-1});
+          at::Tensor sum_sq = at::zeros({}, e.options().dtype(at::kDouble));
           for (int64_t begin = 0, n = e_flat.numel(); begin < n; begin += kCompareChunkElements) {
             const int64_t len = std::min(kCompareChunkElements, n - begin);
             at::Tensor d = (want.narrow(0, begin, len).to(at::kDouble) - wide_out.narrow(0, begin, len).to(at::kDouble)).abs();
-            e_flat.narrow(0, begin, len).copy_(at::where(at::isfinite(d), d, at::zeros_like(d)));
+            d = at::where(at::isfinite(d), d, at::zeros_like(d));
+            sum_sq += d.square().sum();
+            e_flat.narrow(0, begin, len).copy_(d);
           }
+          // The floor: where the float32 reference happens to be exact, a
+          // candidate's own float32 rounding is still of this size.
+          if (e_flat.numel() > 0) e.add_(4.0 * std::sqrt(sum_sq.item<double>() / static_cast<double>(e_flat.numel())));
           r64[i] = at::Tensor();
           err.push_back(e);
         }

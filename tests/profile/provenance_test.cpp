@@ -291,6 +291,29 @@ TEST(TimedCall, GraphBranchesInsideTheWindowAreNotOtherStream) {
   EXPECT_NE(std::find(r3.begin(), r3.end(), "before-start"), r3.end());
 }
 
+TEST(Provenance, GraphBranchesOfASeedCallAreNotOtherStream) {
+  // Seed and warm-up calls have no start event (the device was synchronised
+  // before them): a graph's branch that ended before the marker is the
+  // call's; one still running after it is after-return, and a plain kernel
+  // on another stream is other-stream, as in a timed call. Seen on the H200:
+  // every call after init refused until this held.
+  profile::CallWindow seed{2, 500000, "seed", 0};
+  auto branch = kernel("_Z11relu_kernelPKfPfi", 158, 2, 100000, 300000);
+  branch.graph = 7;
+  EXPECT_TRUE(profile::checkProvenance({branch}, {seed}, 13, ownPolicy()).ok());
+  auto late = branch;
+  late.end_ns = 600000;
+  EXPECT_EQ(rules(profile::checkProvenance({late}, {seed}, 13, ownPolicy())),
+            (std::vector<std::string>{"other-stream", "after-return"}));
+  auto plain = branch;
+  plain.graph = 0;
+  EXPECT_EQ(rules(profile::checkProvenance({plain}, {seed}, 13, ownPolicy())), std::vector<std::string>{"other-stream"});
+  // A timed call without a start event gives its graph work no pass.
+  profile::CallWindow timed_call{2, 500000, "timed", 0};
+  EXPECT_EQ(rules(profile::checkProvenance({branch}, {timed_call}, 13, ownPolicy())),
+            std::vector<std::string>{"other-stream"});
+}
+
 TEST(TimedCall, WorkFromAnotherThreadIsUnowned) {
   auto acts = honestCall();
   acts.push_back(raw("_Z11relu_kernelPKfPfi", 7, 0, 280000, 300000));  // no external id: another thread
