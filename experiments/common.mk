@@ -16,6 +16,15 @@ KBREWARD  = $(BUILD)/tools/kbreward/kbreward
 $(KBSYNTH) $(KBROLLOUT) $(KBTRAIN) $(KBREWARD):
 	@echo "$(EXPERIMENT): $@ is not built: build the tools (meson compile -C $(BUILD)) or set BUILD=DIR" >&2; exit 2
 
+# $(call tree,DIRS): the folders under DIRS and every file in them
+# (following links; Python's __pycache__ left out), as prerequisites: a
+# task set or a model folder is an input of each step that reads it, so an
+# edited file (a task.json, a model.py, a weight file), an added one (its
+# folder's mtime changes) or a removed one (likewise) remakes that step.
+# Evaluated when make reads the Makefile: use it only for inputs no rule
+# makes (the synthesised tasks are represented by their manifest instead).
+tree = $(if $1,$(shell find -L $1 -name __pycache__ -prune -o \( -type f -o -type d \) -print 2>/dev/null | LC_ALL=C sort))
+
 # $(call q,TEXT): TEXT as one single-quoted shell word.
 q = '$(subst ','\'',$1)'
 

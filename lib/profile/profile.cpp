@@ -35,6 +35,45 @@ namespace fs = std::filesystem;
 namespace kb::profile {
 namespace {
 
+// The verdict's message when the reference refused the run: it must agree
+// with the report's "seeds" (issue 38: "although the verification calls were
+// right" was once said of runs whose correctness seeds were all incorrect).
+// Correctness seeds failed: the reference's own message (the first failure)
+// and how many seeds and timed calls failed. Only timed calls failed: the
+// first of them, and how many. No correctness seeds ran (--no-verify): said so.
+std::string referenceFailureMessage(const std::vector<verify::SeedCheck>& seeds, Status verdict,
+                                    const std::string& reference_message, uint64_t timed_calls) {
+  std::size_t seeds_run = 0, seeds_failed = 0, calls_failed = 0;
+  const verify::SeedCheck* first_call = nullptr;
+  for (const auto& s : seeds) {
+    if (s.timed_call < 0) {
+      ++seeds_run;
+      seeds_failed += s.status != Status::Ok;
+    } else if (s.status != Status::Ok) {
+      ++calls_failed;
+      if (!first_call && s.status == verdict) first_call = &s;
+    }
+  }
+  auto of = [](std::size_t n, std::size_t m, const char* what) {
+    return std::to_string(n) + " of " + std::to_string(m) + " " + what;
+  };
+  if (seeds_failed > 0) {
+    std::string msg = reference_message + " (" + of(seeds_failed, seeds_run, "correctness seeds");
+    if (timed_calls > 0) msg += " and " + of(calls_failed, timed_calls, "timed calls");
+    return msg + " failed)";
+  }
+  if (!first_call) return reference_message;
+  std::string what = first_call->status == Status::Incorrect ? "gave a wrong result"
+                                                              : "ended " + std::string(statusName(first_call->status));
+  std::string msg = "timed call " + std::to_string(first_call->timed_call) + " (input seed " +
+                    std::to_string(first_call->seed) + ") " + what +
+                    (seeds_run > 0 ? " although all " + std::to_string(seeds_run) + " correctness seeds were right: "
+                                   : " (no correctness seeds were run): ") +
+                    first_call->message;
+  if (calls_failed > 1) msg += " (" + of(calls_failed, timed_calls, "timed calls") + " failed)";
+  return msg;
+}
+
 // "cuda:N" -> N ("cuda" is GPU 0).
 int gpuIndex(const std::string& device) {
   return device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
@@ -411,17 +450,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     r.reference_phases = v.phases;
     r.seeds = v.seeds;
     if (v.status != Status::Ok) {
-      // The first timed call that failed, and how many did.
-      std::string msg = v.message;
-      std::size_t failed = 0;
-      bool seeds_right = true;
-      for (const auto& s : r.seeds) seeds_right = seeds_right && (s.timed_call >= 0 || s.status == Status::Ok);
-      for (const auto& s : r.seeds)
-        if (seeds_right && s.status != Status::Ok && s.timed_call >= 0 && s.status == v.status && failed++ == 0)
-          msg = "timed call " + std::to_string(s.timed_call) + " (input seed " + std::to_string(s.seed) +
-                ") gave a wrong result although the verification calls were right: " + s.message;
-      if (failed > 1) msg += " (" + std::to_string(failed) + " of " + std::to_string(r.timed_calls) + " timed calls failed)";
-      return done(v.status, msg);
+      return done(v.status, referenceFailureMessage(r.seeds, v.status, v.message, r.timed_calls));
     }
   }
 

@@ -28,12 +28,22 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-// SVG coordinates: one decimal is finer than a pixel.
+// SVG coordinates: one decimal is finer than a pixel. Every number that
+// reaches an SVG attribute goes through here; a value that is not finite
+// (NaN, inf: an untimed task's speed-up) is the caller's bug, since marks of
+// such values are skipped, and is written as 0 rather than as "nan", which
+// browsers draw at the origin (issue 38: stray marks and bars at the edge).
 std::string c1(double x) {
+  if (!std::isfinite(x)) return "0";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", x);
   return buf;
 }
+
+// A speed-up that can be drawn: measured (finite) and positive. A correct
+// task without timings (the correctness scheme, a baseline not timed) has a
+// NaN speed-up: it is listed, never drawn.
+bool drawable(double speedup) { return std::isfinite(speedup) && speedup > 0; }
 
 const char* groupColor(std::size_t i) {
   static constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2",
@@ -104,7 +114,8 @@ std::string svgOpen(double w, double h, const std::string& label) {
 struct Points {
   std::string label;
   std::string color;
-  std::vector<std::pair<double, std::string>> values;  // speed-up, task id
+  std::vector<std::pair<double, std::string>> values;  // speed-up, task id (timed correct tasks)
+  std::size_t untimed = 0;                             // correct tasks without this speed-up
 };
 
 // Speed-up distribution: one row per group, a box (quartiles, median,
@@ -143,9 +154,14 @@ std::string distributionSvg(const std::vector<Points>& rows, const LogAxis& shar
     for (const auto& p : row.values) v.push_back(p.first);
     std::sort(v.begin(), v.end());
     if (v.empty()) {
-      s += "<text x=\"" + c1(left + 6) + "\" y=\"" + c1(yc + 4) + "\" class=\"note\">no correct task</text>\n";
+      s += "<text x=\"" + c1(left + 6) + "\" y=\"" + c1(yc + 4) + "\" class=\"note\">" +
+           (row.untimed > 0 ? std::to_string(row.untimed) + " correct, untimed" : std::string("no correct task")) +
+           "</text>\n";
       continue;
     }
+    if (row.untimed > 0)
+      s += "<text x=\"" + c1(ax.b) + "\" y=\"" + c1(yc - 14) + "\" text-anchor=\"end\" class=\"note\">+" +
+           std::to_string(row.untimed) + " untimed</text>\n";
     double q1 = quantile(v, 0.25), q2 = quantile(v, 0.5), q3 = quantile(v, 0.75);
     s += "<line x1=\"" + c1(ax.map(v.front())) + "\" x2=\"" + c1(ax.map(v.back())) + "\" y1=\"" + c1(yc) +
          "\" y2=\"" + c1(yc) + "\" stroke=\"" + row.color + "\" stroke-width=\"1.2\"/>\n";
@@ -206,7 +222,9 @@ std::string fastPSvg(const std::vector<Curve>& curves, double pmax, const std::v
        "\" text-anchor=\"middle\" class=\"ax\">p (speed-up threshold)</text>\n";
   for (const Curve& c : curves) {
     if (c.scored == 0) continue;
-    std::vector<double> v = c.speedups;
+    std::vector<double> v;
+    for (double x : c.speedups)
+      if (drawable(x)) v.push_back(x);  // an untimed task is faster than no p
     std::sort(v.begin(), v.end());
     auto f = [&](double p) {
       auto it = std::upper_bound(v.begin(), v.end(), p);
@@ -238,17 +256,19 @@ std::string fastPSvg(const std::vector<Curve>& curves, double pmax, const std::v
 double pmaxFor(const std::vector<double>& all, const std::vector<double>& marks) {
   double m = 2.5;
   for (double p : marks) m = std::max(m, p + 0.5);
-  for (double v : all) m = std::max(m, std::min(v * 1.05, 8.0));
+  for (double v : all)
+    if (drawable(v)) m = std::max(m, std::min(v * 1.05, 8.0));
   return std::ceil(m * 2) / 2;
 }
 
 // Per-task bars: every correct task, sorted by speed-up, on a log axis
-// around 1x, coloured by group.
+// around 1x, coloured by group; the correct tasks without a speed-up
+// (untimed) after them, a label each and no bar.
 std::string taskBarsSvg(const RunReport& r, const std::vector<std::string>& groups) {
   Baseline b = r.options.primary;
-  std::vector<const TaskRow*> rows;
+  std::vector<const TaskRow*> rows, untimed;
   for (const TaskRow& t : r.tasks)
-    if (t.correct) rows.push_back(&t);
+    if (t.correct) (drawable(primaryOf(t, b)) ? rows : untimed).push_back(&t);
   std::stable_sort(rows.begin(), rows.end(), [&](const TaskRow* x, const TaskRow* y) {
     return primaryOf(*x, b) > primaryOf(*y, b);
   });
@@ -272,7 +292,8 @@ std::string taskBarsSvg(const RunReport& r, const std::vector<std::string>& grou
   s += "<line x1=\"" + c1(left) + "\" x2=\"" + c1(W - right) + "\" y1=\"" + c1(ym) + "\" y2=\"" + c1(ym) +
        "\" stroke=\"#59a14f\" stroke-dasharray=\"4 3\"><title>faster by more than " +
        fmtThreshold(100 * r.options.scheme.margin) + "%</title></line>\n";
-  double bw = rows.empty() ? 0 : (W - left - right) / rows.size();
+  const std::size_t columns = rows.size() + untimed.size();
+  double bw = columns == 0 ? 0 : (W - left - right) / columns;
   double gap = bw > 5 ? 1 : 0;
   double y1 = ax.map(1);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -305,11 +326,27 @@ std::string taskBarsSvg(const RunReport& r, const std::vector<std::string>& grou
       }
     }
   }
-  std::size_t not_drawn = r.tasks.size() - rows.size();
+  // Untimed: no bar, a label read upwards from the 1x line (an arrow's
+  // width below 12 px), the task named in its tooltip.
+  for (std::size_t k = 0; k < untimed.size(); ++k) {
+    const TaskRow& t = *untimed[k];
+    const double xc = left + (rows.size() + k) * bw + bw / 2;
+    const std::string title = "<title>" + esc(t.task_id) + " (" + esc(t.group) + "): correct, untimed</title>";
+    if (bw >= 12) {
+      const double x = xc + 4, y = y1 - 4;
+      s += "<text x=\"" + c1(x) + "\" y=\"" + c1(y) + "\" transform=\"rotate(-90 " + c1(x) + " " + c1(y) +
+           ")\" class=\"note\">untimed" + title + "</text>\n";
+    } else {
+      s += "<text x=\"" + c1(xc) + "\" y=\"" + c1(y1 - 4) + "\" text-anchor=\"middle\" class=\"note\">\u00b7" +
+           title + "</text>\n";
+    }
+  }
+  std::size_t not_drawn = r.tasks.size() - rows.size() - untimed.size();
   s += "<text x=\"" + c1((left + W - right) / 2) + "\" y=\"" + c1(H - 10) +
        "\" text-anchor=\"middle\" class=\"ax\">" + std::to_string(rows.size()) +
-       " correct tasks, fastest first (log scale); " + std::to_string(not_drawn) +
-       " not correct or excluded, not drawn</text>\n";
+       " correct tasks, fastest first (log scale); " +
+       (untimed.empty() ? "" : std::to_string(untimed.size()) + " correct and untimed, labelled; ") +
+       std::to_string(not_drawn) + " not correct or excluded, not drawn</text>\n";
   s += "</svg>\n";
   return s;
 }
@@ -462,6 +499,51 @@ std::vector<Curve> curvesFor(const RunReport& r, Baseline b) {
   return curves;
 }
 
+// The speed-up distribution, fast_p and per-task sections of a run with at
+// least one measured speed-up (`all_speedups`, both baselines' together).
+std::string speedupSectionsHtml(const RunReport& r, const std::vector<std::string>& groups,
+                                const std::vector<std::pair<std::string, std::string>>& group_legend,
+                                const std::vector<double>& all_speedups) {
+  LogAxis shared = LogAxis::cover(all_speedups);
+  std::string s = "<h2>Speed-up distribution per group</h2>\n<div class=\"charts\">\n";
+  std::size_t untimed = 0;
+  for (Baseline b : {Baseline::Eager, Baseline::Compile}) {
+    std::vector<Points> rows;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      Points p{groups[i], groupColor(i), {}};
+      for (const TaskRow& t : r.tasks) {
+        if (!t.correct || t.group != groups[i]) continue;
+        if (drawable(primaryOf(t, b))) p.values.emplace_back(primaryOf(t, b), t.task_id);
+        else ++p.untimed;
+      }
+      untimed += p.untimed;
+      rows.push_back(std::move(p));
+    }
+    s += distributionSvg(rows, shared, r.options.scheme.margin,
+                         "over " + std::string(b == Baseline::Eager ? "eager" : "torch.compile"));
+  }
+  s += "</div>\n<p class=\"note\">Correct tasks only" +
+       std::string(untimed > 0 ? ", timed ones drawn (the untimed are counted beside their group)" : "") +
+       ". Box: quartiles; bar: median; line: min to max.</p>\n";
+
+  s += "<h2>fast_p</h2>\n<div class=\"charts\">\n";
+  double pmax = pmaxFor(all_speedups, r.options.fast_p);
+  for (Baseline b : {Baseline::Eager, Baseline::Compile})
+    s += fastPSvg(curvesFor(r, b), pmax, r.options.fast_p,
+                  "fast_p over " + std::string(b == Baseline::Eager ? "eager" : "torch.compile"));
+  s += "</div>\n";
+  auto curve_legend = group_legend;
+  curve_legend.emplace_back("all", "#222");
+  s += legend(curve_legend);
+  s += "<div class=\"scroll\">" + htmlTable(fastPTable(r)) + "</div>\n";
+
+  s += "<h2>Per task, sorted by speed-up over " +
+       std::string(r.options.primary == Baseline::Eager ? "eager" : "torch.compile") + "</h2>\n";
+  s += taskBarsSvg(r, groups);
+  s += legend(group_legend);
+  return s;
+}
+
 }  // namespace
 
 std::string renderHtml(const RunReport& r) {
@@ -485,43 +567,23 @@ std::string renderHtml(const RunReport& r) {
        "excluded); geometric means over correct tasks; fast_p is KernelBench's: correct and speed-up "
        "over eager &gt; p.</p>\n";
 
-  // One log axis for both panels, so that they compare at a glance.
+  // One log axis for both panels, so that they compare at a glance. Only
+  // measured speed-ups are drawn: with none (a correctness-only run, or no
+  // task correct and timed) the speed-up sections are one line instead.
   std::vector<double> all_speedups;
   for (const TaskRow& t : r.tasks)
-    if (t.correct) {
-      all_speedups.push_back(t.speedup_eager);
-      all_speedups.push_back(t.speedup_compile);
-    }
-  LogAxis shared = LogAxis::cover(all_speedups);
-  s += "<h2>Speed-up distribution per group</h2>\n<div class=\"charts\">\n";
-  for (Baseline b : {Baseline::Eager, Baseline::Compile}) {
-    std::vector<Points> rows;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      Points p{groups[i], groupColor(i), {}};
-      for (const TaskRow& t : r.tasks)
-        if (t.correct && t.group == groups[i]) p.values.emplace_back(primaryOf(t, b), t.task_id);
-      rows.push_back(std::move(p));
-    }
-    s += distributionSvg(rows, shared, r.options.scheme.margin,
-                         "over " + std::string(b == Baseline::Eager ? "eager" : "torch.compile"));
+    if (t.correct)
+      for (double x : {t.speedup_eager, t.speedup_compile})
+        if (drawable(x)) all_speedups.push_back(x);
+  if (all_speedups.empty()) {
+    s += "<h2>Speed-ups</h2>\n<p class=\"note\">" +
+         std::string(r.options.scheme.kind == SchemeKind::Correctness
+                         ? "A correctness-only run: no task was timed"
+                         : "No correct task was timed") +
+         ", so there is no speed-up distribution, fast_p curve or per-task speed-up to draw.</p>\n";
+  } else {
+    s += speedupSectionsHtml(r, groups, group_legend, all_speedups);
   }
-  s += "</div>\n<p class=\"note\">Correct tasks only. Box: quartiles; bar: median; line: min to max.</p>\n";
-
-  s += "<h2>fast_p</h2>\n<div class=\"charts\">\n";
-  double pmax = pmaxFor(all_speedups, r.options.fast_p);
-  for (Baseline b : {Baseline::Eager, Baseline::Compile})
-    s += fastPSvg(curvesFor(r, b), pmax, r.options.fast_p,
-                  "fast_p over " + std::string(b == Baseline::Eager ? "eager" : "torch.compile"));
-  s += "</div>\n";
-  auto curve_legend = group_legend;
-  curve_legend.emplace_back("all", "#222");
-  s += legend(curve_legend);
-  s += "<div class=\"scroll\">" + htmlTable(fastPTable(r)) + "</div>\n";
-
-  s += "<h2>Per task, sorted by speed-up over " +
-       std::string(r.options.primary == Baseline::Eager ? "eager" : "torch.compile") + "</h2>\n";
-  s += taskBarsSvg(r, groups);
-  s += legend(group_legend);
 
   s += "<h2>Status breakdown</h2>\n" + statusSvg(r);
   std::vector<std::pair<std::string, std::string>> status_legend;
@@ -551,7 +613,8 @@ std::string scatterSvg(const Comparison& c) {
   std::vector<const TaskChange*> pts;
   std::vector<double> v;
   for (const TaskChange& ch : c.tasks)
-    if (ch.a && ch.b && ch.a->correct && ch.b->correct) {
+    if (ch.a && ch.b && ch.a->correct && ch.b->correct && drawable(primaryOf(*ch.a, b)) &&
+        drawable(primaryOf(*ch.b, b))) {  // untimed: no point
       pts.push_back(&ch);
       v.push_back(primaryOf(*ch.a, b));
       v.push_back(primaryOf(*ch.b, b));

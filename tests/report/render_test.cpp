@@ -192,7 +192,73 @@ TEST(Html, EmptyGroupsDrawNoNaN) {
   std::string h = renderHtml(aggregate(assemble(std::move(raw)), {}));
   EXPECT_EQ(h.find("nan"), std::string::npos);
   EXPECT_EQ(h.find("inf\""), std::string::npos);
-  EXPECT_NE(h.find("no correct task"), std::string::npos);
+  // Nothing correct, so nothing timed: one line instead of empty charts.
+  EXPECT_NE(h.find("No correct task was timed"), std::string::npos);
+  EXPECT_EQ(count(h, "<svg"), 1u);  // the status breakdown
+}
+
+// Issue 38: the main job's report (kbreward report --scheme correctness on
+// CPU rollouts, nothing timed) had 29 SVG attributes set to "nan" and empty
+// speed-up and fast_p sections. A correctness-only run draws no speed-up
+// chart and says why in one line.
+TEST(Html, CorrectnessOnlyRunDrawsNoSpeedups) {
+  RawInput raw;
+  parseText("{\"task_id\":\"l1_a\",\"level\":1,\"status\":\"ok\"}\n"
+            "{\"task_id\":\"l1_b\",\"level\":1,\"status\":\"ok\"}\n"
+            "{\"task_id\":\"l1_c\",\"level\":1,\"status\":\"incorrect\"}\n"
+            "{\"task_id\":\"l2_a\",\"level\":2,\"status\":\"ok\"}\n"
+            "{\"task_id\":\"l2_b\",\"level\":2,\"status\":\"compile_error\"}\n",
+            "x", raw);
+  ReportOptions o;
+  o.scheme.kind = SchemeKind::Correctness;
+  std::string h = renderHtml(aggregate(assemble(std::move(raw)), o));
+  EXPECT_EQ(h.find("nan"), std::string::npos);
+  EXPECT_EQ(h.find("inf\""), std::string::npos);
+  EXPECT_EQ(h.find("<h2>Speed-up distribution"), std::string::npos);
+  EXPECT_EQ(h.find("<h2>fast_p"), std::string::npos);
+  EXPECT_EQ(h.find("<h2>Per task"), std::string::npos);
+  EXPECT_NE(h.find("A correctness-only run: no task was timed"), std::string::npos);
+  EXPECT_EQ(count(h, "<svg"), 1u);  // the status breakdown
+  EXPECT_EQ(count(h, "<svg"), count(h, "</svg>"));
+  EXPECT_NE(h.find("<h2>Status breakdown"), std::string::npos);
+  EXPECT_NE(h.find("<h2>Tasks"), std::string::npos);
+}
+
+// Some correct tasks timed, some not (the correctness scheme reports
+// whatever timings exist; here one task has no compile baseline and one no
+// timings at all): the timed ones are drawn, the untimed are labelled and
+// counted, and no coordinate is NaN.
+TEST(Html, UntimedTasksAreLabelledNotDrawn) {
+  RawInput raw;
+  parseText("{\"task_id\":\"timed\",\"level\":1,\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":4},"
+            "\"compile\":{\"median_ms\":3},\"candidate\":{\"median_ms\":1}}}\n"
+            "{\"task_id\":\"eager_only\",\"level\":1,\"status\":\"ok\",\"timings\":{\"eager\":{\"median_ms\":2},"
+            "\"candidate\":{\"median_ms\":1}}}\n"
+            "{\"task_id\":\"plain\",\"level\":1,\"status\":\"ok\"}\n"
+            "{\"task_id\":\"plain2\",\"level\":2,\"status\":\"ok\"}\n"
+            "{\"task_id\":\"wrong\",\"level\":2,\"status\":\"incorrect\"}\n",
+            "x", raw);
+  ReportOptions o;
+  o.scheme.kind = SchemeKind::Correctness;
+  std::string h = renderHtml(aggregate(assemble(std::move(raw)), o));
+  EXPECT_EQ(h.find("nan"), std::string::npos);
+  EXPECT_EQ(h.find("inf\""), std::string::npos);
+  EXPECT_EQ(count(h, "<svg"), 6u);  // 2 distributions, 2 fast_p, task bars, status
+  // Per task over compile (the primary baseline): one bar (timed), three
+  // labels (eager_only has no compile baseline), none drawn as a bar.
+  EXPECT_NE(h.find("<title>timed (level 1): 3.00x</title></rect>"), std::string::npos);
+  EXPECT_NE(h.find("<title>eager_only (level 1): correct, untimed</title>"), std::string::npos);
+  EXPECT_NE(h.find("<title>plain (level 1): correct, untimed</title>"), std::string::npos);
+  EXPECT_NE(h.find("<title>plain2 (level 2): correct, untimed</title>"), std::string::npos);
+  EXPECT_EQ(h.find("plain (level 1): -"), std::string::npos);
+  EXPECT_NE(h.find("1 correct tasks, fastest first (log scale); 3 correct and untimed, labelled; 1 not correct"),
+            std::string::npos);
+  // The distributions: the untimed counted beside their group.
+  EXPECT_NE(h.find(">+1 untimed</text>"), std::string::npos);      // level 1 over eager: plain
+  EXPECT_NE(h.find(">+2 untimed</text>"), std::string::npos);      // level 1 over compile
+  EXPECT_NE(h.find(">1 correct, untimed</text>"), std::string::npos);  // level 2
+  // The dots: the timed ones only.
+  EXPECT_EQ(count(h, "<circle"), 3u + 2u * 4u);  // 2 over eager + 1 over compile, 4 fast_p marks per chart
 }
 
 TEST(Compare, RendersEveryFormat) {
