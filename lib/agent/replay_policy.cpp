@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "solution/solution.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
@@ -20,15 +21,28 @@ std::string readText(const fs::path& p) {
   }
 }
 
-// One solution folder: every regular file below it, sorted by path. A link
-// or a file that is not UTF-8 text (write_file's content is a JSON string)
-// is refused.
+// One solution folder: every regular file below it, sorted by path. A link,
+// a file that is not UTF-8 text (write_file's content is a JSON string) or
+// a folder over a solution's limits (solution/solution.h: sizes are checked
+// before anything is read) is refused.
 ReplaySolution loadSolutionFolder(const fs::path& folder, const std::string& source) {
+  const solution::SolutionLimits limits;
   ReplaySolution s;
   s.source = source;
+  std::uintmax_t total = 0;
   for (const auto& e : fs::recursive_directory_iterator(folder)) {
     if (e.is_symlink()) throw UsageError("--replay: " + e.path().string() + " is a symbolic link");
     if (!e.is_regular_file()) continue;
+    const std::uintmax_t size = e.file_size();
+    if (size > limits.max_file_bytes)
+      throw UsageError("--replay: " + e.path().string() + ": " + std::to_string(size) +
+                       " bytes is over the limit of " + std::to_string(limits.max_file_bytes) + " for one file of a solution");
+    total += size;
+    if (total > limits.max_total_bytes)
+      throw UsageError("--replay: " + folder.string() + ": the files exceed " + std::to_string(limits.max_total_bytes) +
+                       " bytes in total");
+    if (s.files.size() + 1 > limits.max_files)
+      throw UsageError("--replay: " + folder.string() + " has more than " + std::to_string(limits.max_files) + " files");
     ReplayFile f{e.path().lexically_relative(folder).generic_string(), readText(e.path())};
     try {
       (void)Json(f.content).dump();  // throws on invalid UTF-8

@@ -12,6 +12,7 @@
 #include "chat/messages.h"
 #include "agent/workspace.h"
 #include "core/json.h"
+#include "solution/solution.h"
 
 namespace kb::agent {
 
@@ -19,7 +20,7 @@ struct ToolLimits {
   size_t max_observation_chars = 12000;  // what the model sees of one result
   double bash_timeout_seconds = 120.0;   // default per command
   double bash_max_timeout_seconds = 600.0;
-  size_t max_file_bytes = 1 << 20;       // read_file / write_file / edit_file / grep
+  size_t max_file_bytes = solution::SolutionLimits{}.max_file_bytes;  // read_file / write_file / edit_file / grep
   size_t max_read_lines = 2000;          // per read_file call
   size_t max_glob_results = 500;
   size_t max_grep_matches = 200;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/file.h"
 #include "core/jsonl.h"
 
 namespace kb::agent {
@@ -144,14 +145,10 @@ void writeResults(const std::filesystem::path& trajectories, const std::filesyst
   std::vector<Json> recs = readTrajectories(trajectories);
   std::map<std::string, size_t> last;
   for (size_t i = 0; i < recs.size(); ++i) last[recs[i].value("rollout_id", "")] = i;
-  std::filesystem::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream res(tmp);
-    for (size_t i = 0; i < recs.size(); ++i)
-      if (last[recs[i].value("rollout_id", "")] == i) res << resultRecord(recs[i]).dump() << '\n';
-    if (!res.flush()) throw Error("error writing " + tmp.string());
-  }
-  std::filesystem::rename(tmp, out);
+  AtomicFile res(out);  // a full disk leaves neither a half file nor a temporary
+  for (size_t i = 0; i < recs.size(); ++i)
+    if (last[recs[i].value("rollout_id", "")] == i) res.write(resultRecord(recs[i]).dump() + "\n");
+  res.commit();
 }
 
 }  // namespace kb::agent

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "core/file.h"
 #include "analyze/inventory.h"
 #include "analyze/parser_limit.h"
 #include "analyze/prelude.h"
@@ -190,18 +191,7 @@ std::string uniqueSuffix() {
 // renamed over `path`, so that concurrent checkers only ever see a whole file.
 void writeFile(const fs::path& path, const std::string& content) {
   if (fs::exists(path) && readText(path) == content) return;
-  const fs::path tmp = path.string() + uniqueSuffix();
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << content;
-    if (!out) throw Error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot write " + path.string());
-  }
+  writeFileAtomic(path, content);
 }
 
 // The precompiled headers and every file they are built from, all inside

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -30,30 +32,46 @@ inline std::string readFile(const std::filesystem::path& path) {
   return ss.str();
 }
 
-// Writes `content` to `path` through a temporary file in the same directory
-// and a rename, so that a reader never sees half a file and an interrupted
-// run leaves the old one. Parent directories are created. Throws kb::Error.
+// A file written in full or not at all: the bytes go to a temporary beside
+// `path` (PATH.tmp.PID) and commit() renames it into place, so that a reader
+// never sees half a file and a failed or interrupted write leaves the old
+// one. Destroyed without commit() (an error, an exception, a full disk) it
+// removes the temporary: nothing half-written is left under either name.
+// Every error is a kb::Error naming the path and the system's reason
+// ("No space left on device (ENOSPC)"). Parent directories are created.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, std::size_t n);
+  void write(const std::string& s) { write(s.data(), s.size()); }
+  void commit();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+};
+
+// "No space left on device (ENOSPC)": strerror with the errno's name, so a
+// message says which fault it was in words a search finds.
+std::string errnoText(int err);
+
+// When the filesystem that holds `path` (or its nearest existing parent)
+// has less than `min_free_bytes` available: "no space left on device
+// (ENOSPC): PATH's filesystem has N KiB free". A step that failed while this
+// holds failed for the machine, not for its input (issue 38: a full disk
+// turned into verdicts on tasks).
+std::optional<std::string> outOfSpace(const std::filesystem::path& path, std::uint64_t min_free_bytes = 256ull << 20);
+
+// Writes `content` to `path` through an AtomicFile. Throws kb::Error.
 inline void writeFileAtomic(const std::filesystem::path& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
-    out << content;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw Error("error writing " + path.string());
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot write " + path.string() + ": " + ec.message());
-  }
+  AtomicFile f(path);
+  f.write(content);
+  f.commit();
 }
 
 // One compact JSON object and a newline on stdout, flushed (JSONL).

@@ -1,5 +1,7 @@
 #include "core/gpu_info.h"
 
+#include "core/error.h"
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,10 @@ namespace kb {
 bool hasNvidiaGpu() {
   std::error_code ec;
   return std::filesystem::exists("/dev/nvidiactl", ec);
+}
+
+void requireNvidiaGpu(const std::string& what) {
+  if (!hasNvidiaGpu()) throw Error(what + " asked for, but this machine has no NVIDIA GPU");
 }
 
 std::string nvidiaDriverVersion() {

@@ -10,6 +10,11 @@ namespace kb {
 // Whether the machine has an NVIDIA driver's device node (/dev/nvidiactl).
 bool hasNvidiaGpu();
 
+// Asked before any work by every tool given a CUDA device: throws kb::Error
+// "WHAT asked for, but this machine has no NVIDIA GPU" when there is none:
+// an infrastructure fault, exit 3 (docs/cli.md), the same in every tool.
+void requireNvidiaGpu(const std::string& what);
+
 // The kernel module's version from /proc/driver/nvidia/version (e.g.
 // "580.159.04"); "" when there is no NVIDIA driver.
 std::string nvidiaDriverVersion();

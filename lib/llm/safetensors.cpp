@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/json.h"
 
 namespace fs = std::filesystem;
@@ -187,24 +188,19 @@ void writeSafetensors(const fs::path& path, const std::vector<TensorBytes>& tens
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + tmp.string());
-    unsigned char len[8];
-    uint64_t n = text.size();
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto& t : tensors) {
-      int64_t numel = 1;
-      for (int64_t d : t.shape) numel *= d;
-      out.write(static_cast<const char*>(t.data),
-                static_cast<std::streamsize>(static_cast<uint64_t>(numel) * dtypeSize(t.dtype)));
-    }
-    if (!out) throw Error("error writing " + tmp.string());
+  // In full or not at all: a full disk leaves no partial model file.
+  AtomicFile out(path);
+  unsigned char len[8];
+  uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
+  out.write(len, 8);
+  out.write(text);
+  for (const auto& t : tensors) {
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    out.write(t.data, static_cast<size_t>(static_cast<uint64_t>(numel) * dtypeSize(t.dtype)));
   }
-  fs::rename(tmp, path);
+  out.commit();
 }
 
 Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {

@@ -198,7 +198,8 @@ struct PreparedProfile::State {
   ProfileOptions o;
   ProfileResult r;
   bool ended = false;  // r is final (a failure while preparing)
-  std::string device_error;  // thrown as a UsageError by run(), after the import check
+  std::string device_error;  // thrown by run(), after the import check: a UsageError (a bad name) or
+  bool device_missing = false;  // a kb::Error (no GPU here: the machine's fault, exit 3)
   task::TaskBundle bundle;
   std::string compile_error, task_hash;
   fs::path cache_dir, binary, scratch;
@@ -240,13 +241,17 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   r.task_id = bundle.info.id;
   // The precision contract every check of this profile uses (task/precision.h).
   r.precision.policy = PrecisionPolicy::fromJson(task::resolveContract(bundle.info, o.precision).toJson());
-  // A device that cannot run this is a usage error, but only once the
-  // library's imports have been read (run()): a build or import failure is
-  // reported on any machine.
+  // A device that cannot run this is an error (a bad name: usage; no GPU
+  // here: the machine's), but only once the library's imports have been
+  // read (run()): a build or import failure is reported on any machine.
   try {
     r.device = verify::checkDevice(o.device);
   } catch (const UsageError& e) {
     st.device_error = e.what();
+    return p;
+  } catch (const Error& e) {
+    st.device_error = e.what();
+    st.device_missing = true;
     return p;
   }
   const bool cpu = r.device == "cpu";
@@ -350,7 +355,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     return done(j.status, j.message);
   };
   if (Judgement j = judgeImports(forbiddenImports(symbols)); !j.ok()) return judged(j);
-  if (!st.device_error.empty()) throw UsageError(st.device_error);
+  if (!st.device_error.empty()) {
+    if (st.device_missing) throw Error(st.device_error);
+    throw UsageError(st.device_error);
+  }
   // The own kernels' SASS (profile/sass.h), read beside the worker: their
   // precision classes, information for the report.
   std::future<SassScan> sass;

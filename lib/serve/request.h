@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "eval/eval.h"
+#include "solution/solution.h"
 
 namespace kb::serve {
 
@@ -28,9 +29,10 @@ class RequestError : public UsageError {
 };
 
 struct RequestLimits {
-  size_t max_files = 64;
-  size_t max_file_bytes = 1 << 20;    // as kbcheck's loadSolution refuses
-  size_t max_total_bytes = 8 << 20;
+  // A solution's files: the one limit of solution/solution.h.
+  size_t max_files = solution::SolutionLimits{}.max_files;
+  size_t max_file_bytes = solution::SolutionLimits{}.max_file_bytes;
+  size_t max_total_bytes = solution::SolutionLimits{}.max_total_bytes;
   double max_deadline_seconds = 3600;
 };
 

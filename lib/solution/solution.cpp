@@ -90,6 +90,15 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
     f.kind = classifyPath(p);
     f.size = fs::file_size(p, ec);
     if (ec) throw UsageError("cannot read " + p.string() + ": " + ec.message());
+    // Every file counts against the limits, read or not: a gigabyte "notes"
+    // file beside forward.cpp would otherwise ride along into every copy
+    // of the solution (a replay, a workspace, a service request).
+    if (f.size > limits.max_file_bytes)
+      throw UsageError(rel + ": " + std::to_string(f.size) + " bytes is over the limit of " +
+                       std::to_string(limits.max_file_bytes) + " for one file of a solution");
+    total += f.size;
+    if (total > limits.max_total_bytes)
+      throw UsageError("solution files exceed " + std::to_string(limits.max_total_bytes) + " bytes in total");
     if (f.kind != SourceKind::Other) {
       // A code file's name reaches compiler command lines, and nvcc runs its
       // steps through a shell: `a$(cmd).cu` would run cmd on the host, and
@@ -97,13 +106,6 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
       if (!plainCodePath(rel))
         throw UsageError(rel + ": a code file's name may use only letters, digits and . _ + - (and / between "
                                "folders), and no part may start with '-'");
-      if (f.size > limits.max_file_bytes)
-        throw UsageError(rel + ": " + std::to_string(f.size) + " bytes is over the limit of " +
-                         std::to_string(limits.max_file_bytes) + " for one source file");
-      total += f.size;
-      if (total > limits.max_total_bytes)
-        throw UsageError("solution sources exceed " + std::to_string(limits.max_total_bytes) +
-                         " bytes in total");
       std::string content = readFile(p);
       if (content.find('\0') != std::string::npos)
         throw UsageError(rel + ": binary file (contains NUL bytes) where source code is expected");

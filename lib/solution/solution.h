@@ -31,9 +31,13 @@ struct SymlinkEscape {
   std::string target;  // what it points to, as resolved
 };
 
+// The one limit on a solution's files, wherever they enter: this loader
+// (kbcheck, kbprof, kbrollout's final check), the agent's workspace tools
+// (agent/tools.h), kbrollout's replay folders (agent/replay_policy.cpp) and
+// kbserve's requests (serve/request.h) all take their defaults from here.
 struct SolutionLimits {
-  std::uintmax_t max_file_bytes = 1 << 20;   // per source or header
-  std::uintmax_t max_total_bytes = 8 << 20;  // all sources and headers
+  std::uintmax_t max_file_bytes = 1 << 20;   // per file, code or not
+  std::uintmax_t max_total_bytes = 8 << 20;  // all files together
   std::size_t max_files = 256;
 };
 

@@ -77,6 +77,7 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
   std::deque<size_t> alone;       // under mu: jobs to run again with the machine to themselves
   size_t done = 0;
   std::string start_error;        // under mu: set when workers cannot start at all
+  bool machine_fault = false;  // under mu: a failure was the machine's; no more tasks start
   std::vector<std::atomic<uint64_t>> rss(static_cast<size_t>(workers));
   std::atomic<bool> handing_back{false};  // a worker is being stopped to free memory
   // Ordinary tasks hold it shared; a task run alone holds it exclusively.
@@ -87,10 +88,18 @@ std::map<std::string, Json> runCapturePool(const std::vector<Json>& jobs, const 
   auto stopping = [&] {
     if (o.stop && o.stop()) return true;
     std::lock_guard<std::mutex> lock(mu);
-    return !start_error.empty();
+    return !start_error.empty() || machine_fault;
   };
-  auto record = [&](const Json& r) {
+  auto record = [&](const Json& given) {
+    Json r = given;
+    std::optional<std::string> fault;
+    if (r.value("status", "") != "ok" && o.machine_fault) fault = o.machine_fault(r);
     std::lock_guard<std::mutex> lock(mu);
+    if (fault) {
+      machine_fault = true;
+      r = {{"dir", r.value("dir", "")}, {"id", r.value("id", Json(nullptr))}, {"status", "interrupted"},
+           {"reason", "machine_fault"}, {"message", *fault}};
+    }
     results[r.value("dir", "")] = r;
     ++done;
     if (o.on_result) o.on_result(r, done, jobs.size());

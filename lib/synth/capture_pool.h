@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct CapturePoolOptions {
   double task_timeout_s = 300;      // per task
   uint64_t memory_budget_bytes = 0; // all workers together (0: no limit)
   std::function<bool()> stop;       // asked between tasks and while waiting
+  // Asked when a task fails: a message when the failure is the machine's
+  // (a full disk: core/file.h outOfSpace), not the task's. Then the task is
+  // recorded as not done ({"status": "interrupted", "reason":
+  // "machine_fault", "message": ...}), never as failed, and the pool stops
+  // starting tasks.
+  std::function<std::optional<std::string>(const Json& failed)> machine_fault;
   // Called (under a lock, in completion order) for each result.
   std::function<void(const Json& result, size_t done, size_t total)> on_result;
 };

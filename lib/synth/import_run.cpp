@@ -135,10 +135,9 @@ std::string captureDevice(const CaptureOptions& o) {
                        : env && *env             ? env
                        : hasNvidiaGpu()          ? "auto"
                                                  : "cpu";
-  if (device.rfind("cuda", 0) == 0 && !hasNvidiaGpu())
-    throw UsageError("capture device " + device + " (" +
-                     (o.capture_device.empty() ? "$KB_CAPTURE_DEVICE" : "--capture-device") +
-                     "): this machine has no NVIDIA GPU");
+  if (device.rfind("cuda", 0) == 0)
+    requireNvidiaGpu("capture device " + device + " (" +
+                     (o.capture_device.empty() ? "$KB_CAPTURE_DEVICE" : "--capture-device") + ")");
   return device;
 }
 
@@ -160,6 +159,12 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   if (po.task_timeout_s <= 0) po.task_timeout_s = 300.0;
   po.device = captureDevice(o);
   po.stop = [&o] { return stopped(o); };
+  // A task that failed while its bundle's disk (or the capture's temporary
+  // one) was full failed for the machine: no verdict on the task.
+  po.machine_fault = [](const Json& failed) -> std::optional<std::string> {
+    if (auto full = outOfSpace(failed.value("dir", ""))) return full;
+    return outOfSpace(fs::temp_directory_path());
+  };
   auto t0 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "kbsynth: capturing %zu tasks with %d worker(s) within %.1f GiB of host memory, forwards on %s\n",
                jobs.size(), plan.workers, static_cast<double>(plan.memory_budget_bytes) / (1ull << 30),
@@ -177,10 +182,16 @@ std::map<std::string, Json> runCapture(const std::vector<Json>& jobs, const Capt
   std::map<std::string, Json> results = runCapturePool(jobs, po);
   std::fprintf(stderr, "kbsynth: capture ended after %.0f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::string fault;
+  for (const auto& [dir, r] : results)
+    if (r.value("reason", "") == "machine_fault") fault = r.value("message", "");
   for (const auto& j : jobs) {
     std::string dir = j["dir"].get<std::string>();
     if (results.count(dir)) continue;
-    if (stopped(o))  // SIGINT / SIGTERM: not done, not the task's fault
+    if (!fault.empty())
+      results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "interrupted"}, {"reason", "machine_fault"},
+                      {"message", "not started: " + fault}};
+    else if (stopped(o))  // SIGINT / SIGTERM: not done, not the task's fault
       results[dir] = {{"dir", dir}, {"id", j["id"]}, {"status", "interrupted"}, {"reason", "interrupted"},
                       {"message", "stopped before this task was captured"}};
     else
@@ -290,6 +301,14 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
                  stage == "import" ? "resume" : "capture the rest");
     return 128 + o.stop_signal();
   }
+  // A machine fault (a full disk) ends the run as an infrastructure error,
+  // exit 3, its cause on the last line; the tasks it stopped got no verdict.
+  for (const auto& e : entries)
+    if (e.value("reason", "") == "machine_fault" && e.value("message", "").rfind("not started: ", 0) != 0) {
+      std::fprintf(stderr, "kbsynth: stopped: %s%s; unfinished bundles removed\n", done.c_str(), where.c_str());
+      throw Error(stage + ": " + e.value("message", "") + " (while capturing " + e.value("dir", "") +
+                  "); free space and run the same command" + (stage == "import" ? " with --skip-existing" : ""));
+    }
   std::fprintf(stderr, "kbsynth: %s%s\n", done.c_str(), where.c_str());
   for (const auto& [level, c] : counts.by_level) {
     std::string reasons;
@@ -358,11 +377,7 @@ int runImport(const std::vector<ImportItem>& items, const fs::path& out, const C
     }
     if (!fs::exists(dir)) created.insert(dir.string());
     fs::create_directories(dir);
-    {
-      std::ofstream f(dir / "model.py", std::ios::binary);
-      f << item.code;
-      if (!f) throw Error("cannot write " + (dir / "model.py").string());
-    }
+    writeFileAtomic(dir / "model.py", item.code);  // a full disk: an error naming ENOSPC, exit 3
     Json job = {{"dir", dir.string()}, {"id", item.id}, {"provenance", item.provenance}};
     if (o.init_seed >= 0) job["init_seed"] = o.init_seed;
     Json keep = keepFrom(dir, job);

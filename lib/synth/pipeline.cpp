@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/hash.h"
 #include "python/scripts.h"
 
@@ -34,16 +35,7 @@ std::string pad5(int64_t i) {
   return b;
 }
 
-void writeText(const fs::path& p, const std::string& text) {
-  fs::path tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw Error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);
-}
+void writeText(const fs::path& p, const std::string& text) { writeFileAtomic(p, text); }
 
 void printLine(const Json& j) {
   std::cout << j.dump() << '\n';

@@ -135,8 +135,7 @@ std::string checkDevice(const std::string& name) {
     std::string index = name == "cuda" ? "0" : name.substr(5);
     if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError("bad device '" + name + "' (use cpu, cuda or cuda:N)");
-    if (!hasNvidiaGpu())
-      throw UsageError("device " + name + " asked for, but this machine has no NVIDIA GPU");
+    requireNvidiaGpu("device " + name);
     return "cuda:" + index;
   }
   throw UsageError("unknown device '" + name + "' (use cpu, cuda or cuda:N)");

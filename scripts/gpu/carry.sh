@@ -50,4 +50,20 @@ PC
 cp /usr/bin/jq "$C/bin/"
 mkdir -p "$C/lib/so"
 cp "$ARCH_LIB"/libjq.so.1 "$ARCH_LIB"/libonig.so.5 "$C/lib/so/"
+# cpp-httplib (kbserve): Debian's shared library, built with OpenSSL, zlib and
+# brotli, and the headers its httplib.h includes; found through an rpath.
+cp /usr/include/httplib.h /usr/include/zlib.h /usr/include/zconf.h "$C/include/"
+cp -r /usr/include/brotli "$C/include/"
+cp "$ARCH_LIB"/libcpp-httplib.so.0.11 "$ARCH_LIB"/libbrotlicommon.so.1 "$ARCH_LIB"/libbrotlidec.so.1 \
+   "$ARCH_LIB"/libbrotlienc.so.1 "$ARCH_LIB"/libssl.so.3 "$ARCH_LIB"/libcrypto.so.3 "$C/lib/so/"
+cat > "$C/lib/pkgconfig/cpp-httplib.pc" <<'PC'
+prefix=${pcfiledir}/../..
+includedir=${prefix}/include
+libdir=${prefix}/lib/so
+Name: cpp-httplib
+Description: Debian's cpp-httplib 0.11, carried
+Version: 0.11.4
+Libs: -L${libdir} -Wl,-rpath,${libdir} -l:libcpp-httplib.so.0.11
+Cflags: -I${includedir} -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
+PC
 du -sh "$C"

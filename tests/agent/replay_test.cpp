@@ -119,6 +119,17 @@ TEST(ReplayPolicy, LayoutAndRefusals) {
   fs::remove_all(d / "bad");
   put(d / "bin/forward.cpp", std::string("\xff\xfe", 2));
   EXPECT_THROW(ReplayPolicy{d}, UsageError);
+  fs::remove_all(d / "bin");
+  // Issue 38: a 1 GB text file in a replay folder was replayed whole (a
+  // 2.25 GB trajectory); every file is held to a solution's limits.
+  put(d / "big/forward.cpp", "e");
+  put(d / "big/notes.txt", std::string((1 << 20) + 1, 'n'));
+  try {
+    ReplayPolicy p2(d);
+    FAIL() << "a folder with a file over 1 MiB was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos) << e.what();
+  }
 }
 
 // The script on a CUDA-like conversation: verify ok on cuda:N is followed by

@@ -20,6 +20,7 @@ class SolutionDirTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
   void write(const std::string& rel, const std::string& content) {
+    fs::create_directories((root_ / "sol" / rel).parent_path());
     std::ofstream(root_ / "sol" / rel, std::ios::binary) << content;
   }
   fs::path root_;
@@ -59,6 +60,27 @@ TEST_F(SolutionDirTest, BinaryAndOversizedSourcesAreRejected) {
   EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
   write("forward.cpp", std::string(2 << 20, 'x'));
   EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
+}
+
+// Issue 38: one limit for every file of a solution, code or not (a 1 GB
+// notes file rode along into a replay's trajectories).
+TEST_F(SolutionDirTest, OversizedAndTooManyOtherFilesAreRejected) {
+  write("forward.cpp", "int x;\n");
+  write("notes.txt", std::string((1 << 20) + 1, 'n'));
+  try {
+    kb::solution::loadSolution(root_ / "sol");
+    FAIL() << "a 1 MiB + 1 notes file was accepted";
+  } catch (const kb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(root_ / "sol" / "notes.txt");
+  for (int i = 0; i < 9; ++i) write("data/part" + std::to_string(i) + ".bin", std::string(1 << 20, 'd'));
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);  // 9 MiB in all
+  std::filesystem::remove_all(root_ / "sol" / "data");
+  for (int i = 0; i < 256; ++i) write("many/f" + std::to_string(i) + ".txt", "x");
+  EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);  // 257 files
+  std::filesystem::remove_all(root_ / "sol" / "many");
+  EXPECT_NO_THROW(kb::solution::loadSolution(root_ / "sol"));
 }
 
 // Code file names reach compiler command lines (nvcc runs its steps through

@@ -99,7 +99,7 @@ expect "single model.py imported under --id" test -f "$WORK/single/mine/gelu/tas
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   msg=$("$KBSYNTH" import "$SRC/kernelbench/level1/2_Linear_GELU_Scale.py" -o "$WORK/nogpu" --capture-device cuda 2>&1 >/dev/null)
   rc=$?
-  expect "--capture-device cuda without a GPU: exit 2 ($msg)" test $rc -eq 2
+  expect "--capture-device cuda without a GPU: exit 3, the machine's fault ($msg)" test $rc -eq 3
   expect "--capture-device cuda without a GPU: says so" sh -c "echo '$msg' | grep -q 'no NVIDIA GPU'"
   expect "--capture-device cuda without a GPU: nothing written" test ! -e "$WORK/nogpu/file"
   expect "--capture-device must name a device" test "$(exit_code "$KBSYNTH" export "$WORK/single/mine/gelu" --capture-device tpu)" = 2
