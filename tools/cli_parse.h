@@ -1,8 +1,16 @@
-// The command-line contract of the seven tools (docs/cli.md), in one header
+// The command-line contract of the eight tools (docs/cli.md), in one header
 // every tools/*/main.cpp includes:
 //
+//   kb::tools::setVersionFlag(app, "kbsynth");   // --version: "kbsynth 0.1.0"
 //   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbsynth")) return *rc;
 //   return kb::tools::runGuarded("kbsynth", [&] { ...; return kb::tools::kExitOk; });
+//
+// - --version prints "TOOL VERSION" (setVersionFlag); --help's "Usage:" names
+//   the tool, never argv[0]'s path (parseOrExit names the app).
+// - durations: durationFlags(app, {"--timeout", ...}) makes flags take
+//   "90", "90s", "1.5m", "500ms", "2h" (parseDuration; a plain number is
+//   seconds) and pass seconds on.
+// - --json FILE where a subcommand has no JSON report: refuseJsonFlag.
 //
 // - exit codes: kExitOk 0 done; kExitFailed 1 the inputs were judged and
 //   something failed; kExitUsage 2 bad usage or bad input, reported before
@@ -25,7 +33,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +59,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "kb_config.h"
 
 namespace kb::tools {
 
@@ -140,6 +152,7 @@ namespace detail {
 template <class Parse>
 std::optional<int> parseWith(CLI::App& app, const std::vector<std::string>& args, const std::string& tool,
                              Parse&& parse) {
+  app.name(tool);  // "Usage: TOOL ...", not argv[0] (a path when run as build/tools/TOOL/TOOL)
   try {
     parse();
   } catch (const CLI::CallForHelp& e) {
@@ -167,6 +180,12 @@ std::optional<int> parseWith(CLI::App& app, const std::vector<std::string>& args
 }
 
 }  // namespace detail
+
+// --version prints "TOOL VERSION" (e.g. "kbreward 0.1.0") and exits 0, the
+// same line in every tool.
+inline void setVersionFlag(CLI::App& app, const std::string& tool) {
+  app.set_version_flag("--version", tool + " " + KB_VERSION, "Print the version and exit");
+}
 
 // Parses the command line. The exit status when parsing ended the run
 // (--help and --version: 0 after printing; a bad flag or value: 2 after one
@@ -395,6 +414,80 @@ inline CLI::Validator archValidator() {
         return "must be sm_NN, sm_NNa or compute_NN (e.g. sm_90), not \"" + v + "\"";
       },
       "ARCH", "ARCH");
+}
+
+// ---- durations --------------------------------------------------------------
+
+// A duration flag's value in seconds (docs/cli.md "Durations"): a
+// non-negative decimal number with an optional unit, ms, s, m or h; a plain
+// number is seconds: "90" = "90s" = "1.5m", "500ms", "2h". nullopt for
+// anything else ("5parsecs", "-1", "5 s", "1e3").
+inline std::optional<double> parseDuration(const std::string& text) {
+  size_t i = 0, digits = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  const std::string number = text.substr(0, i), unit = text.substr(i);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  else if (unit == "ms") scale = 1e-3;
+  else if (unit == "m") scale = 60;
+  else if (unit == "h") scale = 3600;
+  else return std::nullopt;
+  const double seconds = std::strtod(number.c_str(), nullptr) * scale;
+  if (!std::isfinite(seconds)) return std::nullopt;
+  return seconds;
+}
+
+// A CLI11 transform: the duration becomes its seconds ("1.5m" -> "90"), or
+// the flag is refused (exit 2): "--timeout: must be a duration: ...".
+// whole_seconds: for an integer flag ("500ms" is refused there).
+inline CLI::Validator durationValidator(bool whole_seconds = false) {
+  return CLI::Validator(
+      [whole_seconds](std::string& v) -> std::string {
+        std::optional<double> s = parseDuration(v);
+        if (!s)
+          return "must be a duration: seconds, or a number with ms, s, m or h (90, 1.5m, 500ms, 2h), not \"" + v +
+                 "\"";
+        if (whole_seconds && *s != std::floor(*s)) return "must be whole seconds, not \"" + v + "\"";
+        char buf[64];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *s);  // the shortest text that reads back as *s
+        if (ec != std::errc()) return "must be a duration, not \"" + v + "\"";
+        v.assign(buf, end);
+        return "";
+      },
+      "", "DURATION");
+}
+
+// Makes the named flags durations wherever they occur in `app` and its
+// subcommands, e.g. durationFlags(app, {"--timeout", "--build-timeout"}):
+// each then takes "90", "90s", "1.5m", "500ms", "2h" and passes seconds on to
+// its own checks (a Range in seconds stays as it was). An integer flag takes
+// whole seconds. Call once every flag is added.
+inline void durationFlags(CLI::App& app, std::initializer_list<std::string> names) {
+  for (CLI::Option* o : app.get_options()) {
+    bool named = false;
+    for (const std::string& n : names) named = named || o->check_name(n);
+    if (!named) continue;
+    std::string type = o->get_type_name();
+    type = type.substr(0, type.find(':'));
+    o->transform(durationValidator(type == "INT" || type == "UINT"));
+    o->type_name("DURATION");
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) durationFlags(*sub, names);
+}
+
+// A subcommand that has no JSON report still answers --json FILE with one
+// line, e.g. "kbpolicy: --json: decode prints text, not JSON (see kbpolicy
+// --help)" (exit 2), rather than "unknown flag". The flag is not listed in
+// its --help.
+inline void refuseJsonFlag(CLI::App* sub, const std::string& why) {
+  sub->add_option_function<std::string>(
+         "--json", [why](const std::string&) { throw CLI::ValidationError("--json", why); }, "not accepted: " + why)
+      ->group("");
 }
 
 // ---- SIGINT / SIGTERM ---------------------------------------------------------

@@ -11,8 +11,10 @@
 #include "agent/runner.h"
 #include "agent/trajectory.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/gpu_info.h"
 #include "core/paths.h"
+#include "kb_config.h"
 
 namespace fs = std::filesystem;
 
@@ -26,6 +28,29 @@ std::vector<std::string> splitList(const std::string& s) {
   while (std::getline(ss, part, ','))
     if (!part.empty()) out.push_back(part);
   return out;
+}
+
+// --json's summary (docs/kbrollout.md "The run's summary"): what this run did,
+// in the counts of the progress line, and how it ended.
+Json runSummaryJson(const RolloutCommand& f, const RunOptions& o, const fs::path& results, const RunSummary& s,
+                    const char* status) {
+  Json j;
+  j["tool"] = "kbrollout";
+  j["stage"] = f.eval ? "eval" : "run";
+  j["version"] = KB_VERSION;
+  j["status"] = status;
+  j["trajectories"] = o.output.string();
+  j["results"] = results.empty() ? Json(nullptr) : Json(results.string());
+  j["rollouts"] = s.total;
+  j["resumed"] = s.skipped;
+  j["done"] = s.done;
+  j["failed"] = s.failed;
+  j["infra_error"] = s.infra;
+  j["not_written"] = s.errors.size();
+  j["interrupted"] = s.interrupted;
+  j["rewarded"] = s.rewarded;
+  j["mean_reward"] = s.rewarded ? Json(s.reward_sum / s.rewarded) : Json(nullptr);
+  return j;
 }
 
 }  // namespace
@@ -124,6 +149,9 @@ int runRolloutCommand(const RolloutCommand& f, const LocalPolicyLoader& load_loc
   o.cpu_pool = std::make_shared<ResourcePool>("cpu", cpu_slots);
 
   RunSummary s = runRollouts(o, *policy);
+  auto summary = [&](const char* status) {
+    writeJsonOutput(f.json, runSummaryJson(f, o, eval ? out_dir / "results.jsonl" : fs::path(), s, status));
+  };
 
   if (eval) {
     writeResults(o.output, out_dir / "results.jsonl");
@@ -134,6 +162,7 @@ int runRolloutCommand(const RolloutCommand& f, const LocalPolicyLoader& load_loc
   }
   for (const std::string& e : s.errors) std::fprintf(stderr, "kbrollout: %s\n", e.c_str());
   if (s.interrupted > 0 || chat::stopRequested()) {
+    summary("interrupted");
     std::fprintf(stderr, "kbrollout: interrupted; %d rollout(s) not finished; run again to resume\n",
                  s.interrupted);
     return 130;
@@ -144,10 +173,12 @@ int runRolloutCommand(const RolloutCommand& f, const LocalPolicyLoader& load_loc
   if (lost > 0 && s.made() == 0) {
     std::string first = !s.first_infra.empty() ? s.first_infra : s.errors.front();
     first = first.substr(0, first.find('\n'));
+    summary("infra_error");
     std::fprintf(stderr, "kbrollout: no rollout could be made: %d infrastructure fault(s), e.g. %s\n", lost,
                  first.c_str());
     return 3;
   }
+  summary("ok");
   if (lost > 0)
     std::fprintf(stderr,
                  "kbrollout: %d of %d rollout(s) ended in an infrastructure fault (recorded as infra_error, "

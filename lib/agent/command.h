@@ -22,6 +22,7 @@ struct RolloutCommand {
   std::string device = "auto";  // where tasks without a "device" run: auto, cuda, cpu
   std::string local_model, local_device = "cpu", local_dtype = "auto";
   std::string replay;  // --replay DIR: the replay policy (replay_policy.h)
+  std::string json;    // --json FILE: the run's summary (runSummaryJson), "-": one line on stdout
   int samples = 1, parallel = 1, max_turns = -1, max_tokens = 8192, retries = 6, cpu_workers = 0;
   int64_t context_tokens = 131072, seed = -1;
   double temperature = 1.0, top_p = 1.0, wall_s = 7200, timeout_s = 600, backoff_s = 1.0;
@@ -39,7 +40,8 @@ using LocalPolicyLoader = std::function<std::unique_ptr<chat::Policy>(
 // returns its exit status (docs/kbrollout.md "Exit
 // status"): 0 done (some rollouts may be infra_error, said on stderr), 3 no
 // rollout could be made, 130 interrupted (chat::requestStop, e.g. from the
-// caller's SIGINT handler). Throws kb::UsageError for bad usage or input
+// caller's SIGINT handler); with c.json, the run's summary is written there
+// whatever the status. Throws kb::UsageError for bad usage or input
 // (exit 2, before any rollout), anything else for an infrastructure fault.
 int runRolloutCommand(const RolloutCommand& c, const LocalPolicyLoader& load_local);
 

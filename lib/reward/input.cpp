@@ -47,47 +47,107 @@ void WarningList::append(const Warning& w) {
   for (const std::string& item : w.items) add(w.kind, w.what, item);
 }
 
+namespace {
+
+// One past the end of the JSON object or array that starts at text[begin]
+// ('{' or '['), found by matching brackets outside strings; npos when the
+// text ends first, or a string runs into a newline (JSON strings hold none:
+// the value was cut there, as an interrupted JSONL line is).
+std::size_t valueEnd(std::string_view text, std::size_t begin) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = begin; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      else if (c == '\n')
+        return std::string_view::npos;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// JSON values one after another: JSONL (one a line), concatenated documents
+// (pretty-printed ones too, as `cat a.json b.json` or a loop of `--json FILE`
+// dumps gives), or both. Each value is named "name:LINE" by the line it
+// starts on. What is not JSON is named by its line and skipped up to the
+// next line, so one bad line does not hide the records after it.
+void parseStream(std::string_view text, const std::string& name, RawInput& into) {
+  std::size_t pos = 0, line_no = 1, line_pos = 0;  // line_no: the line holding line_pos
+  auto lineOf = [&](std::size_t at) {
+    for (; line_pos < at; ++line_pos)
+      if (text[line_pos] == '\n') ++line_no;
+    return line_no;
+  };
+  while (true) {
+    pos = text.find_first_not_of(" \t\r\n", pos);
+    if (pos == std::string_view::npos) return;
+    std::string origin = name + ":" + std::to_string(lineOf(pos));
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::size_t end = text[pos] == '{' || text[pos] == '[' ? valueEnd(text, pos) : eol;
+    Json j = end == std::string_view::npos
+                 ? Json(Json::value_t::discarded)
+                 : Json::parse(text.substr(pos, end - pos), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      into.unparsable.push_back(origin);
+      pos = eol;  // on to the next line
+      continue;
+    }
+    if (j.is_object())
+      into.records.push_back({std::move(j), origin});
+    else
+      into.not_objects.push_back(origin);
+    pos = end;
+  }
+}
+
+// kbrollout's trajectory records (docs/trajectory-format.md), which are not
+// reports: kbrollout eval writes each rollout's outcome to results.jsonl.
+bool isTrajectory(const Json& j) {
+  auto it = j.find("format");
+  return it != j.end() && it->is_string() && *it == "kb-trajectory";
+}
+
+bool hasTaskId(const Json& j) {
+  auto it = j.find("task_id");
+  return it != j.end() && it->is_string() && !it->get<std::string>().empty();
+}
+
+}  // namespace
+
 void parseText(std::string_view text, const std::string& name, RawInput& into) {
   into.sources.push_back(name);
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
 
   // A whole-text JSON value first (a pretty-printed report, or an array);
-  // JSONL, one record a line, when the text is not one value.
+  // a stream of values (JSONL, concatenated documents) when it is not one.
   Json whole = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!whole.is_discarded()) {
-    if (whole.is_array()) {
-      for (std::size_t i = 0; i < whole.size(); ++i) {
-        std::string origin = name + "[" + std::to_string(i) + "]";
-        if (whole[i].is_object())
-          into.records.push_back({std::move(whole[i]), origin});
-        else
-          into.not_objects.push_back(origin);
-      }
-    } else if (whole.is_object()) {
-      into.records.push_back({std::move(whole), name});
-    } else {
-      into.not_objects.push_back(name);
-    }
+  if (whole.is_discarded()) {
+    parseStream(text, name, into);
     return;
   }
-
-  std::size_t line_no = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    std::string origin = name + ":" + std::to_string(line_no);
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      into.unparsable.push_back(origin);
-    else if (j.is_object())
-      into.records.push_back({std::move(j), origin});
-    else
-      into.not_objects.push_back(origin);
+  if (whole.is_array()) {
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      std::string origin = name + "[" + std::to_string(i) + "]";
+      if (whole[i].is_object())
+        into.records.push_back({std::move(whole[i]), origin});
+      else
+        into.not_objects.push_back(origin);
+    }
+  } else if (whole.is_object()) {
+    into.records.push_back({std::move(whole), name});
+  } else {
+    into.not_objects.push_back(name);
   }
 }
 
@@ -109,7 +169,36 @@ void readPath(const fs::path& path, RawInput& into) {
   if (ec) throw UsageError("cannot list " + path.string() + ": " + ec.message());
   if (files.empty()) throw UsageError(path.string() + ": no .json or .jsonl files in this directory");
   std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) parseText(readFile(f), f.string(), into);
+  // A directory gives its report files (docs/kbreward.md §1): kbrollout's
+  // trajectories are left out (results.jsonl beside them is their report),
+  // and so is a file whose records all lack a task_id (kbrollout's
+  // timeline.json, kbreward's own report.json), unless it also holds what
+  // is not JSON, which the warnings then name.
+  std::size_t read = 0;
+  std::vector<std::string> skipped;
+  for (const fs::path& f : files) {
+    RawInput one;
+    parseText(readFile(f), f.string(), one);
+    std::erase_if(one.records, [](const RawRecord& r) { return isTrajectory(r.json); });
+    bool reports = std::any_of(one.records.begin(), one.records.end(),
+                               [](const RawRecord& r) { return hasTaskId(r.json); });
+    if (!reports && one.unparsable.empty() && one.not_objects.empty()) {
+      skipped.push_back(f.filename().string());
+      continue;
+    }
+    ++read;
+    for (RawRecord& r : one.records) into.records.push_back(std::move(r));
+    into.unparsable.insert(into.unparsable.end(), one.unparsable.begin(), one.unparsable.end());
+    into.not_objects.insert(into.not_objects.end(), one.not_objects.begin(), one.not_objects.end());
+    into.sources.insert(into.sources.end(), one.sources.begin(), one.sources.end());
+  }
+  if (read == 0) {
+    std::string names;
+    for (std::size_t i = 0; i < skipped.size() && i < 5; ++i) names += (i ? ", " : "") + skipped[i];
+    if (skipped.size() > 5) names += ", and " + std::to_string(skipped.size() - 5) + " more";
+    throw UsageError(path.string() + ": no report files in this directory (not reports: " + names +
+                     "; name a file to read it anyway)");
+  }
 }
 
 namespace {

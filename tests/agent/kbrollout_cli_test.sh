@@ -31,7 +31,7 @@ grep -q "no such task directory" "$T/err" || fail "missing task dir message: $(c
 env -u OPENAI_BASE_URL -u KB_POLICY_URL "$KBROLLOUT" run --tasks "$SRC/testdata/agent/tasks" --out "$T/x.jsonl" --model m 2> "$T/err"
 [ $? -eq 2 ] || fail "missing endpoint should exit 2"
 "$KBROLLOUT" --help | grep -q "kbrollout eval" || fail "--help"
-"$KBROLLOUT" --version | grep -qE '^[0-9]+\.[0-9]+' || fail "--version"
+"$KBROLLOUT" --version | grep -qE '^kbrollout [0-9]+\.[0-9]+' || fail "--version"  # "kbrollout VERSION" (docs/cli.md)
 
 # run: a correct solution written, compiled, finished (verified ok; no reward
 # until kbprof exists); two samples, the second finishing on the skeleton.

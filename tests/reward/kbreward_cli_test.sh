@@ -145,6 +145,65 @@ expect_eq "bad pipe line report" "2 2" "$(jq -r '"\(.overall.results) \(.overall
 expect_eq "bad pipe line strict" 1 "$?"
 contains "$TMP/err" "-:3"
 
+# Concatenated JSON documents: reports as `--json FILE` writes them (indented),
+# one after another, as `cat a.json b.json` or a loop of `--json FILE; cat`
+# gives. Each is a record; every candidate is scored (score), and report
+# keeps one result per task (docs/kbreward.md §3).
+cat_reports() {
+  jq . "$D/pair/check.json"
+  jq . "$D/pair/prof.json"
+  jq '.task_id = "kernelbench/level1/20_LeakyReLU" | .solution_hash = "ab12" | .status = "compile_error"' "$D/pair/check.json"
+  jq '.solution_hash = "cd34" | .status = "incorrect"' "$D/pair/check.json"
+}
+cat_reports | "$KB" score - >"$TMP/out" 2>"$TMP/err"
+expect_eq "concatenated documents exit" 0 "$?"
+expect_eq "concatenated documents: a score per candidate" "3 -1 -1" "$(jq -r .reward "$TMP/out" | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "concatenated documents quiet" "" "$(cat "$TMP/err")"
+cat_reports >"$TMP/cat.json"
+expect_rc "concatenated documents in a file" 0 "$KB" score "$TMP/cat.json"
+expect_eq "concatenated documents in a file: a score per candidate" 3 "$(wc -l <"$TMP/out")"
+expect_rc "concatenated documents, report" 0 "$KB" report --format json "$TMP/cat.json"
+expect_eq "concatenated documents, report: 4 records, one result per task" "4 2" "$(jq -r '"\(.inputs.records) \(.overall.results)"' "$TMP/out")"
+contains "$TMP/err" "1 tasks with more than one candidate (the last one counted)"
+# A bad line between documents is named, and the documents after it kept.
+{ jq . "$D/pair/check.json"; echo 'oops {'; jq . "$D/pair/prof.json"; } | "$KB" score - >"$TMP/out" 2>"$TMP/err"
+expect_eq "bad line between documents: the pair is still scored" 3 "$(jq -r .reward "$TMP/out")"
+contains "$TMP/err" "1 lines that are not JSON (skipped): -:$(( $(jq . "$D/pair/check.json" | wc -l) + 1 ))"
+
+# An eval folder (kbrollout eval's layout, with a report of it beside): only
+# results.jsonl is read, not the trajectories (two records for one rollout
+# here: an infra_error redone) nor timeline.json or report.json.
+mkdir -p "$TMP/eval/rollouts"
+traj() { jq -cn --arg t "$1" --arg s "$2" '{format: "kb-trajectory", format_version: 1, tool: "kbrollout", rollout_id: ($t + "#0"), task_id: $t, solution_hash: ("h" + $t), status: $s, timings: null}'; }
+{ traj a infra_error; traj a ok; traj b incorrect; } >"$TMP/eval/rollouts/trajectories.jsonl"
+{ jq -cn '{tool: "kbrollout", task_id: "a", level: 1, solution_hash: "ha", status: "ok", timings: null, rollout_id: "a#0", reward: 1}'
+  jq -cn '{tool: "kbrollout", task_id: "b", level: 1, solution_hash: "hb", status: "incorrect", timings: null, rollout_id: "b#0", reward: -1}'
+} >"$TMP/eval/rollouts/results.jsonl"
+printf '{\n  "gpu": [],\n  "cpu": [{"slot": "0", "lease": 1}]\n}\n' >"$TMP/eval/rollouts/timeline.json"
+"$KB" report --scheme correctness --format json "$TMP/eval" -o "$TMP/eval/report.json" 2>/dev/null
+expect_rc "eval folder" 0 "$KB" report --scheme correctness --format json "$TMP/eval"
+expect_eq "eval folder: the results only" "2 1 $TMP/eval/rollouts/results.jsonl" \
+  "$(jq -r '"\(.overall.results) \(.overall.correct) \(.inputs.sources | join(","))"' "$TMP/out")"
+expect_eq "eval folder: no warning" "" "$(cat "$TMP/err")"
+mkdir -p "$TMP/traj-only"; cp "$TMP/eval/rollouts/trajectories.jsonl" "$TMP/eval/rollouts/timeline.json" "$TMP/traj-only/"
+expect_rc "a folder of no reports" 2 "$KB" report "$TMP/traj-only"
+contains "$TMP/err" "no report files in this directory (not reports: timeline.json, trajectories.jsonl"
+
+# -o's extension decides the format; one no format has is refused (exit 2,
+# one line, nothing written), --format overrides it; --json FILE is the JSON
+# report (score: the records).
+expect_rc "-o x.pdf" 2 "$KB" report -o "$TMP/x.pdf" "$D/candidates.jsonl"
+expect_eq "-o x.pdf one line" 1 "$(wc -l <"$TMP/err")"
+contains "$TMP/err" "kbreward: -o $TMP/x.pdf: no report format is written as .pdf; use .txt (or no extension), .json, .md or .html, or give --format"
+[ ! -e "$TMP/x.pdf" ] || fail "-o x.pdf wrote a file"
+expect_rc "-o r.TXT" 0 "$KB" report -o "$TMP/r.TXT" "$D/candidates.jsonl"
+contains "$TMP/r.TXT" "kbreward run report: 8 tasks"
+expect_rc "--json FILE" 0 "$KB" report --json "$TMP/r.json" "$D/candidates.jsonl"
+expect_eq "--json FILE is the JSON report" "report 8" "$(jq -r '"\(.stage) \(.overall.results)"' "$TMP/r.json")"
+expect_rc "--json with --format html" 2 "$KB" report --json "$TMP/r2.json" --format html "$D/candidates.jsonl"
+expect_rc "score --json FILE" 0 "$KB" score --json "$TMP/s3.jsonl" "$D/candidates.jsonl"
+expect_eq "score --json FILE lines" 8 "$(wc -l <"$TMP/s3.jsonl")"
+
 # Scheme names: lib/reward's one spelling; anything else is refused (exit 2, one line).
 for bad in log_speedup bogus; do
   expect_rc "scheme $bad" 2 "$KB" score --scheme "$bad" "$D/candidates.jsonl"

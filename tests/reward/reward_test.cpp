@@ -2,11 +2,30 @@
 // noise-aware variant and the ablation's speed-up rewards, on hand-computed
 // cases: the numbers in each test are chosen so that the expected reward can
 // be checked with pencil and paper; the comment beside each says how.
+//
+// Then the reader's streams and directories (lib/reward/input.h,
+// docs/kbreward.md §1; the rest of the reader is tests/report/input_test.cpp):
+// JSON values one after another -- JSONL, concatenated pretty-printed
+// documents (what `cat a.json b.json` or a loop of `--json -` gives), or both
+// -- each become a record named by the line it starts on, and what is not
+// JSON is named by its line without hiding the records after it. A directory
+// gives its report files: kbrollout's trajectories and files without a
+// task_id (timeline.json, kbreward's own report.json) are left out.
 #include "reward/reward.h"
+#include "reward/input.h"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
 
 namespace kb::reward {
 namespace {
@@ -311,6 +330,161 @@ TEST(Scheme, WrittenOut) {
   EXPECT_EQ(j["speedup_baseline"], "compile");
   EXPECT_EQ(parseSchemeName("log-speedup"), SchemeKind::LogSpeedup);
   EXPECT_FALSE(parseSchemeName("linear").has_value());
+}
+
+// ---- the reader: streams and directories ------------------------------------
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> taskIds(const RawInput& raw) {
+  std::vector<std::string> out;
+  for (const RawRecord& r : raw.records) out.push_back(r.json.value("task_id", ""));
+  return out;
+}
+
+std::vector<std::string> origins(const RawInput& raw) {
+  std::vector<std::string> out;
+  for (const RawRecord& r : raw.records) out.push_back(r.origin);
+  return out;
+}
+
+// A kbcheck report as `kbcheck --json FILE` writes it: indented, several lines.
+std::string pretty(const std::string& task, const std::string& hash, const std::string& status) {
+  Json j = {{"tool", "kbcheck"}, {"stage", "verify"}, {"task_id", task}, {"solution_hash", hash},
+            {"status", status}, {"verify", {{"seeds", Json::array({0, 1})}, {"max_abs_err", 0.0}}}};
+  return j.dump(2) + "\n";
+}
+
+TEST(Stream, ConcatenatedPrettyDocumentsAreEachARecord) {
+  std::string a = pretty("t1", "h1", "ok"), b = pretty("t1", "h2", "incorrect"), c = pretty("t2", "h3", "ok");
+  RawInput raw;
+  parseText(a + b + c, "-", raw);
+  EXPECT_EQ(taskIds(raw), (std::vector<std::string>{"t1", "t1", "t2"}));
+  // Named by the line each starts on.
+  auto lines = [](const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); };
+  EXPECT_EQ(origins(raw), (std::vector<std::string>{"-:1", "-:" + std::to_string(1 + lines(a)),
+                                                    "-:" + std::to_string(1 + lines(a) + lines(b))}));
+  EXPECT_TRUE(raw.unparsable.empty());
+  EXPECT_TRUE(raw.not_objects.empty());
+  // Every candidate is one: three of them, two of one task.
+  Input in = assemble(std::move(raw));
+  EXPECT_EQ(in.candidates.size(), 3u);
+}
+
+TEST(Stream, DocumentsWithoutNewlinesBetweenThemAndMixedWithJsonl) {
+  RawInput raw;
+  parseText("{\"task_id\": \"a\"}{\"task_id\": \"b\"}\n" + pretty("c", "h", "ok") + "{\"task_id\": \"d\"}\n", "in",
+            raw);
+  ASSERT_EQ(taskIds(raw), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(raw.records[0].origin, "in:1");
+  EXPECT_EQ(raw.records[1].origin, "in:1");
+  EXPECT_EQ(raw.records[2].origin, "in:2");
+}
+
+TEST(Stream, BracketsAndEscapesInsideStringsDoNotEndADocument) {
+  RawInput raw;
+  parseText("{\"task_id\": \"x\", \"note\": \"} ] { \\\" [\"}\n{\"task_id\": \"y\"}\n", "in", raw);
+  ASSERT_EQ(taskIds(raw), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(raw.records[0].json["note"], "} ] { \" [");
+}
+
+TEST(Stream, BadLinesAreNamedAndTheRecordsAfterThemKept) {
+  // Line 2 is not JSON, line 3 is an object cut short (an interrupted
+  // append), line 5 a JSON value that is not an object, line 6 a cut string.
+  std::string text =
+      "{\"task_id\": \"a\"}\n"
+      "this line is not JSON\n"
+      "{\"task_id\": \"b\", \"status\": \n" +
+      pretty("c", "h", "ok") +  // lines 4..
+      "42\n"
+      "{\"task_id\": \"d\", \"sta\n"
+      "{\"task_id\": \"e\"}\n";
+  int c_lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) - 6;
+  RawInput raw;
+  parseText(text, "f.jsonl", raw);
+  EXPECT_EQ(taskIds(raw), (std::vector<std::string>{"a", "c", "e"}));
+  EXPECT_EQ(raw.unparsable, (std::vector<std::string>{"f.jsonl:2", "f.jsonl:3", "f.jsonl:" + std::to_string(5 + c_lines)}));
+  EXPECT_EQ(raw.not_objects, (std::vector<std::string>{"f.jsonl:" + std::to_string(4 + c_lines)}));
+}
+
+TEST(Stream, OneDocumentIsStillNamedByTheFile) {
+  RawInput raw;
+  parseText(pretty("t", "h", "ok"), "r.json", raw);
+  EXPECT_EQ(origins(raw), std::vector<std::string>{"r.json"});
+  RawInput arr;
+  parseText("[{\"task_id\": \"a\"}, 3]", "a.json", arr);
+  EXPECT_EQ(origins(arr), std::vector<std::string>{"a.json[0]"});
+  EXPECT_EQ(arr.not_objects, std::vector<std::string>{"a.json[1]"});
+}
+
+// An eval folder as kbrollout eval writes it, with kbreward's report of it.
+class Dir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kb-stream-input-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "rollouts");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  static std::string trajectory(const std::string& task, int sample) {
+    Json t = {{"format", "kb-trajectory"}, {"format_version", 1}, {"tool", "kbrollout"},
+              {"rollout_id", task + "#" + std::to_string(sample)}, {"task_id", task},
+              {"solution_hash", "h" + task}, {"status", "ok"}, {"timings", nullptr}};
+    return t.dump() + "\n";
+  }
+  static std::string result(const std::string& task) {
+    Json r = {{"tool", "kbrollout"}, {"task_id", task}, {"solution_hash", "h" + task}, {"status", "ok"},
+              {"rollout_id", task + "#0"}, {"reward", 1.0}};
+    return r.dump() + "\n";
+  }
+  fs::path dir_;
+};
+
+TEST_F(Dir, AnEvalFolderGivesItsResultsOnly) {
+  write("rollouts/trajectories.jsonl", trajectory("a", 0) + trajectory("b", 0));
+  write("rollouts/results.jsonl", result("a") + result("b"));
+  write("rollouts/timeline.json", "{\n  \"gpu\": [],\n  \"cpu\": [{\"slot\": \"0\"}]\n}\n");
+  write("report.json", "{\n  \"tool\": \"kbreward\", \"stage\": \"report\", \"task_id\": null, \"tasks\": []\n}\n");
+  RawInput raw;
+  readPath(dir_, raw);
+  EXPECT_EQ(taskIds(raw), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(raw.sources, std::vector<std::string>{(dir_ / "rollouts/results.jsonl").string()});
+  Input in = assemble(std::move(raw));
+  EXPECT_EQ(in.candidates.size(), 2u);
+  for (const Warning& w : in.warnings) ADD_FAILURE() << "warning " << w.kind << ": " << formatWarning(w);
+}
+
+TEST_F(Dir, ANamedTrajectoryFileIsReadAsItWas) {
+  write("rollouts/trajectories.jsonl", trajectory("a", 0));
+  RawInput raw;
+  readPath(dir_ / "rollouts/trajectories.jsonl", raw);
+  EXPECT_EQ(taskIds(raw), std::vector<std::string>{"a"});
+}
+
+TEST_F(Dir, AFolderOfNoReportsIsAUsageErrorNamingTheFiles) {
+  write("rollouts/trajectories.jsonl", trajectory("a", 0));
+  write("rollouts/timeline.json", "{\"gpu\": []}\n");
+  RawInput raw;
+  try {
+    readPath(dir_, raw);
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("no report files"), std::string::npos) << what;
+    EXPECT_NE(what.find("timeline.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("trajectories.jsonl"), std::string::npos) << what;
+  }
+}
+
+TEST_F(Dir, AReportFileWithBadLinesIsStillReadAndNamed) {
+  write("results.jsonl", result("a") + "oops\n");
+  write("broken.jsonl", "not json at all\n");
+  RawInput raw;
+  readPath(dir_, raw);
+  EXPECT_EQ(taskIds(raw), std::vector<std::string>{"a"});
+  EXPECT_EQ(raw.unparsable, (std::vector<std::string>{(dir_ / "broken.jsonl").string() + ":1",
+                                                      (dir_ / "results.jsonl").string() + ":2"}));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The command-line contract of docs/cli.md, enforced on all eight tools: no
-# arguments, --version, --help (every flag described), an unknown flag,
-# enumerated flags with bad values, a missing and an unreadable input, an
-# unwritable output, one stream on stdout, and SIGINT during work. Each case
+# arguments, --version ("TOOL VERSION"), --help (every flag described, the
+# usage line naming the tool), an unknown flag, enumerated flags with bad
+# values, a missing and an unreadable input, an unwritable output, one stream
+# on stdout, --json FILE, output formats by extension, durations with units,
+# and SIGINT during work. Each case
 # checks the documented exit code and, for every error, exactly one line
 # "TOOL: what" on stderr (no traceback).
 #
@@ -97,8 +99,9 @@ for tool in "${TOOLS[@]}"; do
 done
 
 # --help of every subcommand (one level down, two for kbtrain toy), and every
-# flag in each described: CLI11 puts the description at column 30, or on the
-# next line when the flag's name is longer.
+# flag in each described: CLI11 puts the description at column 30, or, when
+# the flag's column (name, type, default) fills 30 characters, on the next
+# line, indented by 30.
 help_check() {
   local tool="$1"; shift
   local text; text=$("${EXE[$tool]}" "$@" --help 2>&1)
@@ -112,12 +115,10 @@ for i, l in enumerate(lines):
     if not l.startswith("  -"):
         continue
     name = l.rstrip()
-    if len(l) > 30 and not l[:30].endswith(" ") and len(l.split()[0]) >= 28:
-        # a long name: the description is on the next line
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if not (nxt.startswith(" " * 30) and nxt.strip()):
-            print(name.strip())
-    elif not l[30:].strip():
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if nxt.startswith(" " * 30) and nxt.strip():
+        continue  # a long flag column: the description is on the next line
+    if len(name) <= 30 or not l[30:].strip():
         print(name.strip())
 ' <<<"$text")
   if [ -z "$undescribed" ]; then ok "$tool $* --help: every flag described"
@@ -415,6 +416,95 @@ expect "an unreadable --token-file" kbserve 2 -- "${AS_USER[@]}" "${EXE[kbserve]
 # SIGINT stops the server after a drain (nothing accepted: at once).
 SIGINT_TARGET=pid SIGINT_DELAY=0.5 sigint "a serving server" kbserve 'listening on' stderr 60 -- \
   "${EXE[kbserve]}" --tasks "$T/tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state3"
+
+# ---- contract drift (issue 38) -----------------------------------------------------
+# --version is exactly "TOOL VERSION", and --help's usage line names the tool
+# and subcommand, never the executable's path (the tools run here by their
+# full path, as build/tools/TOOL/TOOL).
+for tool in "${TOOLS[@]}"; do
+  if [ "${EXE[$tool]}" = none ]; then bad "$tool: version line and usage line ($tool was not built)"; continue; fi
+  v=$("${EXE[$tool]}" --version 2>&1)
+  if [[ "$v" =~ ^$tool\ [0-9]+\.[0-9]+\.[0-9]+[^[:space:]]*$ ]]; then ok "$tool: --version is \"$tool VERSION\" ($v)"
+  else bad "$tool: --version is \"$tool VERSION\"" "$v"; fi
+  wrong=""
+  u=$("${EXE[$tool]}" --help 2>&1 | grep '^Usage:')
+  [[ "$u" == "Usage: $tool "* ]] || wrong+="$u"$'\n'
+  for sub in $(subcommands "$tool"); do
+    u=$("${EXE[$tool]}" "$sub" --help 2>&1 | grep '^Usage:')
+    [[ "$u" == "Usage: $tool $sub "* ]] || wrong+="$u"$'\n'
+  done
+  if [ -z "$wrong" ]; then ok "$tool: --help's usage lines name the tool, not a path"
+  else bad "$tool: --help's usage lines name the tool, not a path" "$wrong"; fi
+done
+
+# --json FILE (docs/cli.md): the JSON report, indented in a file, one line on
+# stdout for "-"; refused with one line by a subcommand that has no JSON report.
+json_file() {  # json_file NAME FILE JQ_TEST: FILE is an indented JSON document passing JQ_TEST
+  if [ -f "$2" ] && [ "$(grep -c '' "$2")" -gt 1 ] && jq -e "$3" "$2" >/dev/null 2>&1; then ok "$1"
+  else bad "$1" "$(head -c 400 "$2" 2>&1)"; fi
+}
+json_line() {  # json_line NAME FILE JQ_TEST: FILE is one JSON line passing JQ_TEST
+  if [ "$(grep -c '' "$2" 2>/dev/null)" = 1 ] && jq -e "$3" "$2" >/dev/null 2>&1; then ok "$1"
+  else bad "$1" "$(head -c 400 "$2" 2>&1)"; fi
+}
+expect "report --json FILE" kbreward 0 -- kbreward report "$C" --json "$WORK/rw-report.json"
+json_file "kbreward: report --json FILE wrote the JSON report" "$WORK/rw-report.json" '.tool == "kbreward" and .stage == "report" and .overall.results == 8'
+expect "report --json -" kbreward 0 -- kbreward report "$C" --json -
+json_line "kbreward: report --json - printed one line" "$WORK/case$n.out" '.stage == "report"'
+expect "score --json FILE" kbreward 0 -- kbreward score "$C" --json "$WORK/rw-score.jsonl"
+if [ "$(jq -s 'map(select(.tool == "kbreward" and .stage == "score")) | length' "$WORK/rw-score.jsonl" 2>/dev/null)" = 8 ]
+then ok "kbreward: score --json FILE wrote the 8 score records"; else bad "kbreward: score --json FILE wrote the 8 score records"; fi
+expect "report --json with -o (two names for one output)" kbreward 2 "--json .*-o.*one" -- kbreward report "$C" --json "$WORK/rw2.json" -o "$WORK/rw2.html"
+expect "unwritable --json" kbreward 2 "--json $NOWRITE_FILE: " -- kbreward report "$C" --json "$NOWRITE_FILE"
+mkdir -p "$WORK/empty-replay"; chmod a+rx "$WORK/empty-replay"
+expect "run --json FILE" kbrollout 0 -- kbrollout run --tasks "$TASK" --out "$WORK/rj.jsonl" \
+  --replay "$WORK/empty-replay" --no-progress --json "$WORK/rollout-summary.json"
+json_file "kbrollout: run --json FILE wrote the run's summary" "$WORK/rollout-summary.json" \
+  '.tool == "kbrollout" and .stage == "run" and .rollouts == 1 and .done == 1 and .status == "ok"'
+expect "eval --json -" kbrollout 0 -- kbrollout eval --tasks "$TASK" --out "$WORK/ej" --replay "$WORK/empty-replay" --no-progress --json -
+json_line "kbrollout: eval --json - printed the summary as one line" "$WORK/case$n.out" '.stage == "eval" and .done == 1'
+expect "unwritable --json" kbrollout 2 "--json $NOWRITE_FILE: " -- kbrollout run --tasks "$TASK" --out "$WORK/rj2.jsonl" \
+  --replay "$WORK/empty-replay" --json "$NOWRITE_FILE"
+expect "encode --json FILE" kbpolicy 0 -- kbpolicy encode --tokenizer "$TINY" --text hi --json "$WORK/enc.json"
+json_file "kbpolicy: encode --json FILE wrote the ids" "$WORK/enc.json" '.ids | length > 0'
+echo '[{"role": "user", "content": "hi"}]' >"$WORK/msgs.json"
+expect "chat --json -" kbpolicy 0 -- kbpolicy chat --tokenizer "$TINY" --messages "$WORK/msgs.json" --json -
+json_line "kbpolicy: chat --json - printed one line" "$WORK/case$n.out" '.template == "chatml"'
+expect "decode --json (text, no JSON report)" kbpolicy 2 "^kbpolicy: --json: .*no JSON report" -- kbpolicy decode --tokenizer "$TINY" --ids '[1]' --json "$WORK/dec.json"
+expect "encode: unwritable --json" kbpolicy 2 "--json $NOWRITE_FILE: " -- kbpolicy encode --tokenizer "$TINY" --text hi --json "$NOWRITE_FILE"
+expect "rft --json FILE" kbtrain 0 -- kbtrain rft "$D" --model "$TINY" --out "$WORK/tr/oj" --max-steps 1 \
+  --keep-no-reward --device cpu --no-progress --json "$WORK/tr/rft-summary.json"
+json_file "kbtrain: rft --json FILE wrote the summary" "$WORK/tr/rft-summary.json" '.stage == "rft" and .steps == 1'
+expect "diff --json -" kbtrain 0 -- kbtrain diff "$TINY" "$TINY" --json -
+json_line "kbtrain: diff --json - printed one line" "$WORK/case$n.out" 'type == "object"'
+expect "plot --json (HTML, no JSON report)" kbtrain 2 "^kbtrain: --json: .*no JSON report" -- kbtrain plot "$D" --out "$WORK/tr/p.html" --json "$WORK/tr/p.json"
+expect "rft: unwritable --json" kbtrain 2 "--json $NOWRITE_FILE: " -- kbtrain rft "$D" --model "$TINY" --out "$WORK/tr/o4" --json "$NOWRITE_FILE"
+
+# An output format follows -o's extension or --format; an extension no format
+# has is refused before any work (exit 2), naming the ones there are.
+expect "report -o x.pdf (no such format)" kbreward 2 '\.html' -- kbreward report "$C" -o "$WORK/x.pdf"
+[ -e "$WORK/x.pdf" ] && bad "kbreward: -o x.pdf wrote a file" || ok "kbreward: -o x.pdf wrote nothing"
+expect "report -o x.pdf --format html (the flag decides)" kbreward 0 -- kbreward report "$C" -o "$WORK/x.pdf" --format html
+expect "report -o X.HTML" kbreward 0 -- kbreward report "$C" -o "$WORK/X.HTML"
+grep -q '<html' "$WORK/X.HTML" 2>/dev/null && ok "kbreward: -o X.HTML is HTML" || bad "kbreward: -o X.HTML is HTML"
+
+# Durations take a unit (docs/cli.md): a plain number is seconds; ms, s, m, h.
+DUR='must be a duration'
+expect "verify --timeout 5s --build-timeout 2m" kbcheck 0 -- kbcheck verify --device cpu -q --timeout 5s --build-timeout 2m "$TASK" "$SOL"
+expect "verify --timeout 5parsecs" kbcheck 2 "^kbcheck: --timeout: $DUR" -- kbcheck verify --device cpu --timeout 5parsecs "$TASK" "$SOL"
+expect "verify --cpu-time 500ms (whole seconds)" kbcheck 2 "cpu-time.*whole seconds" -- kbcheck verify --device cpu --cpu-time 500ms "$TASK" "$SOL"
+expect "--timeout 2m --budget 500ms" kbprof 0 -- kbprof "$TASK" "$SOL" --device cpu -q --timeout 2m --budget 500ms
+expect "--timeout 5parsecs" kbprof 2 "^kbprof: --timeout: $DUR" -- kbprof "$TASK" "$SOL" --device cpu --timeout 5parsecs
+expect "run --timeout 5s --wall-s 1h (no server: exit 3, after the parse)" kbrollout 3 -- \
+  kbrollout run --tasks "$RT" --out "$WORK/r-dur.jsonl" --policy http://127.0.0.1:9/v1 --model m --retries 1 --timeout 5s --wall-s 1h
+expect "run --timeout 5parsecs" kbrollout 2 "^kbrollout: --timeout: $DUR" -- \
+  kbrollout run --tasks "$RT" --out "$WORK/r-dur.jsonl" --policy http://127.0.0.1:9/v1 --model m --timeout 5parsecs
+expect "filter --task-timeout 10m" kbsynth 0 -- kbsynth filter "$WORK/c-ok" --stages parse --task-timeout 10m --time-limit 1h
+expect "import --timeout 5parsecs" kbsynth 2 "^kbsynth: --timeout: $DUR" -- kbsynth import "$PY1" -o "$WORK/imp-dur" --timeout 5parsecs
+expect "--verify-timeout 1m --drain-s 500ms (parsed: the next error is the task folder's)" kbserve 2 "no task" -- \
+  kbserve --tasks "$WORK/no-tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state4" \
+  --verify-timeout 1m --drain-s 500ms --session-idle-s 2h --profile-budget-s 5s
+expect "--verify-timeout 5parsecs" kbserve 2 "^kbserve: --verify-timeout: $DUR" -- kbserve --tasks "$T/tasks" --gpus none --verify-timeout 5parsecs
 
 chmod 755 "$WORK/in/locked" "$WORK/ro" 2>/dev/null
 echo

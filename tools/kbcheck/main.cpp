@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
                "3 infra_error, 130 stopped by SIGINT (no verdict). See docs/cli.md.",
                "kbcheck"};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", std::string("kbcheck ") + KB_VERSION, "Print the version and exit");
+  kb::tools::setVersionFlag(app, "kbcheck");
   std::function<int()> command;  // the chosen subcommand's work, set by its callback
 #ifdef KB_HAVE_CLANG
   kb::tools::addStaticCommand(app, &command);
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   kb::tools::addVerifyCommand(app, &command);
   kb::tools::CheckFlags check;
   kb::tools::addCheckOptions(app, check);
+  kb::tools::durationFlags(app, {"--timeout", "--build-timeout", "--cpu-time"});
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbcheck")) return *rc;
   return kb::tools::runGuarded("kbcheck", [&] {
     if (command) return command();

@@ -32,7 +32,14 @@ void writeOut(const std::string& path, const std::string& text) {
 // or file read and judged unusable (unsupported architecture, bad tensors);
 // 3 an infrastructure fault (torch, device); 128 + signal when generate was
 // stopped (nothing written).
-int run(PolicyCommand& c) {
+//
+// json: --json FILE (encode, chat, generate, bench): the subcommand's JSON
+// there, an indented document (generate: its JSON lines), "-": stdout.
+int run(PolicyCommand& c, const std::string& json) {
+  if (!json.empty()) {
+    if (!c.out.empty()) throw UsageError("--json FILE and --out FILE both name the output; give one");
+    tools::checkWritableFile(json, "--json");
+  }
   if (c.subcommand == "encode" || c.subcommand == "logits" || c.subcommand == "generate")
     tools::checkWritableFile(c.out, "--out");
   if (c.subcommand == "save") tools::checkWritableDir(c.out, "--out");
@@ -48,7 +55,10 @@ int run(PolicyCommand& c) {
                                       ", nothing written; run the same command again");
     return tools::StopSignals::exitCode();
   }
-  if (!r.output.empty()) writeOut(r.output_path, r.output);
+  if (!json.empty() && json != "-" && c.subcommand != "generate")
+    tools::writeJsonOutput(json, Json::parse(r.output));  // one JSON document, indented in a file
+  else if (!r.output.empty())
+    writeOut(json.empty() ? r.output_path : json, r.output);
   if (!r.note.empty()) std::cerr << "kbpolicy: " << r.note << "\n";
   return 0;
 }
@@ -58,7 +68,7 @@ int run(PolicyCommand& c) {
 int main(int argc, char** argv) {
   CLI::App app{"kbpolicy " KB_VERSION " -- the local LibTorch policy: tokenizer, chat template, model"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("kbpolicy ") + KB_VERSION, "Print the version and exit");
+  tools::setVersionFlag(app, "kbpolicy");
   const std::vector<std::string> kDtypes = {"auto", "float32", "bfloat16", "float16"};
   PolicyCommand c;
   std::string text;
@@ -130,12 +140,24 @@ int main(int argc, char** argv) {
   bench->add_option("--device", c.device, "cpu, cuda or cuda:N")->check(tools::deviceValidator());
   bench->add_option("--dtype", c.dtype, "auto, float32, bfloat16 or float16")->check(CLI::IsMember(kDtypes));
 
+  // --json FILE (docs/cli.md) where the subcommand prints JSON; the others
+  // refuse it with one line.
+  std::string json;
+  for (CLI::App* sub : {encode, chat, generate, bench})
+    sub->add_option("--json", json,
+                    sub == generate ? "write the JSON lines to FILE instead of stdout ('-': stdout); as --out"
+                                    : "write the JSON to FILE (indented) instead of stdout ('-': one line on stdout)")
+        ->type_name("FILE");
+  tools::refuseJsonFlag(decode, "decode prints text and has no JSON report");
+  tools::refuseJsonFlag(logits, "logits writes safetensors (--out) and has no JSON report");
+  tools::refuseJsonFlag(save, "save writes a checkpoint (--out) and has no JSON report");
+
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbpolicy")) return *rc;
   for (CLI::App* sub : app.get_subcommands()) c.subcommand = sub->get_name();
   if (text_opt->count() > 0) c.text = text;
   if (seed_opt->count() > 0) c.sampling.seed = seed;
   try {
-    return run(c);
+    return run(c, json);
   } catch (const UsageError& e) {
     tools::printError("kbpolicy", e.what());
     return tools::kExitUsage;

@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", f.kernels, "Kernels listed in the breakdown")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
-  app.set_version_flag("--version", std::string("kbprof ") + KB_VERSION, "Print the version and exit");
+  kb::tools::setVersionFlag(app, "kbprof");
+  kb::tools::durationFlags(app, {"--timeout", "--budget"});
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbprof")) return *rc;
   return kb::tools::runGuarded("kbprof", [&] {
     if (f.max_rounds < f.min_rounds) throw kb::UsageError("--max-rounds is below --min-rounds");

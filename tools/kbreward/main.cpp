@@ -1,5 +1,8 @@
 // kbreward: the command line over lib/reward. It parses flags and calls
 // runScore or runReport (lib/report/commands.h); all logic lives in lib/reward.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -81,6 +84,21 @@ void addSchemeOptions(CLI::App* cmd, SchemeFlags& f) {
       ->capture_default_str();
 }
 
+// The report's format from -o's extension (docs/kbreward.md §3): stdout and
+// .txt or no extension are text, .json JSON, .md Markdown, .html HTML (any
+// case). Any other extension is refused (exit 2) rather than written as text.
+std::string formatOfOutput(const std::string& out) {
+  if (out.empty() || out == "-") return "text";
+  std::string ext = std::filesystem::path(out).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext.empty() || ext == ".txt" || ext == ".text") return "text";
+  if (ext == ".json") return "json";
+  if (ext == ".md" || ext == ".markdown") return "markdown";
+  if (ext == ".html" || ext == ".htm") return "html";
+  throw kb::UsageError("-o " + out + ": no report format is written as " + ext +
+                       "; use .txt (or no extension), .json, .md or .html, or give --format");
+}
+
 int run(int argc, char** argv) {
   // `score` is the default subcommand: `kbreward --check a --prof b` scores.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -91,7 +109,7 @@ int run(int argc, char** argv) {
   CLI::App app{"kbreward: rewards for candidate CUDA kernels (score) and run reports (report).",
                "kbreward"};
   app.footer(kFooter);
-  app.set_version_flag("--version", KB_VERSION);
+  kb::tools::setVersionFlag(app, "kbreward");
   app.require_subcommand(1);
 
   CLI::App* score_cmd = app.add_subcommand(
@@ -102,6 +120,9 @@ int run(int argc, char** argv) {
   score_cmd->add_option("--check", sc.check_files, "A kbcheck report (repeatable)")->check(CLI::ExistingPath);
   score_cmd->add_option("--prof", sc.prof_files, "A kbprof report (repeatable)")->check(CLI::ExistingPath);
   score_cmd->add_option("-o,--out", sc.out, "Write the JSONL here instead of stdout");
+  std::string score_json;
+  score_cmd->add_option("--json", score_json, "The score records (JSONL) to FILE, '-' for stdout; the same as -o FILE")
+      ->type_name("FILE");
   score_cmd->add_flag("--strict", sc.strict, "Exit 1 when the input drew any warning");
   addSchemeOptions(score_cmd, score_flags);
 
@@ -113,9 +134,14 @@ int run(int argc, char** argv) {
   SchemeFlags report_flags;
   report_cmd->add_option("inputs", rep.inputs, "Reports or combined records: files, directories, - for stdin");
   report_cmd->add_option("--compare", rep.compare, "Two runs A B side by side, per task")->expected(2);
-  report_cmd->add_option("--format", rep.format, "text (default), json, markdown, html; -o's extension otherwise")
+  report_cmd->add_option("--format", rep.format,
+                         "text, json, markdown, html; without it, -o's extension decides (.txt or none, .json, "
+                         ".md, .html) and stdout is text")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   report_cmd->add_option("-o,--out", rep.out, "Write the report here instead of stdout");
+  std::string report_json;
+  report_cmd->add_option("--json", report_json, "The JSON report to FILE, '-' for one line on stdout (-o FILE --format json)")
+      ->type_name("FILE");
   report_cmd->add_option("--title", ropts.title, "Title of the report")->capture_default_str();
   report_cmd->add_option("--rate-margin", ropts.rate_margin,
                          "Faster-than rates count b() at this margin (0: strictly faster)")
@@ -134,8 +160,13 @@ int run(int argc, char** argv) {
   for (std::string& a : args) argv2.push_back(a.data());
   if (auto rc = kb::tools::parseOrExit(app, static_cast<int>(argv2.size()), argv2.data(), "kbreward")) return *rc;
 
-  // -o checked before any work (exit 2, not after the whole run).
+  // -o and --json checked before any work (exit 2, not after the whole run).
   if (*score_cmd) {
+    if (!score_json.empty()) {
+      if (!sc.out.empty()) throw kb::UsageError("--json FILE and -o FILE both name the score records' output; give one");
+      kb::tools::checkWritableFile(score_json, "--json");
+      sc.out = score_json;
+    }
     kb::tools::checkWritableFile(sc.out, "-o/--out");
     sc.scheme = score_flags.build();
     return runScore(sc);
@@ -143,6 +174,15 @@ int run(int argc, char** argv) {
   ropts.scheme = report_flags.build();
   ropts.primary = *parseBaselineName(primary);
   rep.title_given = report_cmd->count("--title") > 0;
+  if (!report_json.empty()) {
+    if (!rep.out.empty()) throw kb::UsageError("--json FILE and -o FILE both name the report's output; give one");
+    if (!rep.format.empty() && rep.format != "json")
+      throw kb::UsageError("--json writes the JSON report; drop --format " + rep.format + " or use -o");
+    kb::tools::checkWritableFile(report_json, "--json");
+    rep.out = report_json;
+    rep.format = "json";
+  }
+  if (rep.format.empty()) rep.format = formatOfOutput(rep.out);
   kb::tools::checkWritableFile(rep.out, "-o/--out");
   return runReport(rep);
 }
@@ -150,13 +190,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const kb::UsageError& e) {
-    std::cerr << "kbreward: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "kbreward: " << e.what() << "\n";
-    return 3;
-  }
+  return kb::tools::runGuarded("kbreward", [&] { return run(argc, argv); });  // UsageError 2, others 3
 }

@@ -112,6 +112,10 @@ void addCommon(CLI::App* app, Flags& f, bool eval) {
   // Renamed flags (docs/cli.md): refused with their new name, not taken silently.
   for (const char* old : {"--reward", "--parallel", "--timeout-s", "--task-device"})
     app->add_option_function<std::string>(old, [&f, old](const std::string&) { f.old_flag = old; })->group("");
+  app->add_option("--json", f.json,
+                  "the run's summary (rollouts done, resumed, failed, infra_error, mean reward) as JSON to FILE, "
+                  "'-' for one line on stdout")
+      ->type_name("FILE");
   app->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
   app->add_flag("--remove-workspaces", f.remove_workspaces, "delete each workspace once written");
 }
@@ -132,6 +136,7 @@ int run(Flags& f) {
     throw UsageError(f.old_flag + " was renamed " + renamedTo(f.old_flag) + " (docs/cli.md)");
   if (f.eval) tools::checkWritableDir(f.out.empty() ? "eval-out" : f.out, "-o/--out");  // exit 2 before any work
   if (!f.work_dir.empty()) tools::checkWritableDir(f.work_dir, "--work-dir");
+  tools::checkWritableFile(f.json, "--json");
   LocalPolicyLoader load_local;
 #ifdef KB_HAVE_LOCAL_POLICY
   load_local = [](const std::string& dir, const std::string& device, const std::string& dtype) {
@@ -165,16 +170,9 @@ int main(int argc, char** argv) {
               "DIR/trajectories.jsonl and DIR/results.jsonl for `kbreward report`");
   addCommon(eval_cmd, f, true);
   eval_cmd->add_option("-o,--out", f.out, "output directory (default eval-out)");
-  app.set_version_flag("--version", KB_VERSION);
+  tools::setVersionFlag(app, "kbrollout");
+  tools::durationFlags(app, {"--timeout", "--wall-s", "--backoff-s"});
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbrollout")) return *rc;
   f.eval = eval_cmd->parsed();
-  try {
-    return run(f);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "kbrollout: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbrollout: %s\n", e.what());
-    return 3;
-  }
+  return tools::runGuarded("kbrollout", [&] { return run(f); });  // UsageError 2, others 3
 }

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       "  curl -s localhost:8470/v1/evaluations?wait=true -H 'Content-Type: application/json' -d '{\"task\": \"testdata/linear_relu\", \"device\": \"cpu\",\n"
       "       \"files\": {\"forward.cpp\": \"...\"}}'",
       "kbserve"};
-  app.set_version_flag("--version", std::string("kbserve ") + KB_VERSION, "Print the version and exit");
+  tools::setVersionFlag(app, "kbserve");
   serve::ServerConfig c;
   std::string listen = "127.0.0.1:8470", gpus = "auto", state_dir, guide, cache_dir, policy;
   size_t max_request_mib = 16;
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
                "For tests and debugging only: let candidate workers read the state directory and the build cache "
                "(other clients' files)");
   app.add_option("--drain-s", c.drain_seconds, "On SIGTERM, seconds the accepted work may take to finish")->capture_default_str();
+  tools::durationFlags(app, {"--verify-timeout", "--profile-budget-s", "--session-idle-s", "--drain-s"});
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbserve")) return *rc;
   return tools::runGuarded("kbserve", [&] {
     serve::parseListen(listen, c);

@@ -55,7 +55,7 @@ reported). See docs/cli.md, docs/kbsynth.md and docs/task-format.md.)";
 
 int main(int argc, char** argv) {
   CLI::App app{kIntro, "kbsynth"};
-  app.set_version_flag("--version", std::string("kbsynth ") + KB_VERSION, "Print the version and exit");
+  kb::tools::setVersionFlag(app, "kbsynth");
   app.require_subcommand(1);
   app.fallthrough();  // --python may follow the subcommand
 
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
 
   kb::SynthCli synth;
   kb::addSynthCommands(app, synth);
+  kb::tools::durationFlags(app, {"--timeout", "--llm-timeout", "--llm-backoff", "--task-timeout", "--time-limit"});
 
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbsynth")) return *rc;
 

@@ -43,15 +43,25 @@ kb::tools::OutputLock claimOutput(const TrainOptions& o) {
   return kb::tools::OutputLock(o.out / ".kbtrain.lock", "--out " + o.out.string());
 }
 
+// --json FILE: the subcommand's JSON (a stage's summary, diff's report) goes
+// to FILE, indented; without it, or with "-", one line on stdout. Of a
+// data-parallel group, rank 0 writes the file (the others print their line).
+std::string json_out;
+
+void writeJson(const Json& j) {
+  kb::tools::writeJsonOutput(json_out.empty() || !isRankZero() ? "-" : json_out, j);
+}
+
 // A training stage under SIGINT/SIGTERM: the step in progress finishes, a
 // checkpoint is written, and the run ends 128 + signal with the command that
 // resumes it.
 int runStage(TrainOptions& o, const std::function<Json()>& stage, int argc, char** argv) {
+  kb::tools::checkWritableFile(json_out, "--json");
   kb::tools::OutputLock lock = claimOutput(o);
   kb::tools::StopSignals signals;
   o.stop_requested = [] { return kb::tools::StopSignals::stopRequested(); };
   const Json summary = stage();
-  kb::tools::printJsonLine(summary);
+  writeJson(summary);
   if (!summary.value("stopped", false)) return kb::tools::kExitOk;
   kb::tools::printError("kbtrain", stopMessage(summary, kb::tools::StopSignals::signal(),
                                                std::vector<std::string>(argv, argv + argc)));
@@ -78,7 +88,7 @@ int main(int argc, char** argv) {
       "input (before any work; also an --out in use by another run), 1 data judged unusable, 3 infrastructure "
       "fault, 130/143 stopped by a signal."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("kbtrain ") + KB_VERSION, "Print the version and exit");
+  kb::tools::setVersionFlag(app, "kbtrain");
 
   RftOptions rft;
   CLI::App* rft_cmd = app.add_subcommand(
@@ -158,6 +168,20 @@ int main(int argc, char** argv) {
   ToyCli toy;
   addToyCommands(app, toy);
 
+  // --json FILE (docs/cli.md): where a subcommand has a JSON report; the
+  // others refuse it with one line.
+  for (CLI::App* cmd : {rft_cmd, vp_cmd, ppo_cmd, grpo_cmd, diff_cmd})
+    cmd->add_option("--json", json_out,
+                    cmd == diff_cmd ? "write the differences (JSON) to FILE instead of stdout ('-': stdout)"
+                                    : "write the summary (JSON, as <out>/train_summary.json) to FILE instead of "
+                                      "stdout ('-': stdout)")
+        ->type_name("FILE");
+  kb::tools::refuseJsonFlag(plot_cmd, "plot writes an HTML page (-o) and has no JSON report");
+  kb::tools::refuseJsonFlag(init_cmd, "init-model writes a checkpoint (-o) and has no JSON report");
+  for (CLI::App* cmd : {toy.demos, toy.tasks, toy.rollout})
+    kb::tools::refuseJsonFlag(cmd, "the toy subcommands print their summary as one JSON line on stdout (> FILE); "
+                                   "they take no --json yet");
+
   if (auto rc = kb::tools::parseOrExit(app, argc, argv, "kbtrain")) return *rc;
   try {
     if (rft_cmd->parsed()) {
@@ -177,7 +201,15 @@ int main(int argc, char** argv) {
       writeRandomModel(init_config, init_tokenizer, init_out, init_dtype, init_seed);
       std::fprintf(stderr, "kbtrain init-model: wrote %s\n", init_out.c_str());
     } else if (diff_cmd->parsed()) {
-      kb::tools::printJsonLine(checkpointDiff(diff_a, diff_b));
+      kb::tools::checkWritableFile(json_out, "--json");
+      try {
+        writeJson(checkpointDiff(diff_a, diff_b));
+      } catch (const UsageError&) {
+        throw;
+      } catch (const Error& e) {  // the checkpoints differ in their tensors: judged, exit 1
+        kb::tools::printError("kbtrain", e.what());
+        return kb::tools::kExitFailed;
+      }
     } else if (auto rc = runToyCommands(toy)) {
       return *rc;
     }
@@ -189,8 +221,10 @@ int main(int argc, char** argv) {
     kb::tools::printError("kbtrain", std::string("bad JSON input: ") + e.what());
     return kb::tools::kExitUsage;
   } catch (const Error& e) {
+    // A fault of the machine (a full disk, a file that cannot be written):
+    // exit 3, as in every tool (docs/cli.md), not "judged and failed".
     kb::tools::printError("kbtrain", e.what());
-    return kb::tools::kExitFailed;
+    return kb::tools::kExitInfra;
   } catch (const std::exception& e) {
     kb::tools::printError("kbtrain", std::string("internal error: ") + e.what());
     return kb::tools::kExitInfra;
