@@ -40,7 +40,9 @@ and each job prints one result line on stdout:
 
 import copy
 import datetime
+import errno
 import functools
+import io
 import json
 import os
 import shutil
@@ -402,10 +404,10 @@ def capture(job, tmpdir, device):
                 v.copy_(init_state[k])
     ref_path = os.path.join(d, "reference.pt")
     sm.cpu()  # the saved weights are the CPU's, wherever the capture ran
-    sm.save(ref_path)
+    save_module(sm, ref_path)
     inputs_path = os.path.join(d, "inputs.pt")
     if generator == "scripted":
-        fn.save(inputs_path)
+        save_module(fn, inputs_path)
     elif os.path.exists(inputs_path):
         os.remove(inputs_path)
 
@@ -526,6 +528,16 @@ def capture_device(flag):
     return device
 
 
+def save_module(m, path):
+    """Saves a TorchScript module through a buffer: a full disk is then
+    Python's OSError (ENOSPC), not a C++ abort inside torch's zip writer
+    that kills the worker with a page of stack frames."""
+    buf = io.BytesIO()
+    torch.jit.save(m, buf)
+    with open(path, "wb") as f:
+        f.write(buf.getbuffer())
+
+
 def main():
     global TIMEOUT_S
     argv = sys.argv[1:]
@@ -583,6 +595,14 @@ def main():
                 result.update(status="failed", reason=e.kind, message=e.message)
             except _Timeout:
                 result.update(status="failed", reason="timeout", message=f"capture took over {TIMEOUT_S} s")
+            except OSError as e:
+                if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    traceback.print_exc(file=sys.stderr)
+                    result.update(status="failed", reason="internal_error", message=kbtask.one_line(e))
+                else:  # the machine's fault: kbsynth stops the import (exit 3), no verdict on the task
+                    name = errno.errorcode.get(e.errno, str(e.errno))
+                    result.update(status="failed", reason="no_space",
+                                  message=f"{os.strerror(e.errno)} ({name}) writing {e.filename or 'the bundle'}")
             except Exception as e:  # noqa: BLE001 - one task's failure must not stop the batch
                 # Our bug, not the task's: the traceback goes to stderr (kbsynth's log).
                 traceback.print_exc(file=sys.stderr)

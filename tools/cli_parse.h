@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -538,13 +539,30 @@ class StopSignals {
     static StopSignals* s = nullptr;
     return s;
   }
+  // CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
+  static int64_t nowNs() {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  }
   static void onSignal(int sig) {
     int expected = 0;
     if (!signal_.compare_exchange_strong(expected, sig) && expected == sig) {
-      ::signal(sig, SIG_DFL);  // the second one: end now
+      // A second one within a second is the same stop delivered twice
+      // (`timeout -s INT` signals the tool and then its process group; a
+      // terminal's ^C reaches the whole foreground group): ignored, so the
+      // clean stop goes on. A second one later is a person insisting: end
+      // now, after one line (the next run reclaims what is left).
+      if (nowNs() - first_ns_.load() < 1'000'000'000) return;
+      static const char msg[] = ": stopped at once on a second signal; temporary folders left behind are removed by the next run\n";
+      const char* tool = program_invocation_short_name;  // glibc: argv[0]'s last part, safe to read here
+      [[maybe_unused]] auto w1 = ::write(2, tool, std::strlen(tool));
+      [[maybe_unused]] auto w2 = ::write(2, msg, sizeof msg - 1);
+      ::signal(sig, SIG_DFL);
       ::raise(sig);
       return;
     }
+    if (expected == 0) first_ns_.store(nowNs());
     StopSignals* s = self();
     if (s && s->pipe_[1] >= 0) {
       char c = static_cast<char>(sig);
@@ -577,6 +595,7 @@ class StopSignals {
   }
 
   static inline std::atomic<int> signal_{0};
+  static inline std::atomic<int64_t> first_ns_{0};
   bool forward_ = true;
   int forward_signal_ = SIGINT;
   int pipe_[2] = {-1, -1};

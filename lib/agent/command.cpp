@@ -58,6 +58,7 @@ Json runSummaryJson(const RolloutCommand& f, const RunOptions& o, const fs::path
 int runRolloutCommand(const RolloutCommand& f, const LocalPolicyLoader& load_local) {
   const bool eval = f.eval;
   RunOptions o;
+  if (f.device == "cuda") requireNvidiaGpu("--device cuda");  // at once, not as infra_error per rollout
   bool cuda = f.device == "cuda" || (f.device == "auto" && hasNvidiaGpu());
   o.tasks = findTasks(f.tasks, cuda);
   o.samples = eval && f.samples < 1 ? 1 : f.samples;

@@ -1,6 +1,7 @@
 #include "core/file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -33,6 +34,15 @@ std::optional<std::string> outOfSpace(const fs::path& path, std::uint64_t min_fr
 
 AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
   std::error_code ec;
+  // A target that exists and is not a regular file (/dev/null, a FIFO, a
+  // terminal) is written in place: renaming over it would replace the
+  // device with a file (as root, /dev/null for the whole machine).
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error("cannot write " + path_.string() + ": " + errnoText(errno));
+    return;  // tmp_ stays empty: commit() only closes
+  }
   if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
   // PATH.tmp.PID.N, created exclusively: two threads (or processes) writing
   // the same path never share a temporary.
@@ -72,6 +82,7 @@ void AtomicFile::commit() {
   const int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) throw Error("error writing " + path_.string() + ": " + errnoText(errno));
+  if (tmp_.empty()) return;  // written in place (not a regular file)
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) throw Error("cannot write " + path_.string() + ": " + errnoText(errno));
   tmp_.clear();
 }

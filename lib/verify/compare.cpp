@@ -429,6 +429,34 @@ std::string stateChange(const std::vector<WireRecord>& records) {
 
 }  // namespace
 
+namespace {
+
+// task.json and reference.pt disagree (compare.h kBadBundleExit).
+struct BadBundle : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The reference's outputs against task.json's `outputs`, by count, dtype and
+// shape (a dimension below 0 in task.json matches any size).
+void checkDeclaredOutputs(const task::TaskInfo& info, const std::vector<at::Tensor>& got) {
+  if (info.outputs.empty()) return;
+  if (info.outputs.size() != got.size())
+    throw BadBundle("task.json lists " + std::to_string(info.outputs.size()) + " outputs, reference.pt gives " +
+                    std::to_string(got.size()));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const task::OutputSpec& want = info.outputs[i];
+    const std::string dtype = dtypeName(kbDtypeOf(got[i].scalar_type()));
+    std::vector<int64_t> shape(got[i].sizes().begin(), got[i].sizes().end());
+    bool same = want.shape.size() == shape.size() && want.dtype == dtype;
+    for (std::size_t d = 0; same && d < shape.size(); ++d) same = want.shape[d] < 0 || want.shape[d] == shape[d];
+    if (!same)
+      throw BadBundle("task.json says output " + std::to_string(i) + " is " + want.dtype + " " + shapeText(want.shape) +
+                      ", reference.pt gives " + dtype + " " + shapeText(shape));
+  }
+}
+
+}  // namespace
+
 int referenceMain(int argc, char** argv) {
   const char* usage =
       "usage: kbcheck-worker reference --task DIR --device DEV [--seeds S,...] < REQUEST.json\n"
@@ -608,7 +636,15 @@ int referenceMain(int argc, char** argv) {
         ref_inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
       inputs_s += since(ti);
       auto tr = Clock::now();
-      for (const auto& t : reference.run(ref_inputs)) r.expected.push_back(t.detach());
+      try {
+        for (const auto& t : reference.run(ref_inputs)) r.expected.push_back(t.detach());
+      } catch (const c10::OutOfMemoryError&) {
+        throw;  // the machine's, not the bundle's
+      } catch (const c10::Error& e) {
+        throw BadBundle("reference.pt cannot run on the inputs task.json describes (" + task::seedName(seed) +
+                        "): " + std::string(e.what_without_backtrace()).substr(0, std::string(e.what_without_backtrace()).find('\n')));
+      }
+      checkDeclaredOutputs(task.info(), r.expected);
       r.rounding = roundingOf(pristine, r.expected);
       run_s += since(tr);
       r.ref_modified.assign(pristine.size(), false);
@@ -709,6 +745,9 @@ int referenceMain(int argc, char** argv) {
     // teardown (~0.1 s), as the candidate's worker does.
     std::fflush(nullptr);
     ::_exit(0);
+  } catch (const BadBundle& e) {
+    std::fprintf(stderr, "kbcheck-worker reference: %s\n", e.what());
+    return kBadBundleExit;
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "kbcheck-worker reference: %s\n", e.what_without_backtrace());
   } catch (const std::exception& e) {

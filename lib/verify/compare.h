@@ -92,8 +92,12 @@ struct CompareRequest {
 
 // `kbcheck-worker reference --task DIR --device DEV [--seeds S,...]`, the
 // request (CompareRequest JSON) on stdin. Exit status 0 when the verdict was
-// written, or when stdin closed empty (not needed); anything else is an
-// infra_error for the caller.
+// written, or when stdin closed empty (not needed); kBadBundleExit when
+// task.json and reference.pt disagree (the reference cannot take the inputs
+// task.json describes, or gives outputs of other shapes or dtypes than it
+// says): bad input, which the caller refuses (exit 2), never a candidate's
+// verdict; anything else is an infra_error for the caller.
+inline constexpr int kBadBundleExit = 65;  // EX_DATAERR
 int referenceMain(int argc, char** argv);
 
 }  // namespace kb::verify

@@ -204,6 +204,14 @@ std::vector<ReferenceVerdict> ReferenceWorker::finishAll(const CompareRequest& c
   if (!well_formed) {
     std::string text = ref.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();
+    // task.json and reference.pt disagree: the task's fault, bad input
+    // (exit 2), never a verdict on the candidate.
+    if (ref.end == ProcessEnd::Exited && ref.exit_code == kBadBundleExit) {
+      std::string line = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+      const std::string prefix = "kbcheck-worker reference: ";
+      if (line.rfind(prefix, 0) == 0) line = line.substr(prefix.size());
+      throw UsageError("task bundle " + cmp.task_dir.string() + " is inconsistent: " + line);
+    }
     const std::string message =
         "the reference worker failed (" + describeEnd(ref) + ")" +
         (text.empty() ? "" : ": " + text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
