@@ -198,7 +198,15 @@ TEST(ToyEnvironment, DeviceListIsCheckedAndSplit) {
   EXPECT_THROW(toyEnvDevices("cpu,"), UsageError);
   EXPECT_THROW(toyEnvDevices("tpu"), UsageError);
   if (!hasNvidiaGpu()) {
-    EXPECT_THROW(toyEnvDevices("cuda:0,cuda:1"), UsageError);  // no GPU here
+    // No GPU here: the machine's fault (exit 3 in the tools), not a usage error.
+    try {
+      toyEnvDevices("cuda:0,cuda:1");
+      ADD_FAILURE() << "cuda devices accepted without a GPU";
+    } catch (const UsageError&) {
+      ADD_FAILURE() << "no GPU reported as a usage error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no NVIDIA GPU"), std::string::npos) << e.what();
+    }
   } else {
     EXPECT_EQ(toyEnvDevices("cuda:0,cuda:0").size(), 2u);
     EXPECT_THROW(toyEnvDevices("cuda:0,cpu"), UsageError);
