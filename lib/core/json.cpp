@@ -1,5 +1,7 @@
 #include "core/json.h"
 
+#include "core/file.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -18,10 +20,8 @@ Json readJsonFile(const std::filesystem::path& path) {
 }
 
 void writeJsonFile(const std::filesystem::path& path, const Json& value) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write " + path.string());
-  out << value.dump(2) << '\n';
-  if (!out) throw Error("error writing " + path.string());
+  // Whole or not at all, the errno named (a full disk left 0-byte JSON).
+  writeFileAtomic(path, value.dump(2) + "\n");
 }
 
 }  // namespace kb

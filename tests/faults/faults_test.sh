@@ -70,6 +70,13 @@ if unshare -rm sh -c "mount -t tmpfs -o size=1m tmpfs '$FULL'" 2>/dev/null; then
     expect "$how: kbsynth import" kbsynth 3 "ENOSPC|No space left" -- \
       ${!how} sh -c "'$KBSYNTH' import '$T/tasks-src/kernelbench/level2/1_Conv2d_BatchNorm_Buffer.py' -o '$FULL/tasks' --compiled none --capture-device cpu; rc=\$?; if find '$FULL/tasks' -name task.json -o -name reference.pt 2>/dev/null | grep -q .; then echo 'kbsynth: a bundle was left behind' >&2; exit 99; fi; exit \$rc"
   done
+  # kbrollout eval into a full disk: exit 3 naming it; no half-written JSON
+  # (a 0-byte timeline.json was left) and no temporary.
+  mkdir -p "$WORK/rt-full" "$WORK/replay-full/linear_relu"
+  cp -r "$T/tasks/linear_relu" "$WORK/rt-full/"
+  cp -r "$T/solutions-cpu/ok_linear_relu/." "$WORK/replay-full/linear_relu/"
+  expect "full disk: kbrollout eval" kbrollout 3 "ENOSPC|No space left" -- \
+    $nearly_full sh -c "'$KBROLLOUT' eval --tasks '$WORK/rt-full' --replay '$WORK/replay-full' --out '$FULL/ev' --device cpu --no-progress; rc=\$?; for f in timeline.json results.jsonl; do if [ -e '$FULL/ev/'\$f ] && ! jq -e . '$FULL/ev/'\$f >/dev/null 2>&1 && [ -s '$FULL/ev/'\$f ]; then echo \"kbrollout: a half-written \$f\" >&2; exit 99; fi; done; if find '$FULL' -name '*.tmp*' | grep -q .; then echo 'kbrollout: a temporary was left behind' >&2; exit 99; fi; exit \$rc"
   # kbtrain: a model that does not fit: exit 3, no partial safetensors.
   expect "full disk: kbtrain init-model" kbtrain 3 "ENOSPC" -- \
     $full_disk sh -c "'$KBTRAIN' init-model --config '$T/policy/llama-tiny/config.json' --tokenizer-from '$T/policy/llama-tiny' --out '$FULL/model'; rc=\$?; if ls '$FULL/model' 2>/dev/null | grep -q 'tmp'; then echo 'kbtrain: a temporary was left behind' >&2; exit 99; fi; exit \$rc"
