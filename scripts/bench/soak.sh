@@ -8,7 +8,9 @@
 #
 #   bash scripts/bench/soak.sh [RUNS=1000]
 #
-# Environment: KBCHECK (default build/tools/kbcheck/kbcheck).
+# Environment: KBCHECK (default build/tools/kbcheck/kbcheck); SOAK_TIMEOUT,
+# kbcheck's --timeout (default 10 s: the infinite-loop and sleeping cases end
+# `timeout` sooner than at the default 60 s; every other case takes ~1 s).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 RUNS="${1:-1000}"
@@ -32,7 +34,7 @@ while [ "$done_runs" -lt "$RUNS" ]; do
     [ "$done_runs" -ge "$RUNS" ] && break
     task=$(jq -r ".solutions[\"$name\"].task" "$EXPECTED")
     want=$(jq -r ".solutions[\"$name\"].status" "$EXPECTED")
-    "$KBCHECK" verify "$T/tasks/$task" "$T/solutions-cpu/$name" --device cpu -q --json "$WORK/r.json" 2>"$WORK/err"
+    "$KBCHECK" verify "$T/tasks/$task" "$T/solutions-cpu/$name" --device cpu --timeout "${SOAK_TIMEOUT:-10}" -q --json "$WORK/r.json" 2>"$WORK/err"
     rc=$?
     got=$(jq -r '.status // "none"' "$WORK/r.json" 2>/dev/null || echo none)
     got_count[$got]=$(( ${got_count[$got]:-0} + 1 ))
@@ -47,7 +49,7 @@ while [ "$done_runs" -lt "$RUNS" ]; do
   done
 done
 secs=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.0f", a-b}')
-echo "soak: $done_runs kbcheck verify runs over ${#NAMES[@]} CPU cases in $secs s"
+echo "soak: $done_runs kbcheck verify runs over ${#NAMES[@]} CPU cases in $secs s (--timeout ${SOAK_TIMEOUT:-10})"
 for s in $(printf '%s\n' "${!want_count[@]}" "${!got_count[@]}" | sort -u); do
   printf '  %-14s %5d expected %5d got\n' "$s" "${want_count[$s]:-0}" "${got_count[$s]:-0}"
 done
