@@ -55,6 +55,6 @@ for s in $(printf '%s\n' "${!want_count[@]}" "${!got_count[@]}" | sort -u); do
 done
 echo "  statuses unlike expected.json: $mismatch; exit codes unlike the status: $bad_rc"
 echo "  left behind: $(find "$TMPDIR" -mindepth 1 -maxdepth 1 | wc -l) entries in TMPDIR," \
-     "$(pgrep -c -f kbcheck-worker || true) kbcheck-worker processes," \
+     "$(pgrep -c -f "$(dirname "$KBCHECK")/kbcheck-worker" || true) kbcheck-worker processes of this build," \
      "$(( $(ls /dev/shm 2>/dev/null | wc -l) - shm_before )) new /dev/shm entries," \
      "$(( $(ls /proc/$$/fd | wc -l) - fds_before )) more descriptors in this shell"
