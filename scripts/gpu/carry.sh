@@ -66,4 +66,12 @@ Version: 0.11.4
 Libs: -L${libdir} -Wl,-rpath,${libdir} -l:libcpp-httplib.so.0.11
 Cflags: -I${includedir} -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
 PC
+# httpx and what it needs, pure Python, for scripts/bench/serve_load.py there.
+VENV_SITE=$(/opt/kb-venv/bin/python -c 'import httpx, os; print(os.path.dirname(os.path.dirname(httpx.__file__)))' 2>/dev/null || true)
+if [ -n "$VENV_SITE" ]; then
+  mkdir -p "$C/py"
+  for p in anyio certifi h11 httpcore httpx idna sniffio typing_extensions.py; do
+    [ -e "$VENV_SITE/$p" ] && cp -r "$VENV_SITE/$p" "$C/py/"
+  done
+fi
 du -sh "$C"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A device call on exactly one commit: the device's copy of the working tree
+# is the tree as it is while other work goes on, and its .git is not this
+# repository's (a `git stash` there put a session's tree back to an older
+# commit). So, here first:
+#   bash scripts/gpu/carry.sh                         # .carry/ (dependencies)
+#   git archive --format=tar.gz -o .carry/src.tgz HEAD
+#   mkdir -p .kb/level2 && cp ../shared/kernelbench/level2/<task>.py .kb/level2/   # KernelBench inputs, never in the tree
+# and on the device (run with carry [".carry", ".kb"]):
+#   bash scripts/gpu/archive-run.sh STEP...
+# Steps (each bounded, its log in $OUT as it ends):
+#   build        kbcheck, kbcheck-worker, kbprof, kbsynth, kbserve of the archive
+#   adversarial  tests/gpu/adversarial_gpu_test.sh on $ADV_ONLY (default: every entry)
+#   bench        imports .kb/level2/12_Gemm_Multiply_LeakyReLU.py with its compiled
+#                baseline, then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
+#   serve        imports every .kb/level2/*.py without baselines and runs
+#                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
+#                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
+set -uo pipefail
+R="$PWD"; S=/tmp/src; B=$S/build-gpu
+OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"
+export PATH="$R/.carry/bin:$PATH" LD_LIBRARY_PATH="$R/.carry/lib/so"
+if [ ! -d $S ]; then
+  mkdir -p $S && tar xzf "$R/.carry/src.tgz" -C $S && cp -r "$R/.carry" "$R/.kb" $S/ || exit 1
+fi
+cd $S
+for step in "$@"; do
+  echo "== $step $(date +%T)"
+  case "$step" in
+    build)
+      (time bash scripts/gpu/build.sh $B tools/kbcheck/kbcheck tools/kbcheck/kbcheck-worker tools/kbprof/kbprof \
+        tools/kbsynth/kbsynth tools/kbserve/kbserve) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+      tail -3 "$OUT/build.log" ;;
+    adversarial)
+      ADV_ONLY="${ADV_ONLY:-}" KB_SOURCE_ROOT=$S timeout "${ADV_TIMEOUT:-420}" bash tests/gpu/adversarial_gpu_test.sh \
+        $B/tools/kbcheck/kbcheck $B/tools/kbprof/kbprof true /tmp/advwork >"$OUT/adv.txt" 2>&1
+      echo "adversarial rc=$?"
+      tar czf "$OUT/adv-reports.tgz" --exclude=cache --exclude='baselines-*' -C /tmp advwork 2>/dev/null
+      cut -c1-200 "$OUT/adv.txt" | grep -v "^  .*speedup" | tail -70 ;;
+    bench)
+      export KB_BASELINE_CACHE=/tmp/bl
+      timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/12_Gemm_Multiply_LeakyReLU.py -o /tmp/kbt \
+        --id kernelbench/level2/12_Gemm_Multiply_LeakyReLU --compiled cuda >"$OUT/kb-import.log" 2>&1
+      echo "import rc=$?"; tail -2 "$OUT/kb-import.log"
+      KBPROF=$B/tools/kbprof/kbprof KBCHECK=$B/tools/kbcheck/kbcheck timeout 150 bash scripts/bench/iteration.sh \
+        /tmp/kbt/kernelbench/level2/12_Gemm_Multiply_LeakyReLU testdata/solutions-bench/gemm_mul_leakyrelu 5 \
+        >"$OUT/bench-l2-12.log" 2>&1
+      echo "bench rc=$?"; tail -12 "$OUT/bench-l2-12.log" ;;
+    serve)
+      timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
+      echo "import rc=$?"; tail -2 "$OUT/serve-import.log"
+      T=$(dirname "$(find /tmp/kbs -name task.json | head -1)")
+      PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 scripts/bench/serve_load.py --tasks "$T" \
+        --solutions testdata/solutions-kernelbench/level2 --device cuda --clients "${CLIENTS:-32}" --rounds "${ROUNDS:-4}" \
+        --sequential 1 --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
+        >"$OUT/serve-bench.log" 2>&1
+      echo "serve rc=$?"; tail -15 "$OUT/serve-bench.log" ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
