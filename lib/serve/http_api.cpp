@@ -9,9 +9,11 @@
 #include "core/error.h"
 #include "reward/reward.h"
 #include "serve/engine_rewards.h"
+#include "serve/openenv_connection.h"
 #include "serve/request.h"
 #include "serve/service.h"
 #include "serve/sessions.h"
+#include "serve/upgrading_server.h"
 
 namespace kb::serve {
 
@@ -58,15 +60,32 @@ bool sameToken(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+// Whether an Authorization header carries the server's token (any header
+// when the server has none): HTTP requests and WebSocket upgrades alike.
+bool authorized(const std::string& authorization, const std::string& token) {
+  return token.empty() || (authorization.rfind("Bearer ", 0) == 0 && sameToken(authorization.substr(7), token));
+}
+
 }  // namespace
 
 struct HttpApi::Impl {
   Service& service;
   Sessions& sessions;
   HttpOptions options;
-  httplib::Server server;
+  UpgradingServer server;
+  WebSocketServer websockets;
 
-  Impl(Service& s, Sessions& ss, HttpOptions o) : service(s), sessions(ss), options(std::move(o)) {}
+  Impl(Service& s, Sessions& ss, HttpOptions o)
+      : service(s),
+        sessions(ss),
+        options(std::move(o)),
+        websockets(
+            options.websocket,
+            [token = options.token](const UpgradeRequest& req) -> std::optional<UpgradeRefusal> {
+              if (authorized(req.authorization, token)) return std::nullopt;
+              return UpgradeRefusal{401, "a bearer token is required (Authorization: Bearer TOKEN)"};
+            },
+            [&ss] { return std::make_unique<OpenEnvConnection>(ss); }) {}
 
   // Runs a handler; RequestError and other failures become JSON errors.
   template <typename F>
@@ -106,6 +125,9 @@ struct HttpApi::Impl {
       std::string text = service.metricsText();
       text += "# HELP kbserve_sessions_active Agent sessions open.\n# TYPE kbserve_sessions_active gauge\n";
       text += "kbserve_sessions_active " + std::to_string(sessions.active()) + "\n";
+      text += "# HELP kbserve_websocket_connections WebSocket connections open (/ws), handshakes included.\n"
+              "# TYPE kbserve_websocket_connections gauge\n";
+      text += "kbserve_websocket_connections " + std::to_string(websockets.open()) + "\n";
       res.set_content(text, "text/plain; version=0.0.4");
     });
 
@@ -198,6 +220,9 @@ struct HttpApi::Impl {
     server.Post(R"(/v1/sessions/([A-Za-z0-9-]+)/step)", wrap([this](const httplib::Request& req, httplib::Response& res) {
       sendJson(res, 200, sessions.step(req.matches[1].str(), parseBody(req)));
     }));
+    server.Get(R"(/v1/sessions/([A-Za-z0-9-]+))", wrap([this](const httplib::Request& req, httplib::Response& res) {
+      sendJson(res, 200, sessions.state(req.matches[1].str()));
+    }));
     server.Delete(R"(/v1/sessions/([A-Za-z0-9-]+))", wrap([this](const httplib::Request& req, httplib::Response& res) {
       if (!sessions.close(req.matches[1].str())) throw RequestError(404, "no session " + req.matches[1].str());
       sendJson(res, 200, {{"closed", true}});
@@ -230,9 +255,8 @@ HttpApi::HttpApi(Service& service, Sessions& sessions, HttpOptions options)
   m.server.set_write_timeout(30, 0);
   std::string token = m.options.token;
   m.server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-    if (token.empty() || req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
-    std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) == 0 && sameToken(auth.substr(7), token)) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.path == "/healthz" || req.path == "/readyz" || authorized(req.get_header_value("Authorization"), token))
+      return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");
     sendError(res, 401, "a bearer token is required (Authorization: Bearer TOKEN)");
     return httplib::Server::HandlerResponse::Handled;
@@ -247,6 +271,7 @@ HttpApi::HttpApi(Service& service, Sessions& sessions, HttpOptions options)
     else if (res.status == 404) sendError(res, 404, "no such endpoint (see docs/kbserve.md)");
     else sendError(res, res.status, "request failed");
   });
+  m.server.setUpgrade("/ws", [&m](int fd) { m.websockets.serve(fd); });
   m.engine_defaults.guide = m.options.guide;
   m.engine_defaults.interface_header = m.options.interface_header;
   m.routes();
@@ -266,6 +291,9 @@ int HttpApi::bind(const std::string& host, int port) {
 }
 
 bool HttpApi::listen() { return impl_->server.listen_after_bind(); }
-void HttpApi::stop() { impl_->server.stop(); }
+void HttpApi::stop() {
+  impl_->server.stop();       // no new connections
+  impl_->websockets.stop();   // the open ones end, so that the thread pool can be joined
+}
 
 }  // namespace kb::serve

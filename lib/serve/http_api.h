@@ -1,6 +1,7 @@
 // kbserve's HTTP/JSON API (docs/kbserve.md) over cpp-httplib: routing,
-// authentication, limits, JSON errors, Server-Sent Events. Everything an
-// endpoint does is the Service's (evaluations), the Sessions' (agents) or
+// authentication, limits, JSON errors, Server-Sent Events, and the upgrade
+// of `GET /ws` to OpenEnv's WebSocket protocol on the same port. Everything
+// an endpoint does is the Service's (evaluations), the Sessions' (agents) or
 // lib/serve/engine_rewards' (the engines' reward shapes); this file only
 // moves requests and answers.
 #pragma once
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+
+#include "serve/websocket.h"
 
 namespace kb::serve {
 
@@ -22,6 +25,9 @@ struct HttpOptions {
   // The agent guide and the solution interface: the workspace a reward
   // request's response is applied to is laid out with them.
   std::filesystem::path guide, interface_header;
+  // /ws: its connections are bounded below `threads`, so that they never
+  // take every HTTP thread; its messages by max_body_bytes.
+  WebSocketOptions websocket;
 };
 
 class HttpApi {

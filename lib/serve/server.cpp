@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -68,6 +69,11 @@ int runServer(ServerConfig c) {
   if (!c.token_file.empty()) c.http.token = readToken(c.token_file);
   if (!isLoopback(c.host) && c.http.token.empty())
     throw UsageError("--listen " + c.host + " is reachable from other machines: give --token-file (a bearer token every request must carry)");
+  size_t http_threads = std::max<size_t>(4, c.http.threads);
+  if (c.http.websocket.max_connections >= http_threads)
+    throw UsageError("--ws-connections " + std::to_string(c.http.websocket.max_connections) + " must be below --http-threads " +
+                     std::to_string(http_threads) + ": each WebSocket holds a thread, and HTTP needs the rest");
+  c.http.websocket.max_message_bytes = c.http.max_body_bytes;
   c.http.guide = c.sessions.guide;
   c.http.interface_header = c.sessions.interface_header;
 
@@ -87,9 +93,10 @@ int runServer(ServerConfig c) {
   HttpApi api(service, sessions, c.http);
   int port = api.bind(c.host, c.port);
   std::string shown = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
-  std::fprintf(stderr, "kbserve: listening on http://%s:%d (%zu tasks, %zu CPU slots, %zu GPUs, state in %s)\n",
+  std::fprintf(stderr, "kbserve: listening on http://%s:%d (%zu tasks, %zu CPU slots, %zu GPUs, state in %s; %s)\n",
                shown.c_str(), port, tasks.list().size(), c.service.cpu_slots, c.service.gpus.size(),
-               c.service.state_dir.c_str());
+               c.service.state_dir.c_str(),
+               WebSocketServer::available() ? "OpenEnv WebSocket sessions at /ws" : "no WebSocket: built without Boost.Beast");
   std::fflush(stderr);
 
   int code = 0;

@@ -20,11 +20,13 @@ struct Sessions::Session {
   agent::RolloutOptions rollout;
   std::unique_ptr<agent::Environment> env;
   std::unique_ptr<agent::Episode> episode;
+  std::string device;
   std::mutex step_mu;  // one step at a time
   Clock::time_point last_used = Clock::now();
   int turns = 0;
   bool done = false;
   Json final_record = nullptr;
+  Json last_info = Json::object();
 };
 
 Sessions::Sessions(Service& service, SessionOptions options) : service_(service), options_(std::move(options)) {}
@@ -76,6 +78,7 @@ Json Sessions::reset(const Json& body) {
   }
   auto s = std::make_shared<Session>();
   s->id = randomId("se-");
+  s->device = device;
   s->spec.task_id = task->id;
   s->spec.task_dir = task->dir;
   s->spec.workspace_dir = service_.options().state_dir / "sessions" / s->id;
@@ -118,14 +121,15 @@ Json Sessions::reset(const Json& body) {
           {"info", {{"task", task->id}, {"device", device}, {"reward_scheme", scheme}, {"max_turns", options_.max_turns}}}};
 }
 
+std::shared_ptr<Sessions::Session> Sessions::find(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) throw RequestError(404, "no session " + id + " (closed, expired or never made)");
+  return it->second;
+}
+
 Json Sessions::step(const std::string& id, const Json& body) {
-  std::shared_ptr<Session> s;
-  {
-    std::lock_guard lock(mu_);
-    auto it = sessions_.find(id);
-    if (it == sessions_.end()) throw RequestError(404, "no session " + id + " (closed, expired or never made)");
-    s = it->second;
-  }
+  std::shared_ptr<Session> s = find(id);
   if (!body.is_object() || !body.contains("tool_call") || !body["tool_call"].is_object() ||
       !body["tool_call"].contains("name") || !body["tool_call"]["name"].is_string())
     throw RequestError(400, "\"tool_call\": {\"name\": ..., \"arguments\": {...}} is required");
@@ -155,12 +159,27 @@ Json Sessions::step(const std::string& id, const Json& body) {
     if (record.contains("infra_error")) info["infra_error"] = record["infra_error"];
   }
   s->last_used = Clock::now();
+  s->last_info = info;
   return {{"observation",
            {{"text", obs.text}, {"ok", obs.ok}, {"truncated", obs.truncated},
             {"error_kind", obs.error_kind.empty() ? Json(nullptr) : Json(obs.error_kind)}, {"detail", obs.detail}}},
           {"reward", reward},
           {"done", done},
           {"info", info}};
+}
+
+Json Sessions::state(const std::string& id) {
+  std::shared_ptr<Session> s = find(id);
+  std::lock_guard step_lock(s->step_mu);
+  s->last_used = Clock::now();
+  return {{"session_id", s->id},
+          {"task", s->spec.task_id},
+          {"device", s->device},
+          {"reward_scheme", s->rollout.reward_scheme},
+          {"turns", s->turns},
+          {"max_turns", options_.max_turns},
+          {"done", s->done},
+          {"info", s->last_info}};
 }
 
 bool Sessions::close(const std::string& id) {

@@ -41,12 +41,17 @@ class Sessions {
   // {"tool_call": {"name", "arguments"}} -> {"observation": {...}, "reward",
   // "done", "info"}. Throws RequestError (404 unknown session, 409 done).
   Json step(const std::string& id, const Json& body);
+  // {"session_id", "task", "device", "reward_scheme", "turns", "max_turns",
+  // "done", "info"}: info is the last step's (the final check's once done).
+  // Waits for a step in flight. Throws RequestError (404).
+  Json state(const std::string& id);
   bool close(const std::string& id);
   size_t active() const;
 
  private:
   struct Session;
   void expire();
+  std::shared_ptr<Session> find(const std::string& id);
   Service& service_;
   SessionOptions options_;
   mutable std::mutex mu_;

@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "kbserve: the environment as a service. Serves the task bundles under --tasks over HTTP/JSON:\n"
       "evaluations (static -> build -> verify -> profile, kbcheck's and kbprof's reports and lib/reward's\n"
-      "reward), agent sessions shaped like OpenEnv (reset / step / close), reward endpoints in OpenRLHF's\n"
-      "and slime's shapes, /healthz, /readyz and Prometheus /metrics. Builds run on a bounded CPU pool\n"
+      "reward), agent sessions shaped like OpenEnv (reset / step / close, over HTTP and over OpenEnv's own\n"
+      "WebSocket protocol at /ws), reward endpoints in OpenRLHF's and slime's shapes, /healthz, /readyz and\n"
+      "Prometheus /metrics. Builds run on a bounded CPU pool\n"
       "with the content-keyed build cache; verification and timing on exclusive GPU leases. Accepted work\n"
       "is journaled in --state-dir: after a crash and a restart every evaluation is finished or answered\n"
       "infra_error, never dropped. SIGTERM drains. docs/kbserve.md is the API.\n\n"
@@ -61,12 +62,18 @@ int main(int argc, char** argv) {
   app.add_option("--guide", guide, "The agent guide for sessions (default docs/agent-guide.md)");
   app.add_option("--max-sessions", c.sessions.max_sessions, "Agent sessions open at most")->capture_default_str();
   app.add_option("--session-idle-s", c.sessions.idle_seconds, "A session untouched this long is closed")->capture_default_str();
+  auto* ws_idle = app.add_option("--ws-idle-s", c.http.websocket.idle_seconds,
+                                 "A WebSocket connection (/ws) with no message this long is closed (default: --session-idle-s)");
+  app.add_option("--ws-connections", c.http.websocket.max_connections,
+                 "WebSocket connections (/ws) open at once, below --http-threads (each holds a thread); 503 beyond")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   bool no_hide = false;
   app.add_flag("--no-hide-state", no_hide,
                "For tests and debugging only: let candidate workers read the state directory and the build cache "
                "(other clients' files)");
   app.add_option("--drain-s", c.drain_seconds, "On SIGTERM, seconds the accepted work may take to finish")->capture_default_str();
-  tools::durationFlags(app, {"--verify-timeout", "--profile-budget-s", "--session-idle-s", "--drain-s"});
+  tools::durationFlags(app, {"--verify-timeout", "--profile-budget-s", "--session-idle-s", "--ws-idle-s", "--drain-s"});
   if (auto rc = tools::parseOrExit(app, argc, argv, "kbserve")) return *rc;
   return tools::runGuarded("kbserve", [&] {
     serve::parseListen(listen, c);
@@ -76,6 +83,7 @@ int main(int argc, char** argv) {
     c.service.hide_state_from_workers = !no_hide;
     c.service.static_policy = policy;
     c.http.max_body_bytes = max_request_mib << 20;
+    if (ws_idle->count() == 0) c.http.websocket.idle_seconds = c.sessions.idle_seconds;
     c.sessions.guide = guide.empty() ? dataPath("docs/agent-guide.md") : std::filesystem::path(guide);
     c.sessions.interface_header = dataPath("include/kb/solution.h");
     return serve::runServer(c);
