@@ -2,6 +2,7 @@
 # Installs everything the build and the tests need on a Debian 12 machine.
 # Idempotent: packages already present are not fetched again.
 #   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json, cpp-httplib,
+#           Boost's headers (Beast: kbserve's WebSocket),
 #           OpenSSL, libseccomp, libcurl, PCRE2, utf8proc, jq, Chromium (report screenshots)
 #   PyPI:   meson, ninja, torch==2.11.0 (LibTorch headers and libraries) and
 #           pyarrow (Parquet rows for kbsynth import), and for the Python package's
@@ -16,7 +17,7 @@ apt_packages=(
   build-essential pkg-config git jq
   clang-19 libclang-19-dev llvm-19-dev libclang-cpp19-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
-  libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev
+  libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
   chromium
 )
 

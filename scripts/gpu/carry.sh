@@ -66,6 +66,25 @@ Version: 0.11.4
 Libs: -L${libdir} -Wl,-rpath,${libdir} -l:libcpp-httplib.so.0.11
 Cflags: -I${includedir} -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
 PC
+# Boost.Beast (kbserve's /ws): header-only, but Boost's tree is 150 MB, so
+# only what lib/serve/websocket.cpp reaches (the compiler's dependency list,
+# about 7 MB) and, whole, the Asio, Beast and config folders whose branches a
+# different compiler there may take; boost-headers.pc lets meson find them
+# (Debian's Boost has no pkg-config file).
+(cd /usr/include &&
+  { printf '#include <boost/%s>\n' asio/io_context.hpp asio/ip/tcp.hpp asio/post.hpp asio/steady_timer.hpp \
+      beast/core.hpp beast/http.hpp beast/websocket.hpp version.hpp |
+      c++ -std=c++20 -x c++ -M - | tr ' \\' '\n\n' | sed -n 's|^/usr/include/\(boost/.*\)|\1|p'
+    find boost/asio boost/beast boost/config -type f; } |
+  sort -u | xargs cp --parents -t "$C/include")
+cat > "$C/lib/pkgconfig/boost-headers.pc" <<'PC'
+prefix=${pcfiledir}/../..
+includedir=${prefix}/include
+Name: boost-headers
+Description: Debian's Boost 1.74 headers that Boost.Beast needs, carried
+Version: 1.74.0
+Cflags: -I${includedir}
+PC
 # httpx and what it needs, pure Python, for scripts/bench/serve_load.py there.
 VENV_SITE=$(/opt/kb-venv/bin/python -c 'import httpx, os; print(os.path.dirname(os.path.dirname(httpx.__file__)))' 2>/dev/null || true)
 if [ -n "$VENV_SITE" ]; then
