@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "eval/session.h"
 #include "task/bundle.h"
 
 namespace fs = std::filesystem;
@@ -26,241 +27,36 @@ bool StaticChecker::available() {
 
 // ---- one request -----------------------------------------------------------
 
-namespace {
-
-StageResult skipped(const std::string& name) {
-  StageResult s;
-  s.name = name;
-  s.detail = nullptr;
-  return s;
-}
-
-// The first line of `why`, without a trailing ':' or ' '.
-std::string firstLine(const std::string& why) {
-  std::string line = why.substr(0, why.find('\n'));
-  while (!line.empty() && (line.back() == ':' || line.back() == ' ')) line.pop_back();
-  return line;
-}
-
-// Runs one stage's work; with `as_infra`, an exception becomes an
-// infra_error of that stage instead of leaving evaluate().
-template <typename T, typename Work, typename OnError>
-T guarded(bool as_infra, Work&& work, OnError&& on_error) {
-  if (!as_infra) return work();
-  try {
-    return work();
-  } catch (const std::exception& e) {
-    return on_error(e.what());
-  }
-}
-
-// The failing stage `s` decides the request's status and message.
-void fail(Result& r, const StageResult& s, const std::string& why) {
-  r.header.status = s.status;
-  r.message = s.name + ": " + firstLine(why);
-}
-
-verify::VerifyResult verifyInfraError(const std::string& why, const std::string& device) {
-  verify::VerifyResult v;
-  v.status = Status::InfraError;
-  v.message = why;
-  v.device = device;
-  return v;
-}
-
-// r.verify, just made, into its stage and the header; false when it failed.
-bool recordVerify(Result& r, double seconds) {
-  StageResult& st = r.stages[2];
-  st.skipped = false;
-  st.status = r.verify->status;
-  st.seconds = seconds;
-  st.detail = r.verify->toJson();
-  if (r.header.task_id.empty()) r.header.task_id = r.verify->task_id;
-  r.header.gpu = r.verify->gpu;
-  r.header.driver = r.verify->driver;
-  r.header.torch_version = r.verify->torch_version;
-  if (st.status == Status::Ok) return true;
-  fail(r, st, r.verify->message);
-  return false;
-}
-
-}  // namespace
-
 const StageResult& Result::stage(std::string_view name) const {
   for (const auto& s : stages)
     if (s.name == name) return s;
   throw Error("no stage " + std::string(name));
 }
 
-Result evaluate(const Request& q) {
-  auto t0 = Clock::now();
-  Result r;
-  r.header.tool = q.tool;
-  r.header.started_at = nowIso8601();
-  r.stages = {skipped("static"), skipped("build"), skipped("verify"), skipped("profile")};
-  StageResult& st_static = r.stages[0];
-  StageResult& st_build = r.stages[1];
-  StageResult& st_profile = r.stages[3];
-  const bool as_infra = q.stage_errors_as_infra;
-
-  // A bad task is a usage error before the build; kbprof's order (solution,
-  // then the task, opened by prepareProfile) where profile is asked. Without
-  // a build, verify opens the task itself (once: a bundle's files are hashed).
-  std::optional<task::TaskBundle> bundle;
-  if (!q.task_dir.empty() && !q.stages.profile && q.stages.build) {
-    bundle = task::openBundle(q.task_dir);
-    r.header.task_id = bundle->info.id;
-  }
-  std::optional<solution::Solution> loaded;
-  const solution::Solution* sol = q.solution;
-  if (!sol && !q.solution_dir.empty()) sol = &loaded.emplace(solution::loadSolution(q.solution_dir));
-  r.header.solution_hash = sol ? sol->hash : q.solution_hash;
-
-  auto finish = [&]() -> Result {
-    r.header.finished_at = nowIso8601();
-    r.seconds = since(t0);
-    return std::move(r);
-  };
-  auto failed = [&](const StageResult& s, const std::string& why) { fail(r, s, why); };
-
-  // static
-  if (q.stages.static_check && q.static_checker && !StaticChecker::available())
-    r.static_check = StaticOutcome{};  // asked, but this build has no Clang: not available, skipped
-  if (q.stages.static_check && q.static_checker && StaticChecker::available() && sol) {
-    r.static_check = guarded<StaticOutcome>(
-        as_infra, [&] { return q.static_checker->check(*sol, q.static_options); },
-        [&](const std::string& why) {
-          StaticOutcome o;
-          o.available = true;
-          o.status = Status::InfraError;
-          o.result.infra_failed = true;
-          o.result.infra_message = why;
-          o.message = why;
-          o.report = {{"status", "infra_error"}, {"message", why}};
-          return o;
-        });
-    st_static.skipped = false;
-    st_static.status = r.static_check->status;
-    st_static.seconds = r.static_check->seconds;
-    st_static.detail = r.static_check->report;
-    if (st_static.status != Status::Ok) {
-      if (st_static.detail.is_object()) st_static.detail["message"] = r.static_check->message;
-      failed(st_static, r.static_check->message.empty() ? std::string("failed") : r.static_check->message);
-      return finish();
-    }
-  }
-
-  // profile, set up first: its workers get ready while the solution builds
-  // (not when verify runs in between: they would wait through it).
-  std::unique_ptr<profile::PreparedProfile> prepared;
-  const bool early_profile = q.stages.profile && !q.stages.verify && q.stages.build && sol;
-  std::string prepare_error;  // stage_errors_as_infra: reported by the profile stage, after the build
-  if (early_profile) {
-    try {
-      prepared = profile::prepareProfile(q.task_dir, q.profile);
-    } catch (const std::exception& e) {
-      if (!as_infra) throw;
-      prepare_error = e.what();
-    }
-  }
-
-  // build
-  fs::path library = q.library;
-  if (q.stages.build && sol) {
-    r.build = guarded<build::BuildResult>(
-        as_infra, [&] { return build::buildSolution(*sol, q.build); },
-        [&](const std::string& why) {
-          build::BuildResult b;
-          b.status = Status::InfraError;
-          b.message = why;
-          return b;
-        });
-    st_build.skipped = false;
-    st_build.status = r.build->status;
-    st_build.seconds = r.build->seconds;
-    st_build.detail = r.build->toJson();
-    if (st_build.status != Status::Ok) {
-      prepared.reset();  // the profile's workers leave before any candidate code
-      failed(st_build, r.build->message.empty() ? std::string("failed") : r.build->message);
-      return finish();
-    }
-    library = r.build->library;
-    if (q.build.device_only) return finish();  // nothing to load
-  }
-
-  // verify
-  if (q.stages.verify) {
-    auto tv = Clock::now();
-    r.verify = guarded<verify::VerifyResult>(
-        as_infra, [&] { return verify::verifySolution(bundle ? bundle->dir : q.task_dir, library, q.verify); },
-        [&](const std::string& why) { return verifyInfraError(why, q.verify.device); });
-    if (!recordVerify(r, since(tv))) return finish();
-  }
-
-  // profile
-  if (q.stages.profile) {
-    auto tp = Clock::now();
-    r.profile = guarded<profile::ProfileResult>(
-        as_infra,
-        [&] {
-          if (!prepare_error.empty()) throw Error(prepare_error);
-          if (!prepared) prepared = profile::prepareProfile(q.task_dir, q.profile, !library.empty());
-          return prepared->run(library, r.header.solution_hash);
-        },
-        [&](const std::string& why) {
-          profile::ProfileResult p;
-          p.status = Status::InfraError;
-          p.message = why;
-          return p;
-        });
-    prepared.reset();
-    st_profile.skipped = false;
-    st_profile.status = r.profile->status;
-    st_profile.seconds = since(tp);
-    st_profile.detail = r.profile->toJson();
-    if (r.header.task_id.empty()) r.header.task_id = r.profile->task_id;
-    if (r.header.gpu.empty()) r.header.gpu = r.profile->gpu;
-    if (r.header.driver.empty()) r.header.driver = r.profile->driver;
-    if (r.header.torch_version.empty()) r.header.torch_version = r.profile->torch_version;
-    if (st_profile.status != Status::Ok) failed(st_profile, r.profile->message);
-  }
-  return finish();
+Result evaluate(const Request& request) {
+  Session session(request);
+  session.run();
+  return std::move(session).take();
 }
 
 std::vector<Result> evaluateBatch(const Request& q, const std::vector<solution::Solution>& solutions) {
   if (q.stages.profile) throw UsageError("evaluateBatch: the profile stage is not offered for a batch");
   if (!q.stages.verify || !q.stages.build) throw UsageError("evaluateBatch: a batch is built and verified");
-  // Static and build, one solution at a time (the build cache is shared).
-  std::vector<Result> out;
-  std::vector<fs::path> libraries;
-  std::vector<size_t> built;
-  for (size_t k = 0; k < solutions.size(); ++k) {
+  // Static and build, one solution at a time (the build cache is shared),
+  // then the built ones verified together.
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<Session*> all;
+  for (const solution::Solution& sol : solutions) {
     Request one = q;
-    one.solution = &solutions[k];
+    one.solution = &sol;
     one.solution_dir.clear();
-    one.stages.verify = false;
-    out.push_back(evaluate(one));
-    if (out.back().status() == Status::Ok && out.back().build && !q.build.device_only) {
-      libraries.push_back(out.back().build->library);
-      built.push_back(k);
-    }
+    sessions.push_back(std::make_unique<Session>(std::move(one)));
+    sessions.back()->run({.static_check = q.stages.static_check, .build = true});
+    all.push_back(sessions.back().get());
   }
-  if (built.empty()) return out;
-  // Verify, all at once: every result gets the batch's verify time.
-  auto tv = Clock::now();
-  std::vector<verify::VerifyResult> verdicts = guarded<std::vector<verify::VerifyResult>>(
-      q.stage_errors_as_infra, [&] { return verify::verifySolutions(q.task_dir, libraries, q.verify); },
-      [&](const std::string& why) {
-        return std::vector<verify::VerifyResult>(built.size(), verifyInfraError(why, q.verify.device));
-      });
-  const double seconds = since(tv);
-  for (size_t j = 0; j < built.size(); ++j) {
-    Result& r = out[built[j]];
-    r.verify = std::move(verdicts[j]);
-    recordVerify(r, seconds);
-    r.header.finished_at = nowIso8601();
-    r.seconds += seconds;
-  }
+  Session::verifyTogether(all);
+  std::vector<Result> out;
+  for (auto& s : sessions) out.push_back(std::move(*s).take());
   return out;
 }
 

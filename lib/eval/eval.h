@@ -1,7 +1,10 @@
 // One evaluation of a solution for a task: the stages a caller asks for,
 // static -> build -> verify -> profile, in that order, stopping at the first
-// that fails, with a typed result per stage and one report header. kbcheck,
-// kbprof and the rollout environment (lib/agent) all call evaluate().
+// that fails, with a typed result per stage and one report header. The
+// chain itself is eval::Session (session.h), which keeps a solution's build
+// and verdicts between calls; evaluate() is one session asked once (kbcheck,
+// kbprof), evaluateBatch() several verified together. The rollout
+// environment (lib/agent) and kbserve (lib/serve) hold sessions.
 //
 // Stateless per request and safe to call from many threads at once: nothing
 // global is kept here. The one thing worth keeping between requests, the
@@ -121,13 +124,14 @@ struct Result {
   Status status() const { return header.status; }
 };
 
-// Runs the stages `request` asks for. Throws kb::UsageError for a missing
-// or malformed task or solution (before any stage runs).
+// Runs the stages `request` asks for: Session(request).run(). Throws
+// kb::UsageError for a missing or malformed task or solution (before any
+// stage runs).
 Result evaluate(const Request& request);
 
 // Several solutions of one task (request.task_dir), already read by the
-// caller: each through evaluate()'s static and build stages, then the built
-// ones verified together (verifySolutions: a candidate worker each, one
+// caller: a session each through the static and build stages, then the built
+// ones verified together (Session::verifyTogether: a candidate worker each, one
 // reference worker for all, so the reference starts once per batch instead
 // of once per solution). One Result per solution, in order, as evaluate()
 // would give it. `request`'s solution fields are ignored; profile is not

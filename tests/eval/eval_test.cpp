@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/speedup.h"
 #include "eval/eval.h"
+#include "cpu_request.h"
 
 namespace fs = std::filesystem;
 
@@ -29,21 +30,7 @@ class Eval : public ::testing::Test {
   void TearDown() override { fs::remove_all(scratch); }
 
   kb::eval::Request request(const fs::path& solution, kb::eval::Stages stages) {
-    kb::eval::Request q;
-    q.task_dir = task();
-    q.solution_dir = solution;
-    q.stages = stages;
-    q.build.target = kb::build::BuildTarget::Cpu;
-    q.build.cache_dir = scratch / "cache";
-    q.verify.device = "cpu";
-    q.verify.limits.wall_seconds = 20;
-    q.verify.limits.cpu_seconds = 20;
-    q.verify.scratch_dir = scratch;
-    q.profile.device = "cpu";
-    q.profile.budget_seconds = 0.5;
-    q.profile.use_baseline_cache = false;
-    q.profile.scratch_dir = scratch;
-    return q;
+    return cpuRequest(task(), solution, stages, scratch);
   }
 };
 

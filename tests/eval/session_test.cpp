@@ -1,0 +1,110 @@
+// eval::Session on the CPU: a solution read and built once, its verdicts
+// kept between calls, a kept failure answered at once, an infrastructure
+// failure run again, and one result over calls made under different leases.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cpu_request.h"
+#include "eval/session.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path sourceRoot() { return std::getenv("KB_SOURCE_ROOT"); }
+
+class EvalSession : public ::testing::Test {
+ protected:
+  fs::path scratch = fs::temp_directory_path() / ("kb_session_test_" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(scratch); }
+  void TearDown() override { fs::remove_all(scratch); }
+
+  kb::eval::Request request(const fs::path& solution) {
+    kb::eval::Request q = cpuRequest(sourceRoot() / "testdata/tasks/linear_relu", solution,
+                                     {.build = true, .verify = true}, scratch);
+    q.stage_errors_as_infra = true;
+    return q;
+  }
+};
+
+}  // namespace
+
+TEST_F(EvalSession, KeepsTheBuildAndTheVerdictBetweenCalls) {
+  kb::eval::Session s(request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"));
+  const kb::eval::Result& built = s.run({.build = true});
+  ASSERT_EQ(built.status(), kb::Status::Ok) << built.message;
+  EXPECT_TRUE(built.stage("verify").skipped);
+  EXPECT_TRUE(s.kept("build"));
+  EXPECT_FALSE(s.kept("verify"));
+  const std::string key = s.result().build->key;
+  const double build_seconds = s.result().stage("build").seconds;
+
+  // verify asked later: the build is the session's, not run again.
+  const kb::eval::Result& verified = s.run({.build = true, .verify = true});
+  ASSERT_EQ(verified.status(), kb::Status::Ok) << verified.message;
+  EXPECT_EQ(verified.stage("build").seconds, build_seconds);
+  EXPECT_EQ(verified.build->key, key);
+  EXPECT_FALSE(verified.stage("verify").skipped);
+  EXPECT_EQ(verified.header.task_id, "testdata/linear_relu");
+  EXPECT_TRUE(s.kept("verify"));
+
+  // Asked again: the verdict is kept, no worker starts.
+  const double verify_seconds = s.result().stage("verify").seconds;
+  const double worker_seconds = s.result().verify->seconds;
+  s.run({.build = true, .verify = true});
+  EXPECT_EQ(s.result().stage("verify").seconds, verify_seconds);
+  EXPECT_EQ(s.result().verify->seconds, worker_seconds);
+  EXPECT_EQ(kb::eval::checkReportJson(s.result(), "")["status"], "ok");
+}
+
+TEST_F(EvalSession, AKeptFailureAnswersAtOnce) {
+  kb::eval::Session s(request(sourceRoot() / "testdata/solutions-cpu/wrong_result"));
+  s.run();
+  ASSERT_EQ(s.result().status(), kb::Status::Incorrect) << s.result().message;
+  EXPECT_TRUE(s.failed());
+  EXPECT_TRUE(s.kept("profile"));  // nothing after the failure will run
+  const std::string finished = s.result().header.finished_at;
+  s.run({.build = true, .verify = true, .profile = true});
+  EXPECT_EQ(s.result().status(), kb::Status::Incorrect);
+  EXPECT_EQ(s.result().message.rfind("verify: ", 0), 0u) << s.result().message;
+  EXPECT_TRUE(s.result().stage("profile").skipped);
+  EXPECT_EQ(s.result().header.finished_at, finished);
+}
+
+TEST_F(EvalSession, AnInfrastructureFailureIsRunAgain) {
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu");
+  q.verify.worker = scratch / "no-such-worker";
+  kb::eval::Session s(q);
+  s.run();
+  ASSERT_EQ(s.result().status(), kb::Status::InfraError) << s.result().message;
+  EXPECT_EQ(s.result().message.rfind("verify: ", 0), 0u) << s.result().message;
+  EXPECT_FALSE(s.failed());
+  EXPECT_FALSE(s.kept("verify"));
+  EXPECT_TRUE(s.kept("build"));
+  s.request().verify.worker.clear();  // the machine is fixed: the next call verifies
+  s.run();
+  EXPECT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
+  EXPECT_EQ(s.result().message, "");
+  EXPECT_TRUE(s.kept("verify"));
+}
+
+TEST_F(EvalSession, ProfilesAfterItsOwnVerdict) {
+  // Static and build first, then verify and profile: one result, as kbserve
+  // reports it after its CPU slot and its device lease.
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu-timed/ok_host_object");
+  q.tool = "kbserve";
+  kb::eval::Session s(q);
+  s.run({.build = true});
+  ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
+  s.run({.build = true, .verify = true, .profile = true});
+  ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
+  ASSERT_TRUE(s.result().verify && s.result().profile && s.result().build);
+  EXPECT_FALSE(s.result().stage("build").skipped);
+  EXPECT_FALSE(s.result().stage("verify").skipped);
+  EXPECT_FALSE(s.result().stage("profile").skipped);
+  EXPECT_TRUE(s.result().profile->candidate.present());
+  EXPECT_EQ(s.result().header.tool, "kbserve");
+}
