@@ -59,6 +59,7 @@ for _sig in (signal.SIGINT, signal.SIGTERM):
     signal.signal(_sig, lambda signum, frame: os._exit(128 + signum))
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import degenerate  # noqa: E402
 import kbtask  # noqa: E402
 from kbtask import TaskError, torch  # noqa: E402
 
@@ -393,8 +394,10 @@ def capture(job, tmpdir, device):
     sm, captured_model, method, ref_args, notes = _capture_reference(new_model, x0, x1, out0, out1, device)
     notes = repeat_notes + notes
     pristine = None  # the copy's memory back before the save
-    if kbtask.close(out0, out1, atol=0, rtol=0):
-        notes.append("degenerate: the outputs for seeds 0 and 1 are identical (output does not depend on the input)")
+    # A task a trivial solution passes (a fixed tensor, all zeros) gives
+    # rewards that measure nothing: flagged in task.json, kept out of
+    # rewards by lib/reward (scripts/degenerate.py says how it is decided).
+    flagged = degenerate.check(out0, out1, job.get("tolerance"))
 
     # Weights as right after construction (forward may update buffers, e.g.
     # batch-norm running statistics in training mode).
@@ -457,6 +460,8 @@ def capture(job, tmpdir, device):
         # verification then adds domain draws beyond get_inputs
         # (docs/task-format.md, docs/threat-model.md).
         "inputs_exhaustive": bool(job.get("inputs_exhaustive", False)),
+        # null: checked, a trivial solution does not pass; else why it does.
+        "degenerate": flagged,
         "compiled": keep.get("compiled", {}) if same_program else {},
         "baselines": keep.get("baselines", {}) if same_program else {},
     }
@@ -475,7 +480,7 @@ def capture(job, tmpdir, device):
                 os.remove(os.path.join(cdir, f))
     return {"capture": method, "generator": generator, "reference_args": ref_args,
             "outputs": len(out0), "notes": notes + gen_notes, "device": str(device),
-            "inputs_on": str(made_on[0] or "cpu"), "init_device": init_where.type}
+            "inputs_on": str(made_on[0] or "cpu"), "init_device": init_where.type, "degenerate": flagged}
 
 
 GPU_ATTEMPTS = 3  # a task that runs the GPU out of memory, before the CPU

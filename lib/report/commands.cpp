@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <utility>
@@ -56,6 +57,16 @@ void addTyped(RawInput& raw, const std::string& path, const std::string& tool, c
   raw.unparsable.insert(raw.unparsable.end(), one.unparsable.begin(), one.unparsable.end());
   raw.not_objects.insert(raw.not_objects.end(), one.not_objects.begin(), one.not_objects.end());
   raw.sources.insert(raw.sources.end(), one.sources.begin(), one.sources.end());
+}
+
+// --tasks: folders of task bundles (ROOT/<task_id>/task.json).
+std::vector<std::filesystem::path> taskRoots(const std::vector<std::string>& tasks) {
+  std::vector<std::filesystem::path> roots;
+  for (const std::string& t : tasks) {
+    if (!std::filesystem::is_directory(t)) throw UsageError("--tasks " + t + ": not a folder of task bundles");
+    roots.emplace_back(t);
+  }
+  return roots;
 }
 
 void printWarnings(const std::vector<Warning>& ws) {
@@ -119,7 +130,7 @@ int runScore(const ScoreCommand& cmd) {
   }
   for (const std::string& f : cmd.check_files) addTyped(raw, f, "kbcheck", "--check");
   for (const std::string& f : cmd.prof_files) addTyped(raw, f, "kbprof", "--prof");
-  Input in = assemble(std::move(raw));
+  Input in = assemble(std::move(raw), taskRoots(cmd.tasks));
   WarningList warn;
   for (const Warning& w : in.warnings) warn.append(w);
   std::string out;
@@ -146,8 +157,8 @@ int runReport(const ReportCommand& cmd) {
     if (!cmd.title_given) ropts.title = "kbreward comparison";
     if (!cmd.inputs.empty())
       throw UsageError("--compare takes its two runs itself; drop the other inputs");
-    RunReport a = aggregate(assemble(readInputs({cmd.compare[0]})), ropts);
-    RunReport b = aggregate(assemble(readInputs({cmd.compare[1]})), ropts);
+    RunReport a = aggregate(assemble(readInputs({cmd.compare[0]}), taskRoots(cmd.tasks)), ropts);
+    RunReport b = aggregate(assemble(readInputs({cmd.compare[1]}), taskRoots(cmd.tasks)), ropts);
     for (auto* r : {&a, &b}) {
       std::vector<Warning> ws = r->warnings;
       for (Warning& w : ws) w.what += r == &a ? " (in A)" : " (in B)";
@@ -159,7 +170,7 @@ int runReport(const ReportCommand& cmd) {
     return cmd.strict && warned ? 1 : 0;
   }
 
-  RunReport r = aggregate(assemble(readInputs(cmd.inputs)), ropts);
+  RunReport r = aggregate(assemble(readInputs(cmd.inputs), taskRoots(cmd.tasks)), ropts);
   printWarnings(r.warnings);
   writeRendered(cmd.out, format, r, reportToJson);
   if (r.all.scored == 0) {

@@ -20,6 +20,7 @@ struct ScoreCommand {
   std::string out;                       // "" or "-": stdout, else written atomically
   bool strict = false;                   // exit 1 on any warning
   Scheme scheme;
+  std::vector<std::string> tasks;        // --tasks: task roots whose task.json flags degenerate tasks
 };
 
 // Exit 0, or 1 when nothing could be scored (or a warning under strict).
@@ -34,6 +35,7 @@ struct ReportCommand {
   bool title_given = false;          // --compare titles "kbreward comparison" unless given
   bool strict = false;
   ReportOptions options;
+  std::vector<std::string> tasks;    // --tasks: task roots whose task.json flags degenerate tasks
 };
 
 // Exit 0, or 1 when no task could be scored (or a warning under strict).

@@ -4,6 +4,7 @@
 
 #include "core/report.h"
 #include "report/render.h"
+#include "reward/degenerate.h"
 
 namespace kb::report {
 
@@ -153,6 +154,7 @@ Json scoreToJson(const Candidate& c, const Score& s, const Scheme& scheme) {
   j["group"] = groupOf(c);
   j["reward"] = s.reward ? num(*s.reward) : Json(nullptr);
   j["excluded"] = strOrNull(s.excluded);
+  j["degenerate_task"] = c.degenerate_task ? reward::degenerateToJson(*c.degenerate_task) : Json(nullptr);
   j["missing"] = strOrNull(s.missing);
   j["correct"] = s.correct;
   j["speedup_eager"] = num(s.speedup_eager);

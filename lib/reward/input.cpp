@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "reward/degenerate.h"
 
 namespace kb::reward {
 namespace fs = std::filesystem;
@@ -344,7 +345,7 @@ class ValueCounts {
 
 }  // namespace
 
-Input assemble(RawInput raw) {
+Input assemble(RawInput raw, const std::vector<fs::path>& task_roots) {
   WarningList warn;
   for (const std::string& o : raw.unparsable)
     warn.add("unparsable", "lines that are not JSON (skipped)", o);
@@ -450,6 +451,8 @@ Input assemble(RawInput raw) {
         }
       }
       if (c.source.empty()) c.source = str(j, "source");
+      if (!c.degenerate_task)
+        if (auto it = j.find("degenerate_task"); it != j.end()) c.degenerate_task = parseDegenerate(*it);
       if (c.gpu.empty()) c.gpu = str(j, "gpu");
       if (c.driver.empty()) c.driver = str(j, "driver");
       if (c.torch_version.empty()) c.torch_version = str(j, "torch_version");
@@ -473,6 +476,7 @@ Input assemble(RawInput raw) {
     in.candidates.push_back(std::move(c));
   }
 
+  markDegenerateTasks(in.candidates, task_roots, warn);
   for (const auto& [tool, counts] : versions)
     counts.warnIfMixed("mixed_versions", tool + " versions in one input", warn);
   gpus.warnIfMixed("mixed_gpus", "GPUs in one input", warn);

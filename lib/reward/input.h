@@ -35,6 +35,13 @@ struct Timings {
   std::optional<Timing> candidate;
 };
 
+// A task on which a trivial solution (one fixed output, all zeros) passes:
+// task.json's "degenerate" (docs/task-format.md).
+struct DegenerateTask {
+  std::string reason;
+  std::vector<std::string> contracts;  // the precision contracts it is trivial under: "strict", "paper"
+};
+
 // One candidate solution of one task: its kbcheck and kbprof reports joined,
 // or one combined record.
 struct Candidate {
@@ -55,6 +62,10 @@ struct Candidate {
   std::string precision_contract;
   std::string precision_class;
   std::string origin;            // "file:line" of its first record, for messages
+  // The candidate's task is degenerate (a trivial solution passes it under
+  // some contracts; reward/degenerate.h); nullopt when not known to be. From
+  // a record's "degenerate_task", or the task's task.json under kbreward --tasks.
+  std::optional<DegenerateTask> degenerate_task;
 };
 
 // The report's group of a candidate: "level N", else its source, else "other".
@@ -115,6 +126,8 @@ struct Input {
 // Joins kbcheck and kbprof reports of the same (task_id, solution_hash) and
 // takes combined records as they are. Throws kb::UsageError when the input
 // holds no candidate at all (an empty input is an error, not an empty report).
-Input assemble(RawInput raw);
+// With `task_roots` (kbreward --tasks), each candidate's task.json is looked
+// up there for the "degenerate" flag (reward/degenerate.h).
+Input assemble(RawInput raw, const std::vector<std::filesystem::path>& task_roots = {});
 
 }  // namespace kb::reward

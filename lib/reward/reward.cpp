@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/speedup.h"
+#include "reward/degenerate.h"
 
 namespace kb::reward {
 
@@ -103,6 +104,12 @@ bool beats(const Timings& t, Baseline base, double margin, Stat stat, bool noise
 
 Score score(const Candidate& c, const Scheme& s) {
   Score out;
+  if (excludedAsDegenerate(c.degenerate_task, c.precision_contract)) {
+    // A trivial solution passes the task under the contract this candidate
+    // was judged by: whatever it did, its score would measure the task.
+    out.excluded = kDegenerateTask;
+    return out;
+  }
   if (!c.status) {
     out.excluded = c.input_status.empty() ? "missing_status" : "unknown_status";
     return out;

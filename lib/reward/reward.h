@@ -62,8 +62,9 @@ double statOf(const Timing& t, Stat stat);
 bool beats(const Timings& t, Baseline base, double margin, Stat stat, bool noise_aware);
 
 struct Score {
-  // Why there is no reward, or "" when there is one: "infra_error",
-  // "missing_status", "unknown_status", "missing_timings".
+  // Why there is no reward, or "" when there is one: "degenerate_task"
+  // (reward/degenerate.h), "infra_error", "missing_status", "unknown_status",
+  // "missing_timings".
   std::string excluded;
   std::string missing;        // for missing_timings: which values, e.g. "compile.median_ms"
   bool correct = false;       // status ok (and scored)

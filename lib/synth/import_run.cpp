@@ -244,6 +244,28 @@ CaptureOutcome captureAndBuild(std::vector<Json> jobs, const std::vector<std::st
   return out;
 }
 
+// The captured tasks a trivial solution passes (capture's "degenerate"
+// field, scripts/degenerate.py), as (id, {reason, contracts}), in import
+// order. Kept bundles (--skip-existing) are read from their task.json.
+std::vector<std::pair<std::string, Json>> degenerateTasks(const std::vector<Json>& entries) {
+  std::vector<std::pair<std::string, Json>> out;
+  for (const auto& e : entries) {
+    if (e.value("status", "") != "ok") continue;
+    Json d = e.value("degenerate", Json(nullptr));
+    if (d.is_null() && e.contains("skipped") && e.contains("dir")) {
+      try {
+        d = readJsonFile(fs::path(e["dir"].get<std::string>()) / "task.json").value("degenerate", Json(nullptr));
+      } catch (const Error&) {
+        continue;  // capturedFrom opened it a moment ago; nothing to name if it is gone
+      }
+    }
+    if (d.is_object())
+      out.emplace_back(e.value("id", ""), Json{{"reason", d.value("reason", "degenerate")},
+                                               {"contracts", d.value("contracts", Json::array())}});
+  }
+  return out;
+}
+
 int finishCapture(const std::string& stage, const std::string& started, std::vector<Json> entries,
                   const CaptureOutcome& outcome, const std::set<std::string>& created,
                   const CaptureOptions& o, const fs::path& report_default) {
@@ -255,7 +277,7 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     if (it == captured.end()) continue;
     Json r = it->second;
     for (const char* k : {"status", "reason", "message", "capture", "generator", "reference_args", "notes", "device",
-                          "inputs_on", "init_device", "seconds", "ran_alone"})
+                          "inputs_on", "init_device", "seconds", "ran_alone", "degenerate"})
       if (r.contains(k)) e[k] = r[k];
     if (e["status"] != "ok" && created.count(e["dir"])) {
       std::error_code ec;
@@ -288,6 +310,11 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
       else if (e.value("status", "") == "ok") ++not_done;
     report["summary"]["compiled"] = {{"device", o.compiled}, {"ok", built}, {"failed", failed}, {"not_done", not_done}};
   }
+  // Degenerate tasks are kept (they are valid bundles) but named, since
+  // lib/reward gives them no reward (docs/task-format.md "degenerate").
+  std::vector<std::pair<std::string, Json>> degenerate = degenerateTasks(entries);
+  report["summary"]["degenerate"] = Json::object();
+  for (const auto& [id, d] : degenerate) report["summary"]["degenerate"][id] = d;
   report["tasks"] = entries;
   if (stopped(o)) report["interrupted"] = true;
   fs::path report_path = o.report.empty() ? report_default : fs::path(o.report);
@@ -315,6 +342,12 @@ int finishCapture(const std::string& stage, const std::string& started, std::vec
     for (const auto& [reason, n] : c["by_reason"].items()) reasons += " " + reason + "=" + std::to_string(n.get<int>());
     std::fprintf(stderr, "kbsynth:   %s: %d ok, %d failed%s\n", level.c_str(), c["ok"].get<int>(),
                  c["failed"].get<int>(), reasons.c_str());
+  }
+  if (!degenerate.empty()) {
+    std::fprintf(stderr, "kbsynth: %zu degenerate (kept, flagged in task.json, no reward under the contracts named):\n",
+                 degenerate.size());
+    for (const auto& [id, d] : degenerate)
+      std::fprintf(stderr, "kbsynth:   %s: %s\n", id.c_str(), d["reason"].get<std::string>().c_str());
   }
   if (o.compiled != "none")
     std::fprintf(stderr, "kbsynth: compiled baselines (%s): %d built or cached, %d failed\n", o.compiled.c_str(),

@@ -45,13 +45,40 @@ std::vector<fs::path> pyFiles(const fs::path& dir) {
   return out;
 }
 
-void addLevel(const fs::path& dir, int level, std::vector<ImportItem>& out) {
+// --kernelbench-version names a KernelBench problem set; for another kind of
+// source it would be silently meaningless.
+void requireNoVersion(const fs::path& source, const ImportOptions& options) {
+  if (!options.kernelbench_version.empty())
+    throw UsageError("--kernelbench-version " + options.kernelbench_version + ": " + source.string() +
+                     " is not a KernelBench folder (no levelN/ folders)");
+}
+
+// The version of the KernelBench problem set whose level folders are in
+// `dir`: --kernelbench-version, else the manifest's, else none (today's set).
+// A flag that contradicts the manifest is a usage error: the ids would lie.
+std::optional<KernelBenchVersion> versionOf(const fs::path& dir, const ImportOptions& options) {
+  std::optional<KernelBenchVersion> manifest = readKernelBenchManifest(dir);
+  if (options.kernelbench_version.empty()) return manifest;
+  if (manifest && manifest->version != options.kernelbench_version)
+    throw UsageError("--kernelbench-version " + options.kernelbench_version + ", but " +
+                     (dir / kKernelBenchManifest).string() + " names version " + manifest->version);
+  if (manifest) return manifest;
+  return KernelBenchVersion{options.kernelbench_version, Json::object()};
+}
+
+void addLevel(const fs::path& dir, int level, const std::optional<KernelBenchVersion>& version,
+              std::vector<ImportItem>& out) {
+  std::string prefix = kernelBenchPrefix(version ? version->version : "");
   for (const fs::path& f : pyFiles(dir)) {
     ImportItem item;
     std::string name = f.stem().string();
-    item.id = "kernelbench/level" + std::to_string(level) + "/" + sanitizeIdPart(name);
+    item.id = prefix + "/level" + std::to_string(level) + "/" + sanitizeIdPart(name);
     item.provenance = {{"source", "kernelbench"}, {"level", level}, {"name", name},
                        {"path", fs::absolute(f).lexically_normal().string()}};
+    if (version) {
+      item.provenance["version"] = version->version;
+      if (version->manifest.contains("commit")) item.provenance["commit"] = version->manifest["commit"];
+    }
     item.code = readFile(f);
     out.push_back(std::move(item));
   }
@@ -80,6 +107,29 @@ void addRow(const Json& row, size_t index, const std::string& prefix, const fs::
 
 }  // namespace
 
+std::optional<KernelBenchVersion> readKernelBenchManifest(const fs::path& dir) {
+  fs::path file = dir / kKernelBenchManifest;
+  if (!fs::exists(file)) return std::nullopt;
+  Json m;
+  try {
+    m = readJsonFile(file);
+  } catch (const std::exception& e) {
+    throw UsageError(file.string() + ": not a readable KernelBench version manifest: " + e.what());
+  }
+  if (!m.is_object() || m.value("format", "") != "kb-kernelbench-version" || !m.contains("version") ||
+      !m["version"].is_string())
+    throw UsageError(file.string() + ": not a KernelBench version manifest (format \"kb-kernelbench-version\" "
+                     "with a string \"version\"; scripts/kernelbench-extract.sh writes one)");
+  std::string v = m["version"].get<std::string>();
+  if (v.empty() || sanitizeIdPart(v) != v)
+    throw UsageError(file.string() + ": version \"" + v + "\" is not a task id part ([A-Za-z0-9_.-])");
+  return KernelBenchVersion{v, m};
+}
+
+std::string kernelBenchPrefix(const std::string& version) {
+  return version.empty() ? "kernelbench" : "kernelbench-" + version;
+}
+
 std::string sanitizeIdPart(const std::string& part) {
   std::string out;
   for (char c : part)
@@ -100,6 +150,9 @@ bool validTaskId(const std::string& id) {
 std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions& options) {
   std::vector<ImportItem> out;
   if (!fs::exists(source)) throw UsageError(source.string() + ": no such file or folder");
+  const std::string& v = options.kernelbench_version;
+  if (!v.empty() && sanitizeIdPart(v) != v)
+    throw UsageError("--kernelbench-version \"" + v + "\" is not a task id part ([A-Za-z0-9_.-])");
   fs::path abs = fs::absolute(source).lexically_normal();
   if (abs.filename().empty()) abs = abs.parent_path();
 
@@ -115,10 +168,12 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
     }
     if (!levels.empty()) {
       std::sort(levels.begin(), levels.end());
-      for (const auto& [n, dir] : levels) addLevel(dir, n, out);
+      auto version = versionOf(levels.front().second.parent_path(), options);
+      for (const auto& [n, dir] : levels) addLevel(dir, n, version, out);
     } else if (isLevelName(abs.filename().string(), &level)) {
-      addLevel(abs, level, out);
+      addLevel(abs, level, versionOf(abs.parent_path(), options), out);
     } else {
+      requireNoVersion(abs, options);
       std::string prefix = options.id_prefix.empty() ? sanitizeIdPart(abs.filename().string()) : options.id_prefix;
       for (const fs::path& f : pyFiles(abs)) {
         ImportItem item;
@@ -133,6 +188,7 @@ std::vector<ImportItem> findProblems(const fs::path& source, const ImportOptions
     return out;
   }
 
+  requireNoVersion(abs, options);
   std::string ext = abs.extension().string();
   std::string prefix = options.id_prefix.empty() ? sanitizeIdPart(abs.stem().string()) : options.id_prefix;
   if (ext == ".py") {

@@ -206,6 +206,21 @@ TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
     if (!v.is_boolean()) r.fail("inputs_exhaustive", "must be true or false");
     info.inputs_exhaustive = v.get<bool>();
   }
+  if (doc.contains("degenerate") && !doc["degenerate"].is_null()) {
+    const Json& d = doc["degenerate"];
+    if (!d.is_object()) r.fail("degenerate", "must be null or an object with a \"reason\"");
+    info.degenerate = r.str(d, "reason", "degenerate.reason");
+    if (info.degenerate.empty()) r.fail("degenerate.reason", "must say why the task is degenerate");
+    if (d.contains("contracts")) {
+      const Json& c = d["contracts"];
+      if (!c.is_array()) r.fail("degenerate.contracts", "must be an array of contract names");
+      for (const Json& name : c) {
+        if (!name.is_string() || (name != "strict" && name != "paper"))
+          r.fail("degenerate.contracts", "must hold \"strict\" or \"paper\"");
+        info.degenerate_contracts.push_back(name.get<std::string>());
+      }
+    }
+  }
   // The contract every reader compares with (task/precision.h).
   PrecisionContract contract = resolveContract(info);
   info.precision = contract.name;

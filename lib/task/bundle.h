@@ -83,6 +83,13 @@ struct TaskInfo {
   // input the operator is defined for (e.g. a lookup over 256 byte values),
   // so verification needs no domain draws (verificationSeeds).
   bool inputs_exhaustive = false;
+  // task.json "degenerate": why a trivial solution (one fixed output, all
+  // zeros) passes this task and under which precision contracts, so no
+  // reward is given on it there (lib/reward/degenerate.h); "" and empty when
+  // the field is null or absent (not degenerate, or a bundle captured
+  // before the check).
+  std::string degenerate;
+  std::vector<std::string> degenerate_contracts;
   Json json;
 };
 

@@ -122,6 +122,29 @@ TEST(TaskInfo, VerificationSeedsAddDomainDrawsUnlessExhaustive) {
   EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("2^63"), std::string::npos);
 }
 
+// task.json "degenerate" (docs/task-format.md): null or absent is not
+// degenerate; an object gives its reason; anything else is bad input.
+TEST(TaskInfo, DegenerateReasonIsRead) {
+  kb::Json d = minimalTask();
+  EXPECT_EQ(kb::task::parseTaskInfo(d, "task.json").degenerate, "");
+  d["degenerate"] = nullptr;
+  EXPECT_EQ(kb::task::parseTaskInfo(d, "task.json").degenerate, "");
+  d["degenerate"] = {{"reason", "the output does not depend on the input"}, {"contracts", {"paper"}},
+                     {"checks", {{"input_independent", {"paper"}}}}};
+  kb::task::TaskInfo info = kb::task::parseTaskInfo(d, "task.json");
+  EXPECT_EQ(info.degenerate, "the output does not depend on the input");
+  EXPECT_EQ(info.degenerate_contracts, (std::vector<std::string>{"paper"}));
+  d["degenerate"]["contracts"] = {"loose"};
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("degenerate.contracts"),
+            std::string::npos);
+  d["degenerate"] = true;
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("degenerate"),
+            std::string::npos);
+  d["degenerate"] = kb::Json::object();
+  EXPECT_NE(expectUsageError([&] { kb::task::parseTaskInfo(d, "x/task.json"); }).find("degenerate.reason"),
+            std::string::npos);
+}
+
 TEST(TaskInfo, ErrorsNameTheField) {
   kb::Json d = minimalTask();
   d["inputs"][0].erase("shape");

@@ -124,6 +124,10 @@ int run(int argc, char** argv) {
   score_cmd->add_option("--json", score_json, "The score records (JSONL) to FILE, '-' for stdout; the same as -o FILE")
       ->type_name("FILE");
   score_cmd->add_flag("--strict", sc.strict, "Exit 1 when the input drew any warning");
+  score_cmd->add_option("--tasks", sc.tasks,
+                        "A folder of task bundles (repeatable): a task whose task.json is flagged degenerate "
+                        "gets no reward (excluded: degenerate_task)")
+      ->type_name("DIR");
   addSchemeOptions(score_cmd, score_flags);
 
   CLI::App* report_cmd = app.add_subcommand(
@@ -142,6 +146,9 @@ int run(int argc, char** argv) {
   std::string report_json;
   report_cmd->add_option("--json", report_json, "The JSON report to FILE, '-' for one line on stdout (-o FILE --format json)")
       ->type_name("FILE");
+  report_cmd->add_option("--tasks", rep.tasks,
+                         "A folder of task bundles (repeatable): tasks flagged degenerate in task.json are excluded")
+      ->type_name("DIR");
   report_cmd->add_option("--title", ropts.title, "Title of the report")->capture_default_str();
   report_cmd->add_option("--rate-margin", ropts.rate_margin,
                          "Faster-than rates count b() at this margin (0: strictly faster)")

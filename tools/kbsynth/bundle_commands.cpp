@@ -24,7 +24,7 @@ int stopSignal() { return tools::StopSignals::signal(); }
 void addBundleCommands(CLI::App& app, BundleCli& b) {
   b.import = app.add_subcommand("import",
       "Turn existing problems into task bundles OUT/<id>/: a KernelBench checkout or levelN/ folder "
-      "(ids kernelbench/levelN/<name>), JSONL or Parquet rows with a `code` column (CUDA-Agent-Ops-6K "
+      "(ids kernelbench/levelN/<name>, kernelbench-<version>/levelN/<name> for an older set), JSONL or Parquet rows with a `code` column (CUDA-Agent-Ops-6K "
       "layout; ids <prefix>/<row>), or single model.py files (id file/<name>). Each program is run under "
       "PyTorch and captured; bad ones are reported with a reason and skipped. Prints one JSON line per task, "
       "writes OUT/import-report.json.");
@@ -38,6 +38,11 @@ void addBundleCommands(CLI::App& app, BundleCli& b) {
       ->check(CLI::IsMember({"external", "in_package"}));
   b.import->add_option("--id", b.io.id, "Task id for a single .py source");
   b.import->add_option("--id-prefix", b.io.id_prefix, "Id prefix for dataset rows and plain folders (default: the file or folder name)");
+  b.import->add_option("--kernelbench-version", b.io.kernelbench_version,
+                       "The KernelBench problem set's version, in every task id (kernelbench-<V>/levelN/<name>), "
+                       "e.g. v0 for the original release's shapes; default: the kernelbench-version.json manifest "
+                       "beside the level folders (scripts/kernelbench-extract.sh), else none (kernelbench/levelN/...)")
+      ->type_name("V");
   b.import->add_option("--init-seed", b.co.init_seed, "torch.manual_seed before Model(*get_init_inputs()) (default 42)");
   b.import->add_option("--report", b.co.report, "Where to write the JSON report (default OUT/import-report.json)");
   b.import->add_flag("--strict", b.co.strict, "Exit 1 when any task failed (without it: only when none was imported)");
