@@ -70,4 +70,62 @@ TEST(Import, SingleFileAndBadSources) {
             std::string::npos);
 }
 
+// KernelBench versions (docs/kbsynth.md): a manifest beside the level
+// folders, or --kernelbench-version, puts the version in every id and in
+// the provenance; today's set (no manifest, no flag) keeps kernelbench/.
+TEST(Import, KernelBenchVersionFromTheManifest) {
+  fs::path src = fs::path(std::getenv("KB_SOURCE_ROOT")) / "testdata" / "kernelbench-versions";
+  auto items = kb::synth::findProblems(src, {});
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(items[0].id, "kernelbench-v0/level1/1_ReLU");
+  EXPECT_EQ(items[3].id, "kernelbench-v0/level2/2_Linear_GroupNorm_Mean");
+  EXPECT_EQ(items[0].provenance["source"], "kernelbench");
+  EXPECT_EQ(items[0].provenance["version"], "v0");
+  EXPECT_EQ(items[0].provenance["commit"], "0000000000000000000000000000000000000000");
+  // A level folder alone finds the manifest in its parent.
+  auto level2 = kb::synth::findProblems(src / "level2", {});
+  ASSERT_EQ(level2.size(), 2u);
+  EXPECT_EQ(level2[0].id, "kernelbench-v0/level2/1_Linear_Mean_Softmax");
+  // The flag agreeing with the manifest changes nothing.
+  EXPECT_EQ(kb::synth::findProblems(src, {.kernelbench_version = "v0"})[0].id, "kernelbench-v0/level1/1_ReLU");
+  // A flag that contradicts it would make the ids lie.
+  EXPECT_NE(expectUsageError([&] { kb::synth::findProblems(src, {.kernelbench_version = "v0.1"}); })
+                .find("names version v0"),
+            std::string::npos);
+}
+
+TEST(Import, KernelBenchVersionFromTheFlag) {
+  fs::path src = fs::path(std::getenv("KB_SOURCE_ROOT")) / "testdata" / "tasks-src" / "kernelbench";
+  auto items = kb::synth::findProblems(src, {.kernelbench_version = "v0.1"});
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].id, "kernelbench-v0.1/level1/1_ReLU_Scale");
+  EXPECT_EQ(items[0].provenance["version"], "v0.1");
+  EXPECT_FALSE(items[0].provenance.contains("commit"));
+  EXPECT_EQ(kb::synth::findProblems(src, {})[0].id, "kernelbench/level1/1_ReLU_Scale");
+  EXPECT_NE(expectUsageError([&] { kb::synth::findProblems(src, {.kernelbench_version = "v/0"}); })
+                .find("not a task id part"),
+            std::string::npos);
+  // Not a KernelBench source: the flag would mean nothing there.
+  fs::path one = src / "level1" / "1_ReLU_Scale.py";
+  EXPECT_NE(expectUsageError([&] { kb::synth::findProblems(one, {.kernelbench_version = "v0"}); })
+                .find("not a KernelBench folder"),
+            std::string::npos);
+}
+
+TEST(Import, KernelBenchManifestMustBeOne) {
+  fs::path dir = fs::temp_directory_path() / ("kb_manifest_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "level1");
+  std::ofstream(dir / "level1" / "1_A.py") << "print(1)\n";
+  std::ofstream(dir / kb::synth::kKernelBenchManifest) << R"J({"version": "v0"})J";
+  std::string no_format = expectUsageError([&] { kb::synth::findProblems(dir, {}); });
+  std::ofstream(dir / kb::synth::kKernelBenchManifest) << R"J({"format": "kb-kernelbench-version", "version": "a/b"})J";
+  std::string bad_version = expectUsageError([&] { kb::synth::findProblems(dir, {}); });
+  std::ofstream(dir / kb::synth::kKernelBenchManifest) << "{not json";
+  std::string unreadable = expectUsageError([&] { kb::synth::findProblems(dir, {}); });
+  fs::remove_all(dir);
+  EXPECT_NE(no_format.find("not a KernelBench version manifest"), std::string::npos) << no_format;
+  EXPECT_NE(bad_version.find("not a task id part"), std::string::npos) << bad_version;
+  EXPECT_NE(unreadable.find("not a readable KernelBench version manifest"), std::string::npos) << unreadable;
+}
+
 }  // namespace
