@@ -77,10 +77,11 @@ class Connection {
 
   void onRead(beast::error_code ec) {
     if (ec) {
-      // The client closed, the socket broke, a message was over the limit
-      // (Beast has sent 1009) or the peer stopped answering pings.
-      gone_ = true;
-      idle_.cancel();
+      // The close handshake ended, the client left, the socket broke, a
+      // message was over the limit (Beast has sent 1009) or the peer stopped
+      // answering pings: the connection is over. Beast may keep its ping
+      // timer pending, so the loop is stopped rather than left to run dry.
+      end();
       return;
     }
     std::string message = beast::buffers_to_string(in_.data());
@@ -115,10 +116,12 @@ class Connection {
 
   void onAnswered(WebSocketConversation::Answer answer) {
     busy_ = false;
-    if (gone_) return;
+    if (gone_ || closing_) return;  // nothing may follow a close
     if (!answer.text.empty()) send(std::move(answer.text));
-    if (answer.close) closeWith(websocket::close_code::normal, "");
-    if (closing_) return;
+    if (answer.close) {
+      closeWith(websocket::close_code::normal, "");
+      return;
+    }
     if (!pending_.empty()) answerNext();
     else armIdle();
   }
@@ -141,8 +144,7 @@ class Connection {
     ws_.async_write(asio::buffer(writing_text_), [this](beast::error_code ec, size_t) {
       if (ec) {
         writing_ = false;
-        gone_ = true;
-        idle_.cancel();
+        end();
         return;
       }
       writeNext();
@@ -163,6 +165,12 @@ class Connection {
     // The pending read completes once the client's close arrives (or the
     // close handshake times out).
     ws_.async_close(close_reason_, [this](beast::error_code) { gone_ = true; });
+  }
+
+  void end() {
+    gone_ = true;
+    idle_.cancel();
+    ioc_.stop();
   }
 
   void armIdle() {

@@ -1,16 +1,20 @@
-"""kbserve.adapters.openenv with openenv-core's own classes: the client is an
-``openenv.core.EnvClient`` driven through an episode both as itself (async
+"""kbserve.adapters.openenv with openenv-core's own classes over kbserve's
+/ws: the client is an ``openenv.core.EnvClient`` whose WebSocket transport
+(connect, the reset / step / state / close messages, disconnect) is
+EnvClient's own code, driven through an episode both as itself (async
 context manager) and through OpenEnv's ``SyncEnvClient`` (``.sync()``), with
 OpenEnv's MCP-style ``CallToolAction`` / ``ListToolsAction`` and
-``StepResult``; the replay policy writes the solution, verifies and finishes."""
+``StepResult``; OpenEnv's own ``MCPToolClient``, unchanged, plays an episode
+too. The replay policy writes the solution, verifies and finishes."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from conftest import TASK_ID, require_engine
+from conftest import TASK_ID, require_engine, start_server
 
 require_engine("openenv")
 
@@ -18,14 +22,30 @@ from openenv.core import EnvClient, SyncEnvClient  # noqa: E402
 from openenv.core.client_types import StepResult  # noqa: E402
 from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservation, ListToolsAction,  # noqa: E402
                                                ToolErrorType)
+from openenv.core.mcp_client import MCPToolClient  # noqa: E402
+from websockets.asyncio.client import ClientConnection  # noqa: E402
 
 from kbserve import Client, parse_metrics  # noqa: E402
 from kbserve.adapters.openenv import KbserveEnv  # noqa: E402
 
 
-def sessions_active(url):
-    with Client(url) as c:
-        return parse_metrics(c.metrics())[("kbserve_sessions_active", ())]
+def gauge(url, name, token=None):
+    with Client(url, token=token) as c:
+        return parse_metrics(c.metrics())[(name, ())]
+
+
+def settles_to_zero(url, name, token=None, seconds=10.0):
+    """The server closes a connection's session once it has seen the close: soon, not at once."""
+    deadline = time.monotonic() + seconds
+    while gauge(url, name, token) != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return gauge(url, name, token) == 0
+
+
+def test_transport_is_envclients():
+    # The adapter converts; EnvClient moves the messages.
+    for method in ("step", "state", "disconnect", "_send", "_receive", "_send_and_receive"):
+        assert method not in KbserveEnv.__dict__, method
 
 
 def test_async_episode(server, ok_files):
@@ -33,9 +53,12 @@ def test_async_episode(server, ok_files):
         env = KbserveEnv(server.url, task=TASK_ID, reward="correctness")
         assert isinstance(env, EnvClient)
         async with env:
+            assert isinstance(env._ws, ClientConnection)  # a WebSocket to {base}/ws
             first = await env.reset()
             assert isinstance(first, StepResult) and not first.done and first.reward is None
             assert "prompt" in first.observation.result and first.observation.result["messages"]
+            session_id = first.observation.metadata["session_id"]
+            assert gauge(server.url, "kbserve_websocket_connections") == 1
             tools = await env.step(ListToolsAction())
             names = {t.name for t in tools.observation.tools}
             assert {"write_file", "verify", "finish"} <= names
@@ -44,15 +67,17 @@ def test_async_episode(server, ok_files):
                      await env.step(CallToolAction(tool_name="verify", arguments={})),
                      await env.step(CallToolAction(tool_name="finish", arguments={"summary": "host loop"}))]
             state = await env.state()
-        return steps, state
+        return session_id, steps, state
 
-    steps, state = asyncio.run(run())
+    session_id, steps, state = asyncio.run(run())
     assert all(isinstance(s.observation, CallToolObservation) for s in steps)
     assert [s.done for s in steps] == [False, False, True]
     assert [s.reward for s in steps] == [None, None, 1.0]
     assert steps[1].observation.error is None and steps[1].observation.result["ok"]
-    assert state.step_count == 3 and state.done and state.info["status"] == "ok"
-    assert sessions_active(server.url) == 0
+    assert state.episode_id == session_id and state.step_count == 3
+    assert state.done and state.info["status"] == "ok"
+    assert settles_to_zero(server.url, "kbserve_sessions_active")
+    assert settles_to_zero(server.url, "kbserve_websocket_connections")
 
 
 def test_sync_client_episode_with_failures(server, wrong_files):
@@ -74,18 +99,79 @@ def test_sync_client_episode_with_failures(server, wrong_files):
         assert unknown.observation.error.error_type == ToolErrorType.TOOL_NOT_FOUND
         end = env.step(CallToolAction(tool_name="finish", arguments={}))
         assert end.done and end.reward == -1.0
-        # A second episode on the same client.
+        with pytest.raises(RuntimeError, match="SESSION_ERROR"):  # the episode is over
+            env.step(CallToolAction(tool_name="verify", arguments={}))
+        # A second episode on the same connection; the first session is closed.
         again = env.reset()
         assert again.observation.metadata["session_id"] != end.observation.metadata["session_id"]
-    assert sessions_active(server.url) == 0
+        assert gauge(server.url, "kbserve_sessions_active") == 1
+    assert settles_to_zero(server.url, "kbserve_sessions_active")
 
 
-def test_step_before_reset_is_an_error(server):
+def test_openenv_mcp_tool_client_plays_an_episode(server, ok_files):
+    """OpenEnv's own MCP tool client, not a line of kbserve's, over /ws."""
+    async def run():
+        async with MCPToolClient(base_url=server.url) as env:
+            await env.reset(task=TASK_ID, reward="correctness")
+            names = {t.name for t in await env.list_tools()}
+            wrote = await env.call_tool("write_file", path="solution/forward.cpp", content=ok_files["forward.cpp"])
+            verified = await env.call_tool("verify")
+            end = await env.step(CallToolAction(tool_name="finish", arguments={}))
+            return names, wrote, verified, end
+
+    names, wrote, verified, end = asyncio.run(run())
+    assert {"bash", "write_file", "verify", "finish"} <= names
+    assert wrote["ok"] and verified["ok"] and verified["detail"]["status"] == "ok"
+    assert end.done and end.reward == 1.0
+    assert settles_to_zero(server.url, "kbserve_sessions_active")
+
+
+def test_refusals_are_server_errors_and_the_connection_survives(server):
     async def run():
         async with KbserveEnv(server.url) as env:
-            with pytest.raises(Exception, match="before reset"):
+            with pytest.raises(RuntimeError, match="send reset first.*SESSION_ERROR"):
                 await env.step(CallToolAction(tool_name="verify", arguments={}))
-            with pytest.raises(Exception, match="needs a task"):
+            with pytest.raises(ValueError, match="needs a task"):
                 await env.reset()
+            with pytest.raises(RuntimeError, match="no task.*VALIDATION_ERROR"):
+                await env.reset(task="no/such/task")
+            with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+                await env.reset(task=TASK_ID, device="tpu")
+            state = await env.state()  # before any episode: OpenEnv's empty State
+            assert state.episode_id is None and state.step_count == 0
+            ok = await env.reset(task=TASK_ID)
+            assert not ok.done
 
     asyncio.run(run())
+
+
+def test_leaving_mid_episode_closes_the_session(server):
+    async def run():
+        env = KbserveEnv(server.url, task=TASK_ID)
+        await env.connect()
+        await env.reset()
+        assert gauge(server.url, "kbserve_sessions_active") == 1
+        await env._ws.close()  # gone without OpenEnv's close message
+
+    asyncio.run(run())
+    assert settles_to_zero(server.url, "kbserve_sessions_active")
+
+
+def test_bearer_token(kbserve_bin, tmp_path):
+    token = "pyserve-token-0123456789abcdef"
+    (tmp_path / "token").write_text(token + "\n")
+    srv = start_server(kbserve_bin, tmp_path, token_file=tmp_path / "token")
+    try:
+        async def run():
+            with pytest.raises(ConnectionError, match="401"):
+                await KbserveEnv(srv.url, task=TASK_ID).connect()
+            with pytest.raises(ConnectionError, match="401"):
+                await KbserveEnv(srv.url, task=TASK_ID, token="x" * len(token)).connect()
+            async with KbserveEnv(srv.url, task=TASK_ID, token=token) as env:
+                r = await env.reset()
+                return r.observation.metadata["session_id"]
+
+        assert asyncio.run(run()).startswith("se-")
+        assert settles_to_zero(srv.url, "kbserve_sessions_active", token=token)
+    finally:
+        srv.stop()
