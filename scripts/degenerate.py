@@ -20,6 +20,8 @@ them (a task whose outputs are all below 1e-2, e.g. a softmax over 16384
 elements, is trivial under the paper contract and a fair task under strict).
 """
 
+import math
+
 import kbtask
 from kbtask import torch
 
@@ -86,4 +88,9 @@ def check(out0, out1, tolerance=None):
     where = " and ".join(f"{c} ({CONTRACT_TOLERANCE[c]:g})" for c in contracts)
     return {"reason": "; ".join(parts) + " under the " + where + " contract" + ("s" if len(contracts) > 1 else ""),
             "contracts": contracts, "checks": checks,
-            "max_abs_diff_seeds": diff, "max_abs_output": biggest}
+            "max_abs_diff_seeds": _finite_or_none(diff), "max_abs_output": _finite_or_none(biggest)}
+
+
+def _finite_or_none(x):
+    """JSON has no infinity or NaN: null stands for them."""
+    return x if math.isfinite(x) else None
