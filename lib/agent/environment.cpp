@@ -11,16 +11,17 @@
 #include "build/build.h"
 #include "core/clock.h"
 #include "eval/eval.h"
-#include "solution/solution.h"
+#include "eval/session.h"
 #include "profile/profile.h"
+#include "solution/solution.h"
 #include "verify/verify.h"
 
 namespace kb::agent {
 namespace fs = std::filesystem;
 
+std::vector<StageResult> Environment::check(const fs::path&) { return {}; }
+
 namespace {
-
-
 
 std::string fmtSeconds(double s) {
   char buf[32];
@@ -33,6 +34,13 @@ std::string fmtError(double e) {
   std::snprintf(buf, sizeof buf, "%.3g", e);
   return buf;
 }
+
+// The stages one call asked of the session, as the agent's stage results:
+// compile always, verify and profile when the session ran or kept them.
+struct Checked {
+  StageResult compile;
+  std::optional<StageResult> verify, profile;
+};
 
 class LibraryEnvironment : public Environment {
  public:
@@ -47,168 +55,130 @@ class LibraryEnvironment : public Environment {
   }
 
   // Static check, then the build (host compiler for CPU tasks, nvcc for CUDA
-  // ones), holding a CPU slot. The last result is kept by solution hash, so
-  // that verify (and the final check) do not check an unchanged solution twice.
-  StageResult compile(const fs::path& dir) override { return checkAndBuild(dir).result; }
+  // ones), holding a CPU slot.
+  StageResult compile(const fs::path& dir) override { return run(dir, false, false).compile; }
 
   // The built solution against the task's reference (lib/verify), on the
   // rollout's device: for CUDA tasks a GPU taken from the GPU pool for the
   // whole run, for CPU tasks a CPU slot.
   StageResult verify(const fs::path& dir) override {
-    StageResult r;
-    r.stage = "verify";
-    auto start = Clock::now();
-    Built b = checkAndBuild(dir);
-    if (b.result.status != Status::Ok) {
-      r.status = b.result.status;
-      r.text = std::string(statusName(r.status)) +
-               ": not verified, the solution does not pass compile; compile says:\n" + b.result.text;
-      r.report = {{"solution_hash", b.result.report.value("solution_hash", Json(nullptr))},
-                  {"verify", nullptr},
-                  {"not_run", "compile did not pass"},
-                  {"compile_status", std::string(statusName(r.status))}};
-      r.seconds = since(start);
-      return r;
-    }
-    std::optional<ResourcePool::Lease> lease;
-    std::string device = "cpu";
-    if (o_.cuda) {
-      device = "cuda";
-      if (o_.gpu_pool) {
-        lease.emplace(o_.gpu_pool->acquire(o_.task_id + " verify"));
-        device = "cuda:" + lease->slot();
-      }
-    } else if (o_.cpu_pool) {
-      lease.emplace(o_.cpu_pool->acquire(o_.task_id + " verify"));
-    }
-    if (lease) r.resources = lease->record();
-    eval::Request q;
-    q.task_dir = o_.task_dir;
-    q.library = b.library;
-    q.stages = {.static_check = false, .build = false, .verify = true};
-    q.verify.device = device;
-    q.verify.hidden_dirs = o_.hidden_dirs;
-    q.verify.scratch_dir = o_.scratch_dir;
-    q.stage_errors_as_infra = true;
-    const verify::VerifyResult v = *eval::evaluate(q).verify;
-    r.status = v.status;
-    if (v.status == Status::Ok) {
-      std::lock_guard<std::mutex> g(memo_mu_);
-      verified_hash_ = b.result.report.value("solution_hash", "");
-    }
-    r.report = {{"solution_hash", b.result.report.value("solution_hash", Json(nullptr))},
-                {"verify", v.toJson()}};
-    r.text = renderVerdict(v);
-    r.seconds = since(start);
-    return r;
+    Checked c = run(dir, true, false);
+    if (c.verify) return *c.verify;
+    return notRun("verify", "compile", c.compile);
   }
 
-  // kbprof's library (lib/profile) on a GPU leased from the pool: verify,
-  // time against eager and torch.compile (baselines from the cache after
-  // the first time), provenance. CPU tasks have nothing to time against.
+  // kbprof's library (lib/profile) on a GPU leased from the pool: verify
+  // (unless the session has), time against eager and torch.compile
+  // (baselines from the cache after the first time), provenance. CPU tasks
+  // have nothing to time against.
   StageResult profile(const fs::path& dir) override {
-    StageResult r;
-    r.stage = "profile";
-    auto start = Clock::now();
-    if (!o_.cuda) {
-      r.available = false;
-      r.text = "profile is not available for a CPU task: kbprof times on a GPU";
-      r.report = {{"available", false}, {"reason", "cpu task"}};
-      return r;
-    }
-    Built b = checkAndBuild(dir);
-    if (b.result.status != Status::Ok) {
-      r.status = b.result.status;
-      r.text = std::string(statusName(r.status)) + ": not profiled, the solution does not pass compile; compile says:\n" +
-               b.result.text;
-      r.report = {{"not_run", "compile did not pass"}, {"compile_status", std::string(statusName(r.status))}};
-      r.seconds = since(start);
-      return r;
-    }
-    std::optional<ResourcePool::Lease> lease;
-    std::string device = "cuda";
-    if (o_.gpu_pool) {
-      lease.emplace(o_.gpu_pool->acquire(o_.task_id + " profile"));
-      device = "cuda:" + lease->slot();
-    }
-    if (lease) r.resources = lease->record();
-    eval::Request q;
-    q.task_dir = o_.task_dir;
-    q.library = b.library;
-    q.stages = {.static_check = false, .build = false, .verify = false, .profile = true};
-    q.stage_errors_as_infra = true;
-    profile::ProfileOptions& po = q.profile;
-    po.device = device;
-    po.hidden_dirs = o_.hidden_dirs;
-    po.scratch_dir = o_.scratch_dir;
-    // A solution verify has just passed (the final check runs verify, then
-    // profile) is not verified twice; the sampled timed calls are still
-    // checked against the reference.
-    std::string hash = b.result.report.value("solution_hash", "");
-    {
-      std::lock_guard<std::mutex> g(memo_mu_);
-      po.verify = hash.empty() || hash != verified_hash_;
-    }
-    po.arch = o_.arch;
-    po.budget_seconds = o_.profile_budget_seconds;
-    q.solution_hash = hash;
-    const profile::ProfileResult p = *eval::evaluate(q).profile;
-    r.status = p.status;
-    r.timings = eval::rewardTimings(p);
-    r.report = p.toJson();
-    r.report.erase("worker");  // kept short in the trajectory; the status and message say how it ended
-    r.text = profile::renderProfileText(p, 8);
-    r.seconds = since(start);
-    return r;
+    if (!o_.cuda) return profileNotAvailable();
+    Checked c = run(dir, false, true);
+    if (c.profile) return *c.profile;
+    if (c.verify && c.verify->status != Status::Ok) return notRun("profile", "verify", *c.verify);
+    return notRun("profile", "compile", c.compile);
+  }
+
+  // Every stage, as far as they pass (the session stops at the first failure).
+  std::vector<StageResult> check(const fs::path& dir) override {
+    Checked c = run(dir, true, o_.cuda);
+    std::vector<StageResult> out{c.compile};
+    if (c.verify) out.push_back(*c.verify);
+    if (c.profile) out.push_back(*c.profile);
+    else if (!o_.cuda && c.verify && c.verify->status == Status::Ok) out.push_back(profileNotAvailable());
+    return out;
   }
 
  private:
-  struct Built {
-    StageResult result;     // the compile stage's result
-    fs::path library;       // solution.so when result.status is ok
-  };
+  // The session's request: every stage this environment offers, its options.
+  eval::Request request() const {
+    eval::Request q;
+    q.task_dir = o_.task_dir;
+    // All four: the task is opened when verify or profile first needs it.
+    q.stages = {.static_check = true, .build = true, .verify = true, .profile = true};
+    q.static_checker = &static_checker_;
+    q.build.target = o_.cuda ? build::BuildTarget::Cuda : build::BuildTarget::Cpu;
+    q.build.arch = o_.arch;
+    q.build.cache_dir = o_.build_cache_dir;
+    q.verify.hidden_dirs = q.profile.hidden_dirs = o_.hidden_dirs;
+    q.verify.scratch_dir = q.profile.scratch_dir = o_.scratch_dir;
+    q.profile.arch = o_.arch;
+    q.profile.budget_seconds = o_.profile_budget_seconds;
+    q.stage_errors_as_infra = true;
+    return q;
+  }
 
-  Built checkAndBuild(const fs::path& dir) {
-    Built out;
-    StageResult& r = out.result;
-    r.stage = "compile";
+  // The solution in `dir` through the session (a new one when it changed):
+  // static and build on a CPU slot, then what is asked of verify and
+  // profile on the task's device. A slot is taken only for what the session
+  // has not kept.
+  Checked run(const fs::path& dir, bool verify, bool profile) {
+    std::lock_guard<std::mutex> g(mu_);
+    Checked out;
+    StageResult& c = out.compile;
+    c.stage = "compile";
     auto start = Clock::now();
     solution::Solution sol;
     try {
       sol = solution::loadSolution(dir);
     } catch (const UsageError& e) {
       // No forward.cpp, a binary or oversized source: the solution's fault.
-      r.status = Status::CompileError;
-      r.text = std::string("compile_error: ") + e.what();
-      r.report = {{"static", {{"status", "compile_error"}, {"message", e.what()}}}};
-      r.seconds = since(start);
+      c.status = Status::CompileError;
+      c.text = std::string("compile_error: ") + e.what();
+      c.report = {{"static", {{"status", "compile_error"}, {"message", e.what()}}}};
+      c.seconds = since(start);
       return out;
     }
+    if (!session_ || session_->solutionHash() != sol.hash)
+      session_ = std::make_unique<eval::Session>(request(), std::move(sol));
+    eval::Session& s = *session_;
+
+    const bool compiled = s.kept("static") && s.kept("build");
     {
-      std::lock_guard<std::mutex> g(memo_mu_);
-      if (memo_ && memo_hash_ == sol.hash &&
-          (memo_->result.status != Status::Ok || fs::exists(memo_->library))) {
-        Built again = *memo_;
-        again.result.report["reused"] = true;  // same solution as the last check: not redone
-        again.result.resources = Json::object();  // no slot taken this time
-        again.result.seconds = since(start);
-        return again;
-      }
+      std::optional<ResourcePool::Lease> lease;
+      if (!compiled && o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + " compile"));
+      if (lease) c.resources = lease->record();
+      s.run({.static_check = true, .build = true});
     }
-    std::optional<ResourcePool::Lease> lease;
-    if (o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + " compile"));
-    if (lease) r.resources = lease->record();
-    // The static check, then the build (the host compiler for CPU tasks,
-    // nvcc for CUDA ones): one lib/eval request.
-    eval::Request q;
-    q.solution = &sol;
-    q.stages = {.static_check = true, .build = true};
-    q.static_checker = &static_checker_;
-    q.build.target = o_.cuda ? build::BuildTarget::Cuda : build::BuildTarget::Cpu;
-    q.build.arch = o_.arch;
-    q.build.cache_dir = o_.build_cache_dir;
-    q.stage_errors_as_infra = true;
-    eval::Result e = eval::evaluate(q);
+    compileStage(s.result(), c);
+    if (compiled) c.report["reused"] = true;  // same solution as the last check: not redone
+    c.seconds = since(start);
+    if (c.status != Status::Ok || (!verify && !profile)) return out;
+
+    auto t1 = Clock::now();
+    const bool verified = s.kept("verify"), profiled = s.kept("profile");
+    Json resources = Json::object();
+    {
+      std::optional<ResourcePool::Lease> lease;
+      std::string device = o_.cuda ? "cuda" : "cpu";
+      if ((verify && !verified) || (profile && !profiled)) {
+        const char* what = verify ? " verify" : " profile";
+        if (o_.cuda && o_.gpu_pool) lease.emplace(o_.gpu_pool->acquire(o_.task_id + what));
+        else if (!o_.cuda && o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + what));
+        if (lease && o_.cuda) device = "cuda:" + lease->slot();
+      }
+      if (lease) resources = lease->record();
+      s.request().verify.device = s.request().profile.device = device;
+      s.run({.static_check = true, .build = true, .verify = verify, .profile = profile});
+    }
+    const eval::Result& r = s.result();
+    if (r.verify && !r.stage("verify").skipped) {
+      out.verify = verifyStage(r, verified);
+      if (!verified) out.verify->resources = resources;
+      out.verify->seconds = verified ? 0.0 : r.stage("verify").seconds;
+    }
+    if (profile && r.profile && !r.stage("profile").skipped) {
+      out.profile = profileStage(*r.profile, profiled);
+      if (!profiled) out.profile->resources = resources;
+      out.profile->seconds = profiled ? 0.0 : r.stage("profile").seconds;
+    }
+    if (!out.verify && !out.profile) out.compile.seconds += since(t1);
+    return out;
+  }
+
+  // The compile stage (static check, then build) from the session's result.
+  void compileStage(const eval::Result& e, StageResult& r) const {
+    const std::string hash = e.header.solution_hash;
     std::string text;  // the static findings, for the model
     std::string static_note;
     if (e.static_check && e.static_check->available) {
@@ -227,7 +197,7 @@ class LibraryEnvironment : public Environment {
       // A source Clang could not parse is a parser-limit note, not a failure
       // (docs/rules/parser-limit.md): the build decides whether it compiles.
       r.status = e.static_check->status;
-      r.report = {{"solution_hash", sol.hash},
+      r.report = {{"solution_hash", hash},
                   {"static", {{"status", std::string(statusName(r.status))},
                               {"findings", findings},
                               {"compile_errors", s.parse_errors},
@@ -251,7 +221,7 @@ class LibraryEnvironment : public Environment {
     } else {
       // The GPU machine has no Clang: the static check is skipped, and said so.
       r.status = Status::Ok;
-      r.report = {{"solution_hash", sol.hash},
+      r.report = {{"solution_hash", hash},
                   {"static", {{"available", false}, {"reason", "built without the Clang checker"}}},
                   {"build", nullptr}};
       static_note = "static check skipped (this build has no Clang checker)";
@@ -262,7 +232,6 @@ class LibraryEnvironment : public Environment {
       r.report["build"] = br.toJson();
       std::string where = o_.cuda ? "for CUDA " + o_.arch + " (nvcc)" : "for the host CPU (C++ compiler)";
       if (br.status == Status::Ok) {
-        out.library = br.library;
         r.text = "ok: " + static_note + "; built " + where + " in " + fmtSeconds(br.build_seconds) +
                  (br.cached ? " (unchanged since an earlier build, from the cache)" : "") +
                  (text.empty() ? "" : "\nwarnings:\n" + text);
@@ -273,13 +242,52 @@ class LibraryEnvironment : public Environment {
         if (br.diagnostics_truncated) r.text += "\n[compiler output cut after the first errors]";
       }
     }
-    r.seconds = since(start);
-    if (r.status != Status::InfraError) {  // an infrastructure failure is tried again next time
-      std::lock_guard<std::mutex> g(memo_mu_);
-      memo_ = out;
-      memo_hash_ = sol.hash;
-    }
-    return out;
+  }
+
+  static StageResult verifyStage(const eval::Result& e, bool reused) {
+    StageResult r;
+    r.stage = "verify";
+    r.status = e.verify->status;
+    r.report = {{"solution_hash", e.header.solution_hash}, {"verify", e.verify->toJson()}};
+    if (reused) r.report["reused"] = true;  // this solution's verdict, kept: not verified again
+    r.text = renderVerdict(*e.verify);
+    return r;
+  }
+
+  static StageResult profileStage(const profile::ProfileResult& p, bool reused) {
+    StageResult r;
+    r.stage = "profile";
+    r.status = p.status;
+    r.timings = eval::rewardTimings(p);
+    r.report = p.toJson();
+    r.report.erase("worker");  // kept short in the trajectory; the status and message say how it ended
+    if (reused) r.report["reused"] = true;
+    r.text = profile::renderProfileText(p, 8);
+    return r;
+  }
+
+  // `stage` not run because `before` (the stage `why` names) did not pass.
+  static StageResult notRun(const std::string& stage, const std::string& why, const StageResult& before) {
+    StageResult r;
+    r.stage = stage;
+    r.status = before.status;
+    r.text = std::string(statusName(r.status)) + ": not " + (stage == "verify" ? "verified" : "profiled") +
+             ", the solution does not pass " + why + "; " + why + " says:\n" + before.text;
+    if (stage == "verify")
+      r.report = {{"solution_hash", before.report.value("solution_hash", Json(nullptr))}, {"verify", nullptr}};
+    r.report["not_run"] = why + " did not pass";
+    r.report[why + "_status"] = std::string(statusName(r.status));
+    r.seconds = before.seconds;
+    return r;
+  }
+
+  static StageResult profileNotAvailable() {
+    StageResult r;
+    r.stage = "profile";
+    r.available = false;
+    r.text = "profile is not available for a CPU task: kbprof times on a GPU";
+    r.report = {{"available", false}, {"reason", "cpu task"}};
+    return r;
   }
 
   // Short, for the model: the status with lib/verify's one-line message (for
@@ -310,12 +318,10 @@ class LibraryEnvironment : public Environment {
     return t;
   }
 
-  eval::StaticChecker static_checker_;  // the default policy, read once for all of this environment's rollouts
   EnvironmentOptions o_;
-  std::mutex memo_mu_;
-  std::optional<Built> memo_;
-  std::string memo_hash_;
-  std::string verified_hash_;  // the last solution verify passed (profile then skips its seeds)
+  eval::StaticChecker static_checker_;  // the default policy, read once for all of this environment's rollouts
+  std::mutex mu_;                       // one call at a time on the session
+  std::unique_ptr<eval::Session> session_;  // the solution last seen
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
 // What the agent's environment tools stand on: a shell inside the sandbox,
 // and the compile / verify / profile stages of the libraries, each returning
-// a short text for the model and the full report for the trajectory.
-// LibraryEnvironment (below) is the real one; tests may substitute their own.
+// a short text for the model and the full report for the trajectory, and
+// the final check of a finished episode. LibraryEnvironment (below) is the
+// real one, on one lib/eval session per solution; tests may substitute
+// their own.
 #pragma once
 
 #include <filesystem>
@@ -51,6 +53,11 @@ class Environment {
   virtual StageResult compile(const std::filesystem::path& solution_dir) = 0;
   virtual StageResult verify(const std::filesystem::path& solution_dir) = 0;
   virtual StageResult profile(const std::filesystem::path& solution_dir) = 0;
+  // The final check of a finished episode: compile, verify and profile as
+  // far as they pass (which of them ran is the evaluation's to say, not the
+  // caller's), the stages that ran in that order. Default: none, for an
+  // environment that judges nothing (the final status is then null).
+  virtual std::vector<StageResult> check(const std::filesystem::path& solution_dir);
 };
 
 struct EnvironmentOptions {
@@ -72,10 +79,13 @@ struct EnvironmentOptions {
   std::vector<std::filesystem::path> hidden_dirs;
 };
 
-// The environment backed by the libraries, in-process (DESIGN.md §2), each
-// stage one lib/eval request: compile = static then build; verify = verify
-// (the build reused from the cache); profile = profile (kbprof's) on CUDA
-// tasks, not available on CPU tasks.
+// The environment backed by the libraries, in-process (DESIGN.md §2): one
+// eval::Session for the solution last seen, asked stage by stage (compile =
+// static then build, on a CPU slot; verify, and profile (kbprof's, CUDA
+// tasks only), on the task's device), so that an unchanged solution is not
+// built or judged twice whatever the order of the calls, and a stage after
+// a kept failure answers at once with that failure. The final check asks it
+// for every stage.
 std::unique_ptr<Environment> makeLibraryEnvironment(const EnvironmentOptions& options);
 
 }  // namespace kb::agent

@@ -60,8 +60,8 @@ Json stageToJson(const StageResult& r) {
 
 namespace {
 
-// The final check: compile, then verify, then profile, each only if the one
-// before passed. Fills record["final"], the top-level status/timings and
+// The final check: the environment's (compile, verify, profile as far as
+// they pass). Fills record["final"], the top-level status/timings and
 // record["reward"].
 void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
                 const RolloutOptions& options) {
@@ -82,23 +82,23 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
   if (hash.empty()) {
     status = Status::CompileError;  // no loadable solution (e.g. forward.cpp deleted)
   } else {
-    StageResult c = env.compile(solution_dir);
-    stages["compile"] = stageToJson(c);
-    if (c.status != Status::Ok) {
-      status = c.status;
-    } else {
-      StageResult v = env.verify(solution_dir);
-      stages["verify"] = stageToJson(v);
-      if (v.available) {
-        status = v.status;
-        if (v.status == Status::Ok) {
-          StageResult p = env.profile(solution_dir);
-          stages["profile"] = stageToJson(p);
-          if (p.available && p.status != Status::Ok) status = p.status;
-          if (p.available && p.report.contains("timings")) timings = p.report["timings"];
-          if (p.available) typed_timings = p.timings;
-          if (!p.available) profile_missing = true;
-        }
+    // The first stage that failed decides; all passing, the verify's ok
+    // (none: an environment without verify, no verdict).
+    bool failed = false;
+    for (const StageResult& s : env.check(solution_dir)) {
+      stages[s.stage] = stageToJson(s);
+      if (!s.available) {
+        profile_missing = profile_missing || s.stage == "profile";
+        continue;
+      }
+      if (!failed && s.status != Status::Ok) {
+        status = s.status;
+        failed = true;
+      }
+      if (!failed && s.stage == "verify") status = Status::Ok;
+      if (s.stage == "profile") {
+        if (s.report.contains("timings")) timings = s.report["timings"];
+        typed_timings = s.timings;
       }
     }
   }

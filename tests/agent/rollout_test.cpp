@@ -653,3 +653,42 @@ TEST(Runner, ReplayVariantsBySample) {
   EXPECT_EQ(t1["reward"]["value"], -1);
   EXPECT_EQ(obs(t1, 3)["detail"]["summary"], "replayed t1/v1");
 }
+
+// The library environment keeps one evaluation per solution: verify after
+// compile does not build again, verify asked twice is the kept verdict, a
+// failed verify answers profile and the final check at once, and a changed
+// solution starts afresh.
+TEST(Environment, KeepsOneSolutionsBuildAndVerdicts) {
+  const fs::path dir = tempDir("env-session") / "solution";
+  fs::create_directories(dir);
+  std::ofstream(dir / "forward.cpp") << kGood;
+  EnvironmentOptions eo;
+  eo.task_dir = kTask;
+  eo.task_id = kTaskId;
+  std::unique_ptr<Environment> env = makeLibraryEnvironment(eo);
+
+  StageResult c = env->compile(dir);
+  ASSERT_EQ(c.status, Status::Ok) << c.text;
+  EXPECT_FALSE(c.report.contains("reused"));
+  StageResult v = env->verify(dir);
+  ASSERT_EQ(v.status, Status::Ok) << v.text;
+  EXPECT_FALSE(v.report.contains("reused"));
+  StageResult again = env->verify(dir);
+  EXPECT_EQ(again.status, Status::Ok);
+  EXPECT_EQ(again.report["reused"], true);
+  EXPECT_EQ(again.report["verify"], v.report["verify"]);
+  std::vector<StageResult> fin = env->check(dir);
+  ASSERT_EQ(fin.size(), 3u);  // compile, verify, profile (not available: a CPU task)
+  EXPECT_EQ(fin[0].report["reused"], true);
+  EXPECT_EQ(fin[1].report["reused"], true);
+  EXPECT_FALSE(fin[2].available);
+
+  std::ofstream(dir / "forward.cpp") << kWrong;  // a new solution: checked afresh
+  StageResult wrong = env->verify(dir);
+  EXPECT_EQ(wrong.status, Status::Incorrect) << wrong.text;
+  EXPECT_FALSE(wrong.report.contains("reused"));
+  fin = env->check(dir);
+  ASSERT_EQ(fin.size(), 2u);  // stopped at verify
+  EXPECT_EQ(fin[1].status, Status::Incorrect);
+  EXPECT_EQ(fin[1].report["reused"], true);
+}
