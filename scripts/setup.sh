@@ -2,7 +2,8 @@
 # Installs everything the build and the tests need on a Debian 12 machine.
 # Idempotent: packages already present are not fetched again.
 #   Debian: compilers, Clang/LLVM 19 libTooling, CLI11, GoogleTest, nlohmann-json, cpp-httplib,
-#           Boost's headers (Beast: kbserve's WebSocket),
+#           Boost's headers (Beast: kbserve's WebSocket), python3-dev (libpython: the
+#           adapter that runs KernelBench-format ModelNew solutions, lib/pymodel),
 #           OpenSSL, libseccomp, libcurl, PCRE2, utf8proc, jq, Chromium (report screenshots)
 #   PyPI:   meson, ninja, torch==2.11.0 (LibTorch headers and libraries) and
 #           pyarrow (Parquet rows for kbsynth import), and for the Python package's
@@ -18,6 +19,7 @@ apt_packages=(
   clang-19 libclang-19-dev llvm-19-dev libclang-cpp19-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   libssl-dev libseccomp-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
+  python3-dev
   chromium
 )
 

@@ -401,6 +401,20 @@ inline CLI::Validator deviceValidator(bool allow_cpu = true) {
       allow_cpu ? "{cpu,cuda,cuda:N}" : "{cuda,cuda:N}", "DEVICE");
 }
 
+// A solution path: a directory (forward.cpp, or model_new.py), or one .py
+// file (KernelBench's single-file form; docs/solution-format.md).
+inline CLI::Validator solutionPathValidator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_directory(v, ec)) return "";
+        if (std::filesystem::is_regular_file(v, ec) && std::filesystem::path(v).extension() == ".py") return "";
+        if (!std::filesystem::exists(v, ec)) return "Directory does not exist: " + v;
+        return "not a solution directory or a .py file: " + v;
+      },
+      "DIR|FILE.py", "SOLUTION");
+}
+
 // --arch values: sm_NN, sm_NNa, sm_NNf, compute_NN.
 inline CLI::Validator archValidator() {
   return CLI::Validator(

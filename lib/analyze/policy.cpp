@@ -49,17 +49,47 @@ std::filesystem::path defaultPolicyPath() {
   return dataPath("policy/default.json");
 }
 
-StaticPolicy loadStaticPolicy(const std::filesystem::path& path) {
+namespace {
+
+Json readPolicyJson(const std::filesystem::path& path, std::string* text) {
   std::ifstream in(path);
   if (!in) throw UsageError("cannot read policy file " + path.string());
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
-  Json j;
+  *text = ss.str();
   try {
-    j = Json::parse(text);
+    return Json::parse(*text);
   } catch (const Json::parse_error& e) {
     throw UsageError(path.string() + ": invalid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::filesystem::path resolvePolicy(const std::filesystem::path& name_or_path) {
+  const std::string s = name_or_path.string();
+  if (s == "paper") return dataPath("policy/default.json");
+  if (s.find('/') == std::string::npos && name_or_path.extension().empty() && !std::filesystem::exists(name_or_path))
+    return dataPath("policy/" + s + ".json");
+  return name_or_path;
+}
+
+StaticPolicy loadStaticPolicy(const std::filesystem::path& given) {
+  const std::filesystem::path path = resolvePolicy(given);
+  std::string text;
+  Json j = readPolicyJson(path, &text);
+  // "extends": a base policy file (beside this one) whose fields this file
+  // overrides; its rules and python_rules are merged, this file's winning.
+  if (j.contains("extends")) {
+    std::string base_text;
+    Json merged = readPolicyJson(path.parent_path() / j["extends"].get<std::string>(), &base_text);
+    for (const auto& [key, value] : j.items()) {
+      if (key == "extends") continue;
+      if ((key == "rules" || key == "python_rules") && merged.contains(key)) merged[key].update(value);
+      else merged[key] = value;
+    }
+    j = std::move(merged);
+    text = base_text + text;
   }
   const std::string where = path.filename().string();
   StaticPolicy p;
@@ -73,6 +103,15 @@ StaticPolicy loadStaticPolicy(const std::filesystem::path& path) {
         if (s != "error" && s != "warning" && s != "off")
           throw UsageError(where + ": rules." + id + ": severity must be error, warning or off");
         p.rules[id] = s;
+      }
+    }
+    if (j.contains("python_rules")) {  // scripts/pycheck.py's rules (docs/rules/python.md)
+      for (const auto& [id, sev] : j["python_rules"].items()) {
+        std::string s = sev.get<std::string>();
+        if (id.rfind("py-", 0) != 0) throw UsageError(where + ": python_rules." + id + ": Python rule ids start with py-");
+        if (s != "error" && s != "warning" && s != "off")
+          throw UsageError(where + ": python_rules." + id + ": severity must be error, warning or off");
+        p.python_rules[id] = s;
       }
     }
     if (j.contains("banned")) {

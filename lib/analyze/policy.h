@@ -64,6 +64,9 @@ struct StaticPolicy {
   std::vector<std::string> interpose_prefixes;        // interpose
   std::vector<std::string> interpose_names;
   bool allow_constant_memory = true;               // mutable-global
+  // Python-format solutions (scripts/pycheck.py, docs/rules/python.md):
+  // rule id -> "error" | "warning" | "off"; missing rules are errors.
+  std::map<std::string, std::string> python_rules;
 
   // "error", "warning" or "off" for a rule; rules missing from the file are on.
   std::string severityOf(const std::string& rule) const;
@@ -78,6 +81,9 @@ const std::vector<RuleInfo>& allRules();
 
 // Loads a policy file; throws kb::UsageError naming the file and key on error.
 StaticPolicy loadStaticPolicy(const std::filesystem::path& path);
+// A policy by name (`kernelbench`: policy/kernelbench.json; `paper`: the
+// default policy, the CUDA Agent paper's rules) or by path (returned as is).
+std::filesystem::path resolvePolicy(const std::filesystem::path& name_or_path);
 
 // The default policy file shipped with the toolchain ($KB_POLICY, else
 // dataPath("policy/default.json"): installed or the source tree's, core/paths.h).

@@ -16,6 +16,7 @@
 
 #include "build/nvcc_plan.h"
 #include "build/nvrtc.h"
+#include "build/python_build.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -324,6 +325,7 @@ std::string keyOf(const solution::Solution& s, const BuildOptions& o, const Tool
     const Nvrtc* nvrtc = Nvrtc::get(t.cuda_home);
     field("nvrtc", nvrtc ? nvrtc->version() : "none");
   }
+  if (s.isPython()) field("python", pythonKeyFields(o));
   return "sha256:" + h.hexDigest();
 }
 
@@ -492,8 +494,15 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
     if (!writeFile(src / f.path, content)) return infra("cannot write " + (src / f.path).string());
   }
 
+  if (solution.isPython()) {
+    if (std::string why = pythonUnsupported(solution); !why.empty()) return infra(why);
+    if (options.device_only) return infra("--device-only builds CUDA sources; a Python solution has none");
+    PythonStage staged = stagePython(solution, options, work);
+    if (!staged.ok) return infra(staged.problem);
+  }
   std::vector<const solution::SolutionFile*> units;
-  for (const solution::SolutionFile* f : solution.sources())
+  for (const solution::SolutionFile* f : solution.isPython() ? std::vector<const solution::SolutionFile*>{}
+                                                             : solution.sources())
     if (!options.device_only || f->kind == solution::SourceKind::CudaSource) units.push_back(f);
   int jobs = options.jobs > 0 ? options.jobs
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -537,7 +546,7 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
   }
 
   bool compiled = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
-  if (compiled && !options.device_only) {
+  if (compiled && !options.device_only && !solution.isPython()) {
     std::vector<std::string> objs;
     for (const auto& o : objects) objs.push_back(o.substr(3));  // relative to work
     steps.push_back(runStep("", "link", linkCommand(tc, options, objs), work, options));

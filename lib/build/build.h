@@ -46,6 +46,11 @@ struct BuildOptions {
   std::size_t max_diagnostic_bytes = 16 * 1024;
   std::filesystem::path cuda_home;    // empty: the configured toolkit
   std::string cxx;                    // empty: $CXX, else g++ on PATH
+  // Python-format solutions (python_build.h): the task's "init" object
+  // (seed and arguments ModelNew is built with; part of the key), and the
+  // adapter library (empty: python_build.h's pythonAdapterPath()).
+  Json python_init;
+  std::filesystem::path python_adapter;
 };
 
 // One compiler run.
@@ -78,7 +83,9 @@ struct BuildResult {
   static BuildResult fromJson(const Json& j);
 };
 
-// Builds (or finds in the cache) `solution`. Never throws for anything the
+// Builds (or finds in the cache) `solution`. A Python-format solution
+// compiles nothing: its entry holds the adapter, its .py files and
+// pymodel.json (python_build.h). Never throws for anything the
 // solution's code does; infra_error carries toolchain and disk problems.
 BuildResult buildSolution(const solution::Solution& solution, const BuildOptions& options);
 

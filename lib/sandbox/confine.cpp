@@ -148,7 +148,9 @@ void installSeccomp(const ConfinePolicy& policy) {
   rule(f, kTrap, "tgkill", {SCMP_A0(SCMP_CMP_NE, self64)});
   rule(f, kTrap, "rt_sigqueueinfo", {SCMP_A0(SCMP_CMP_NE, self64)});
   rule(f, kTrap, "rt_tgsigqueueinfo", {SCMP_A0(SCMP_CMP_NE, self64)});
-  rule(f, kTrap, "rt_sigaction", {SCMP_A0(SCMP_CMP_EQ, SIGSYS)});  // keep our handler
+  // Keep our handler: no new action for SIGSYS. Reading it (act NULL) is
+  // fine: an embedded Python's signal module reads every signal's handler.
+  rule(f, kTrap, "rt_sigaction", {SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0)});
   for (const char* n : {"tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "ptrace",
                         "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
                         "setsid", "setpgid"})

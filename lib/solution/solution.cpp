@@ -48,7 +48,17 @@ SourceKind classifyPath(const fs::path& path) {
   if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") return SourceKind::CxxSource;
   if (ext == ".cuh" || ext == ".h" || ext == ".hpp" || ext == ".hh" || ext == ".inl")
     return SourceKind::Header;
+  if (ext == ".py") return SourceKind::Python;
   return SourceKind::Other;
+}
+
+const char* formatName(Format f) {
+  switch (f) {
+    case Format::Native: return "native";
+    case Format::KernelBench: return "kernelbench";
+    case Format::Workspace: return "workspace";
+  }
+  return "native";
 }
 
 std::vector<const SolutionFile*> Solution::sources() const {
@@ -63,19 +73,32 @@ std::vector<const SolutionFile*> Solution::sources() const {
 Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw UsageError("solution directory not found: " + dir.string());
-  if (!fs::is_directory(dir, ec)) throw UsageError("not a directory: " + dir.string());
+  // One .py file: KernelBench's single-file solution; only that file.
+  bool single_file = fs::is_regular_file(dir, ec) && dir.extension() == ".py";
+  if (!single_file && !fs::is_directory(dir, ec)) throw UsageError("not a directory: " + dir.string());
   Solution s;
-  s.root = fs::canonical(dir, ec);
+  s.root = fs::canonical(single_file ? dir.parent_path().empty() ? fs::path(".") : dir.parent_path() : dir, ec);
   if (ec) throw UsageError("cannot resolve " + dir.string() + ": " + ec.message());
 
   std::uintmax_t total = 0;
-  fs::recursive_directory_iterator it(s.root, fs::directory_options::none, ec), end;
-  if (ec) throw UsageError("cannot list " + dir.string() + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
+  std::vector<fs::path> paths;
+  if (single_file) {
+    paths.push_back(s.root / dir.filename());
+  } else {
+    fs::recursive_directory_iterator it(s.root, fs::directory_options::none, ec), end;
     if (ec) throw UsageError("cannot list " + dir.string() + ": " + ec.message());
-    const fs::path p = it->path();
+    for (; it != end; it.increment(ec)) {
+      if (ec) throw UsageError("cannot list " + dir.string() + ": " + ec.message());
+      paths.push_back(it->path());
+      // Folders count too; the files are checked against the limit below.
+      if (paths.size() > 4 * limits.max_files + 64)
+        throw UsageError("solution has more than " + std::to_string(limits.max_files) + " files");
+    }
+  }
+  for (const fs::path& p : paths) {
+    const fs::directory_entry it(p, ec);
     std::string rel = p.lexically_relative(s.root).generic_string();
-    if (it->is_symlink(ec)) {
+    if (it.is_symlink(ec)) {
       fs::path target = fs::weakly_canonical(p, ec);
       if (ec || !isInside(s.root, target)) {
         s.escapes.push_back({rel, ec ? fs::read_symlink(p, ec).string() : target.string()});
@@ -83,7 +106,7 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
       }
       if (fs::is_directory(target, ec)) continue;  // its files are listed where they live
     }
-    if (it->is_directory(ec)) continue;
+    if (it.is_directory(ec)) continue;
     SolutionFile f;
     f.path = rel;
     f.absolute = p;
@@ -117,9 +140,20 @@ Solution loadSolution(const fs::path& dir, const SolutionLimits& limits) {
   }
   std::sort(s.files.begin(), s.files.end(),
             [](const SolutionFile& a, const SolutionFile& b) { return a.path < b.path; });
-  bool has_forward = std::any_of(s.files.begin(), s.files.end(),
-                                 [](const SolutionFile& f) { return f.path == "forward.cpp"; });
-  if (!has_forward) throw UsageError("no forward.cpp in " + dir.string());
+  auto has = [&](const std::string& path) {
+    return std::any_of(s.files.begin(), s.files.end(), [&](const SolutionFile& f) { return f.path == path; });
+  };
+  if (single_file) {
+    s.format = Format::KernelBench;
+    s.entry = dir.filename().string();
+  } else if (has("forward.cpp")) {
+    s.format = Format::Native;
+  } else if (has("model_new.py")) {
+    s.format = has("binding.cpp") ? Format::Workspace : Format::KernelBench;
+    s.entry = "model_new.py";
+  } else {
+    throw UsageError("no forward.cpp (nor model_new.py) in " + dir.string());
+  }
 
   Sha256 h;
   for (const auto& f : s.files) {

@@ -1,6 +1,8 @@
 // A solution directory (DESIGN.md §4 "Solution"): forward.cpp plus kernels,
-// read once, validated, and hashed. Every later stage (static check, build,
-// verify, profile) works from this snapshot.
+// or, in the field's formats, KernelBench's model_new.py or the CUDA Agent
+// paper's workspace (docs/solution-format.md), read once, validated, and
+// hashed. Every later stage (static check, build, verify, profile) works from
+// this snapshot.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@ enum class SourceKind {
   CudaSource,  // .cu: compiled by nvcc, both host and device code
   CxxSource,   // .cpp .cc .cxx: host C++
   Header,      // .cuh .h .hpp .hh .inl: only through #include
+  Python,      // .py: a KernelBench or workspace solution's model_new.py (and helpers)
   Other,       // anything else: listed, never compiled
 };
 
@@ -41,22 +44,36 @@ struct SolutionLimits {
   std::size_t max_files = 256;
 };
 
+// How the solution is written, from what its directory holds:
+//   native       forward.cpp (kb/solution.h's interface)
+//   kernelbench  model_new.py defining ModelNew, KernelBench's format (or a
+//                single .py file given as the solution path)
+//   workspace    the CUDA Agent paper's agent_workdir: model_new.py with
+//                binding.cpp and kernels/
+enum class Format { Native, KernelBench, Workspace };
+const char* formatName(Format f);
+
 struct Solution {
   std::filesystem::path root;  // canonical
+  Format format = Format::Native;
+  std::string entry = "forward.cpp";  // relative: forward.cpp, model_new.py or the single file's name
   std::vector<SolutionFile> files;  // sorted by path
   std::vector<SymlinkEscape> escapes;
   std::string hash;  // "sha256:<hex>" over paths and contents of code files
 
   std::vector<const SolutionFile*> sources() const;  // .cu and .cpp, forward.cpp first
   bool isCode(const SolutionFile& f) const { return f.kind != SourceKind::Other; }
+  bool isPython() const { return format != Format::Native; }
 };
 
 SourceKind classifyPath(const std::filesystem::path& path);
 
-// Reads `dir`. Throws kb::UsageError, with the offending path in the message,
-// when the directory is missing, has no forward.cpp, or holds a code file that
-// is unreadable, binary (contains NUL bytes) or over the limits. Links that
-// leave the directory are not followed; they are returned in `escapes`.
+// Reads `dir` (or one .py file: a KernelBench solution of that one file).
+// Throws kb::UsageError, with the offending path in the message, when the
+// directory is missing, has neither forward.cpp nor model_new.py, or holds a
+// code file that is unreadable, binary (contains NUL bytes) or over the
+// limits. Links that leave the directory are not followed; they are
+// returned in `escapes`.
 Solution loadSolution(const std::filesystem::path& dir, const SolutionLimits& limits = {});
 
 }  // namespace kb::solution

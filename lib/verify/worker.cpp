@@ -27,6 +27,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "verify/dtype.h"
 #include "verify/poison.h"
 #include "kb/solution.h"
@@ -504,6 +505,28 @@ void synchronize(const Device& d) {
 #endif
 }
 
+// A Python-format solution (pymodel.json beside its library,
+// docs/solution-format.md): the trusted adapter (lib/pymodel: the installed
+// copy, else the build tree's; never the copy beside the candidate's files)
+// starts the interpreter and imports torch now, before confinement. Returns
+// whether it did; throws when it could not.
+bool prestartPython(const std::filesystem::path& library) {
+  if (!std::filesystem::exists(library.parent_path() / "pymodel.json")) return false;
+  std::filesystem::path adapter = installedHelper("libkb_pymodel.so");
+#ifdef KB_PYMODEL_BUILD_PATH
+  if (adapter.empty()) adapter = KB_PYMODEL_BUILD_PATH;
+#endif
+  if (adapter.empty()) throw Error("a Python solution, and this worker has no Python adapter");
+  void* lib = ::dlopen(adapter.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw Error(std::string("cannot load the Python adapter: ") + ::dlerror());
+  using Prestart = int32_t (*)(char*, size_t);
+  auto prestart = reinterpret_cast<Prestart>(::dlsym(lib, "kb_python_prestart"));
+  if (!prestart) throw Error("the Python adapter " + adapter.string() + " has no kb_python_prestart");
+  char why[1024] = {0};
+  if (prestart(why, sizeof why) != 0) throw Error(std::string("starting Python: ") + why);
+  return true;
+}
+
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
   // The solution gets a token for `c`, valid for this call only.
   struct Token {
@@ -691,6 +714,10 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
       auto tb = Clock::now();
       timing->runBaselines();
       startup_phases["baselines_seconds"] = since(tb);
+    }
+    if (!req.library.empty()) {
+      auto tp = Clock::now();
+      if (prestartPython(req.library)) startup_phases["python_seconds"] = since(tp);
     }
     auto tc = Clock::now();
     sandbox::ConfinePolicy policy;

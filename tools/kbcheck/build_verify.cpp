@@ -89,9 +89,10 @@ void positionalTask(CLI::App& cmd, CheckFlags& c) {
       ->check(CLI::ExistingDirectory);
 }
 void positionalSolution(CLI::App& cmd, CheckFlags& c) {
-  cmd.add_option("SOLUTION_DIR", c.solution, "Solution directory (forward.cpp, kernels/)")
+  cmd.add_option("SOLUTION_DIR", c.solution,
+                 "Solution directory (forward.cpp, kernels/; or model_new.py), or one KernelBench .py file")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(solutionPathValidator());
 }
 
 }  // namespace
@@ -153,11 +154,16 @@ void addVerifyCommand(CLI::App& app, std::function<int()>* command) {
 void addCheckOptions(CLI::App& app, CheckFlags& c) {
   app.add_option("TASK", c.task, "Task bundle directory (with SOLUTION_DIR: static -> build -> verify)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("SOLUTION_DIR", c.solution, "Solution directory")->check(CLI::ExistingDirectory);
+  app.add_option("SOLUTION_DIR", c.solution, "Solution directory, or one KernelBench .py file")
+      ->check(solutionPathValidator());
   app.add_option("--device", c.device, "cuda, cuda:N or cpu (CPU solutions)")
       ->capture_default_str()
       ->check(deviceValidator());
   app.add_flag("--device-only", c.device_only, "Stop after checking device code with NVRTC");
+  app.add_option("--policy", c.policy,
+                 "The static stage's policy: a file, or a name: paper (the default) or kernelbench (torch "
+                 "operations allowed in a Python ModelNew); $KB_POLICY sets the default")
+      ->type_name("POLICY");
   addBuildFlags(app, c);
   addVerifyFlags(app, c);
   addOutputFlags(app, c);
@@ -167,7 +173,7 @@ int runCheckCommand(const CheckFlags& c) {
   if (c.task.empty() || c.solution.empty())
     throw UsageError("give TASK and SOLUTION_DIR, or a subcommand (see kbcheck --help)");
   checkBeforeWork(c);
-  eval::StaticChecker checker;  // the default policy, read when the static stage runs
+  eval::StaticChecker checker(c.policy);  // empty: the default policy; read when the static stage runs
   eval::Request q = request(c, {.static_check = true, .build = true, .verify = true});
   q.static_checker = &checker;
   StopSignals stop;

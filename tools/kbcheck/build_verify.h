@@ -30,6 +30,7 @@ namespace kb::tools {
 struct CheckFlags {
   std::string task;
   std::string solution;
+  std::string policy;  // the static stage's (kbcheck TASK SOLUTION): a file or a name; "": the default
   // build
   std::string arch = "sm_90";
   bool device_only = false;

@@ -101,8 +101,8 @@ void addStaticCommand(CLI::App& app, std::function<int()>* command) {
       ->type_name("FILE");
   cmd->add_option("--sarif", flags->sarif_out, "Write findings as SARIF 2.1.0 to FILE ('-': one line on stdout; not with --json -)")
       ->type_name("FILE");
-  cmd->add_option("--policy", flags->policy, "Policy file (default: policy/default.json, or $KB_POLICY)")
-      ->type_name("FILE");
+  cmd->add_option("--policy", flags->policy, "Policy: a file, or a name: paper (the default, policy/default.json) or kernelbench (torch operations allowed in a Python ModelNew); $KB_POLICY sets the default")
+      ->type_name("POLICY");
   cmd->add_option("--arch", flags->arch, "GPU architecture of the device-side parse (sm_NN or sm_NNa)")
       ->capture_default_str()
       ->check(archValidator());

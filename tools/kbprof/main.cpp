@@ -123,9 +123,9 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingDirectory);
   app.add_option("SOLUTION_DIR", f.solution,
-                 "Solution directory (forward.cpp, kernels/); without it, only the baselines are timed "
-                 "(and stored in the baseline cache)")
-      ->check(CLI::ExistingDirectory);
+                 "Solution directory (forward.cpp, kernels/; or model_new.py) or one KernelBench .py file; "
+                 "without it, only the baselines are timed (and stored in the baseline cache)")
+      ->check(kb::tools::solutionPathValidator());
   app.add_option("--device", f.device,
                  "cuda or cuda:N; cpu times a CPU solution with the host clock (no CUPTI, no L2 flush: "
                  "for CPU tasks and the harness's own tests, not GPU speed-ups)")

@@ -1,0 +1,389 @@
+// A Python-format solution (KernelBench's ModelNew, docs/solution-format.md)
+// as a kb_api solution: kb_init starts an embedded CPython, runs the
+// solution's model_new.py and builds ModelNew with the reference's weights;
+// kb_forward hands the harness's inputs to ModelNew.forward through DLPack
+// (no copy) and copies what it returns into harness-allocated outputs.
+//
+// This library is trusted code, copied in by the build stage next to the
+// solution's files (model_new.py, pymodel.json). It runs inside the
+// confined candidate worker, after "hello", in the same process as the
+// candidate's Python: nothing here decides a verdict. The copy into the
+// harness's outputs is what makes every result a plain dense tensor the
+// reference worker checks, whatever object ModelNew returned (a lazy
+// subclass is materialised inside the timed call, or fails there).
+#include <Python.h>  // first: it sets feature macros
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/DLConvertor.h>
+#include <c10/core/CPUAllocator.h>
+
+#include "kb/solution.h"
+#include "verify/dtype.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The harness-side glue, run once in the embedded interpreter. It is as
+// reachable by the candidate's Python as anything in this process; it holds
+// no verdict.
+constexpr const char* kGlue = R"PY(
+import contextlib, json, sys, traceback, types
+import torch
+import torch.utils.dlpack
+
+def load(folder, params, device):
+    with open(folder + "/pymodel.json") as f:
+        cfg = json.load(f)
+    path = folder + "/" + cfg["entry"]
+    with open(path) as f:
+        source = f.read()
+    mod = types.ModuleType("model_new")
+    mod.__file__ = path
+    sys.modules["model_new"] = mod
+    exec(compile(source, cfg["entry"], "exec"), mod.__dict__)
+    cls = getattr(mod, "ModelNew", None)
+    if not isinstance(cls, type):
+        raise RuntimeError(cfg["entry"] + " defines no class ModelNew")
+    # As the task's capture built Model: the same seed before construction,
+    # then every parameter or buffer the reference has under the same name
+    # and shape is the reference's own value.
+    torch.manual_seed(int(cfg["init"]["seed"]))
+    model = cls(*cfg["init"]["args"])
+    model = model.to(torch.device(device))
+    loaded = []
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            ref = params.get(name)
+            if ref is not None and tuple(ref.shape) == tuple(t.shape):
+                t.copy_(ref)
+                loaded.append(name)
+    model.eval()
+    return model
+
+# kb_dtype's codes (include/kb/solution.h).
+KB_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3, torch.int8: 4,
+             torch.uint8: 5, torch.int16: 6, torch.int32: 7, torch.int64: 8, torch.bool: 9}
+
+def stream_of(stream):
+    return torch.cuda.stream(torch.cuda.ExternalStream(stream)) if stream else contextlib.nullcontext()
+
+def forward(model, inputs, stream):
+    """ModelNew's results and, for each, (sizes, kb_dtype, on_cuda)."""
+    with torch.no_grad(), stream_of(stream):
+        out = model(*inputs)
+    if not isinstance(out, (tuple, list)):
+        out = (out,)
+    shapes = []
+    for i, o in enumerate(out):
+        if type(o) is not torch.Tensor:
+            raise TypeError(f"output {i} is a {type(o).__module__}.{type(o).__qualname__}, not a plain torch.Tensor")
+        if o.layout != torch.strided or o.dtype not in KB_DTYPES:
+            raise TypeError(f"output {i} is a {o.layout} tensor of {o.dtype}, which the harness does not carry")
+        shapes.append((list(o.shape), KB_DTYPES[o.dtype], o.is_cuda))
+    return list(out), shapes
+
+def copy_out(targets, results, stream):
+    """Each result into the harness's output, on the call's stream."""
+    with torch.no_grad(), stream_of(stream):
+        for target, result in zip(targets, results):
+            torch.utils.dlpack.from_dlpack(target).copy_(result)
+
+def describe(exc):
+    """One line: the exception, and the innermost line of the solution's code."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not frame.filename.startswith("<") and "site-packages" not in frame.filename:
+            where = f" ({frame.filename}:{frame.lineno})"
+            break
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    return (text[-1] if text else type(exc).__name__) + where
+)PY";
+
+// What kb_init leaves for kb_forward (through set_host_object).
+struct PyState {
+  PyObject* glue = nullptr;   // the glue module's dict
+  PyObject* model = nullptr;  // the ModelNew instance
+  bool cuda = false;
+};
+
+// The folder this library was copied into (beside model_new.py).
+fs::path ownFolder() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&ownFolder), &info) == 0 || !info.dli_fname) return {};
+  return fs::path(info.dli_fname).parent_path();
+}
+
+// site-packages of the torch this process runs: torch/lib/libc10.so's
+// grandparent's parent.
+fs::path sitePackages() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&c10::GetCPUAllocator), &info) == 0 || !info.dli_fname) return {};
+  return fs::path(info.dli_fname).parent_path().parent_path().parent_path();
+}
+
+// The pending Python exception as one line (the glue's describe()).
+std::string pythonError(PyObject* glue) {
+  PyObject *type = nullptr, *exc = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &exc, &tb);
+  if (!type) return "unknown Python error";
+  PyErr_NormalizeException(&type, &exc, &tb);
+  if (tb && exc) PyException_SetTraceback(exc, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  if (!exc) return "unknown Python error";
+  std::string text = "Python error";
+  PyObject* describe = glue ? PyDict_GetItemString(glue, "describe") : nullptr;
+  PyObject* line = describe ? PyObject_CallOneArg(describe, exc) : nullptr;
+  if (!line) {
+    PyErr_Clear();
+    line = PyObject_Str(exc);
+  }
+  if (line) {
+    if (const char* s = PyUnicode_AsUTF8(line)) text = s;
+    Py_DECREF(line);
+  }
+  PyErr_Clear();
+  Py_DECREF(exc);
+  return text;
+}
+
+int32_t fail(const kb_api* api, kb_context* ctx, const std::string& why) {
+  api->fail(ctx, why.c_str());
+  return 1;
+}
+
+at::Tensor viewOf(const kb_tensor& t) {
+  auto dtype = kb::verify::scalarTypeOf(t.dtype);
+  if (!dtype) throw std::runtime_error("a tensor of unknown dtype");
+  std::vector<int64_t> sizes(t.sizes, t.sizes + t.ndim), strides(t.strides, t.strides + t.ndim);
+  at::Device device = t.device == KB_CUDA ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(t.device_index))
+                                          : at::Device(at::kCPU);
+  return at::from_blob(t.data, sizes, strides, at::TensorOptions().dtype(*dtype).device(device));
+}
+
+// A DLPack capsule over `t` (torch.utils.dlpack.from_dlpack takes it).
+PyObject* capsuleOf(const at::Tensor& t) {
+  DLManagedTensor* dl = at::toDLPack(t);
+  PyObject* capsule = PyCapsule_New(dl, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {  // never consumed
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+  if (!capsule && dl->deleter) dl->deleter(dl);
+  return capsule;
+}
+
+// Starts the interpreter: isolated from the environment, no bytecode
+// writes (the worker may write nothing but its work folder), no signal
+// handlers (the worker's own stay), torch's site-packages on the path.
+std::string startPython() {
+  // Extension modules (torch._C) resolve CPython's symbols globally; this
+  // library was opened RTLD_LOCAL, so make libpython global first.
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&Py_InitializeFromConfig), &info) != 0 && info.dli_fname)
+    ::dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.write_bytecode = 0;
+  config.install_signal_handlers = 0;
+  config.site_import = 0;
+  config.user_site_directory = 0;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.home, KB_PYTHON_HOME);
+  if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(status))
+    return std::string("cannot start Python: ") + (status.err_msg ? status.err_msg : "unknown");
+  PyObject* sys_path = PySys_GetObject("path");  // borrowed
+  fs::path site = sitePackages();
+  if (!sys_path || site.empty()) return "cannot find torch's site-packages";
+  PyObject* entry = PyUnicode_FromString(site.c_str());
+  PyList_Append(sys_path, entry);
+  Py_DECREF(entry);
+  return {};
+}
+
+void destroyState(void* p) {
+  // The interpreter stays up until the process ends (finalising it with
+  // torch loaded is not safe); the references go with it.
+  delete static_cast<PyState*>(p);
+}
+
+PyObject* pythonValue(const kb_value& v) {
+  switch (v.kind) {
+    case KB_VALUE_INT: return PyLong_FromLongLong(v.i);
+    case KB_VALUE_BOOL: return PyBool_FromLong(v.i != 0);
+    case KB_VALUE_FLOAT: return PyFloat_FromDouble(v.f);
+    case KB_VALUE_NONE: Py_RETURN_NONE;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+// Called by the worker before it confines itself, from the trusted adapter
+// (never the copy beside a candidate's files): starts the interpreter and
+// imports what the glue and ModelNew need. Importing torch reads the whole
+// site-packages tree and opens files for writing (/dev/null, from optional
+// imports), which the confinement would refuse. Returns 0, or 1 with the
+// reason in `why`.
+extern "C" __attribute__((visibility("default"))) int32_t kb_python_prestart(char* why, size_t size) {
+  std::string problem;
+  if (!Py_IsInitialized()) problem = startPython();
+  if (problem.empty()) {
+    PyObject* globals = PyDict_New();
+    PyObject* ran = PyRun_String("import contextlib, json, traceback, types\n"
+                                 "import torch, torch.nn, torch.nn.functional, torch.utils.dlpack\n",
+                                 Py_file_input, globals, globals);
+    if (!ran) problem = "importing torch failed: " + pythonError(nullptr);
+    Py_XDECREF(ran);
+    Py_DECREF(globals);
+  }
+  if (problem.empty()) return 0;
+  std::snprintf(why, size, "%s", problem.c_str());
+  return 1;
+}
+
+extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* api, kb_context* ctx) {
+  if (!Py_IsInitialized()) {
+    std::string problem = startPython();
+    if (!problem.empty()) return fail(api, ctx, problem);
+  }
+  auto state = std::make_unique<PyState>();
+  state->cuda = api->device == KB_CUDA;
+  PyObject* module = PyImport_AddModule("_kb_harness");  // borrowed
+  state->glue = module ? PyModule_GetDict(module) : nullptr;
+  if (!state->glue) return fail(api, ctx, "cannot create the harness module: " + pythonError(nullptr));
+  Py_INCREF(state->glue);
+  PyObject* ran = PyRun_String(kGlue, Py_file_input, state->glue, state->glue);
+  if (!ran) return fail(api, ctx, "the harness glue failed: " + pythonError(state->glue));
+  Py_DECREF(ran);
+
+  PyObject* params = PyDict_New();
+  int32_t n = api->num_params(ctx);
+  for (int32_t i = 0; i < n; ++i) {
+    const char* name = api->param_name(ctx, i);
+    kb_tensor t{};
+    if (!name || api->param(ctx, name, &t) != 0) {
+      Py_DECREF(params);
+      return 1;
+    }
+    PyObject* capsule = capsuleOf(viewOf(t));
+    PyObject* from = PyImport_ImportModule("torch.utils.dlpack");
+    PyObject* tensor = from && capsule ? PyObject_CallMethod(from, "from_dlpack", "O", capsule) : nullptr;
+    Py_XDECREF(from);
+    Py_XDECREF(capsule);
+    if (!tensor) {
+      Py_DECREF(params);
+      return fail(api, ctx, std::string("cannot hand parameter ") + name + " to Python: " + pythonError(state->glue));
+    }
+    PyDict_SetItemString(params, name, tensor);
+    Py_DECREF(tensor);
+  }
+  std::string folder = ownFolder().string();
+  std::string device = state->cuda ? "cuda" : "cpu";
+  PyObject* load = PyDict_GetItemString(state->glue, "load");
+  state->model = PyObject_CallFunction(load, "sOs", folder.c_str(), params, device.c_str());
+  Py_DECREF(params);
+  if (!state->model) return fail(api, ctx, "building ModelNew failed: " + pythonError(state->glue));
+  PyState* kept = state.release();
+  if (api->set_host_object(ctx, "kb.python", kept, destroyState) != 0) {
+    delete kept;
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int32_t kb_forward(const kb_api* api, kb_context* ctx) {
+  auto* state = static_cast<PyState*>(api->host_object(ctx, "kb.python"));
+  if (!state) return 1;
+  PyObject* from_dlpack = nullptr;
+  {
+    PyObject* m = PyImport_ImportModule("torch.utils.dlpack");
+    from_dlpack = m ? PyObject_GetAttrString(m, "from_dlpack") : nullptr;
+    Py_XDECREF(m);
+  }
+  if (!from_dlpack) return fail(api, ctx, "cannot reach torch.utils.dlpack: " + pythonError(state->glue));
+  int32_t n = api->num_inputs(ctx);
+  PyObject* inputs = PyList_New(0);
+  for (int32_t i = 0; i < n; ++i) {
+    kb_value v{};
+    if (api->input(ctx, i, &v) != 0) {
+      Py_DECREF(inputs);
+      Py_DECREF(from_dlpack);
+      return 1;
+    }
+    PyObject* item = nullptr;
+    if (v.kind == KB_VALUE_TENSOR) {
+      PyObject* capsule = capsuleOf(viewOf(v.tensor));
+      item = capsule ? PyObject_CallOneArg(from_dlpack, capsule) : nullptr;
+      Py_XDECREF(capsule);
+    } else {
+      item = pythonValue(v);
+    }
+    if (!item) {
+      Py_DECREF(inputs);
+      Py_DECREF(from_dlpack);
+      return fail(api, ctx, "cannot hand input " + std::to_string(i) + " to Python: " + pythonError(state->glue));
+    }
+    PyList_Append(inputs, item);
+    Py_DECREF(item);
+  }
+  Py_DECREF(from_dlpack);
+  PyObject* forward = PyDict_GetItemString(state->glue, "forward");
+  unsigned long long stream = state->cuda ? reinterpret_cast<uintptr_t>(api->stream(ctx)) : 0;
+  PyObject* got = PyObject_CallFunction(forward, "OOK", state->model, inputs, stream);
+  Py_DECREF(inputs);
+  if (!got) return fail(api, ctx, "ModelNew.forward: " + pythonError(state->glue));
+  PyObject* results = PyTuple_GetItem(got, 0);  // borrowed
+  PyObject* shapes = PyTuple_GetItem(got, 1);
+  PyObject* targets = PyList_New(0);
+  int32_t rc = 0;
+  for (Py_ssize_t i = 0; i < PyList_Size(shapes) && rc == 0; ++i) {
+    PyObject* sizes_obj = nullptr;
+    int dtype = 0, on_cuda = 0;
+    if (!PyArg_ParseTuple(PyList_GetItem(shapes, i), "Oip", &sizes_obj, &dtype, &on_cuda)) {
+      rc = fail(api, ctx, "reading output " + std::to_string(i) + ": " + pythonError(state->glue));
+      break;
+    }
+    if ((on_cuda != 0) != state->cuda) {
+      rc = fail(api, ctx, "output " + std::to_string(i) + " is not on the task's device (" +
+                              (state->cuda ? "cuda" : "cpu") + ")");
+      break;
+    }
+    std::vector<int64_t> sizes;
+    for (Py_ssize_t d = 0; d < PyList_Size(sizes_obj); ++d) sizes.push_back(PyLong_AsLongLong(PyList_GetItem(sizes_obj, d)));
+    kb_tensor out{};
+    if (api->alloc_output(ctx, static_cast<int32_t>(i), static_cast<int32_t>(sizes.size()), sizes.data(), dtype,
+                          &out) != 0) {
+      rc = 1;
+      break;
+    }
+    PyObject* capsule = capsuleOf(viewOf(out));
+    if (!capsule) {
+      rc = fail(api, ctx, "cannot hand output " + std::to_string(i) + " to Python: " + pythonError(state->glue));
+      break;
+    }
+    PyList_Append(targets, capsule);
+    Py_DECREF(capsule);
+  }
+  if (rc == 0) {
+    // A plain dense copy inside the call, on the call's stream: the harness
+    // holds values, never the candidate's objects.
+    PyObject* copy_out = PyDict_GetItemString(state->glue, "copy_out");
+    PyObject* done = PyObject_CallFunction(copy_out, "OOK", targets, results, stream);
+    if (!done) rc = fail(api, ctx, "copying ModelNew's outputs: " + pythonError(state->glue));
+    Py_XDECREF(done);
+  }
+  Py_DECREF(targets);
+  Py_DECREF(got);
+  return rc;
+}

@@ -1,0 +1,408 @@
+"""The static rules for Python-format solutions (docs/rules/python.md).
+
+    python pycheck.py ROOT FILE... [--torch-compute error|warning|off]
+
+Parses each FILE (relative to ROOT) with Python's own `ast` -- the code is
+read, never run -- and prints one JSON object per finding:
+{"rule", "severity", "file", "line", "column", "message", "source_line"},
+then {"done": true, "files": N}. A file that does not parse prints
+{"parse_error": "FILE:LINE:COL: message"}.
+
+The rules judge what a construct does, not how it is spelled: an import
+binds a name, and every later use of that name (an alias, `from x import y`)
+is what is checked. They are the first line; the run time does not depend on
+them (outputs are copied into the harness's buffers inside the timed call,
+and the reference worker checks them: docs/threat-model.md).
+"""
+
+import ast
+import json
+import sys
+
+# Modules whose use is a rule of its own: module prefix -> (rule, why).
+MODULE_RULES = {
+    "threading": ("py-thread", "starts threads: work outside the timed call"),
+    "_thread": ("py-thread", "starts threads: work outside the timed call"),
+    "concurrent": ("py-thread", "starts threads or processes: work outside the timed call"),
+    "asyncio": ("py-thread", "runs an event loop: work outside the timed call"),
+    "multiprocessing": ("py-process", "starts processes"),
+    "subprocess": ("py-process", "starts processes"),
+    "signal": ("py-process", "handles signals"),
+    "ctypes": ("py-native", "calls native code outside the build (ctypes)"),
+    "cffi": ("py-native", "calls native code outside the build (cffi)"),
+    "mmap": ("py-native", "maps memory directly"),
+    "gc": ("py-introspection", "reaches every object of the process, the harness's included (gc)"),
+    "inspect": ("py-introspection", "walks frames and objects of the harness (inspect)"),
+    "importlib": ("py-dynamic-code", "imports modules by computed names"),
+    "builtins": ("py-monkeypatch", "reaches the interpreter's builtins"),
+    "socket": ("py-io", "opens network connections"),
+    "urllib": ("py-io", "opens network connections"),
+    "http": ("py-io", "opens network connections"),
+    "requests": ("py-io", "opens network connections"),
+    "shutil": ("py-io", "reads or writes files"),
+    "pathlib": ("py-io", "reads or writes files"),
+    "pickle": ("py-io", "loads pickled objects"),
+    "tempfile": ("py-io", "writes files"),
+    "triton": ("py-compiler", "compiles kernels at run time (Triton): the candidate may not run a compiler"),
+    "torch._C": ("py-private-api", "reaches torch's internals (torch._C)"),
+    "torch._dynamo": ("py-compiler", "compiles at run time (torch._dynamo)"),
+    "torch._inductor": ("py-compiler", "compiles at run time (torch._inductor)"),
+    "torch.utils._python_dispatch": ("py-tensor-subclass", "intercepts torch's dispatch"),
+    "torch.overrides": ("py-tensor-subclass", "intercepts torch functions"),
+    "torch.library": ("py-monkeypatch", "registers or overrides torch operators"),
+}
+
+# Attributes whose use is a rule: dotted name (after alias resolution) -> rule, why.
+ATTRIBUTE_RULES = {
+    "sys.modules": ("py-introspection", "reaches every loaded module, the harness's included"),
+    "sys._getframe": ("py-introspection", "walks the harness's frames"),
+    "sys.settrace": ("py-introspection", "traces the harness's code"),
+    "sys.setprofile": ("py-introspection", "profiles the harness's code"),
+    "sys.exit": ("py-process", "ends the process"),
+    "os.system": ("py-process", "starts processes"),
+    "os.fork": ("py-process", "starts processes"),
+    "os.kill": ("py-process", "signals processes"),
+    "os.environ": ("py-io", "reads the environment"),
+    "os.getenv": ("py-io", "reads the environment"),
+    "torch.compile": ("py-compiler", "compiles at run time: the candidate may not run a compiler"),
+    "torch.jit": ("py-compiler", "compiles at run time (TorchScript)"),
+    "torch.cuda.Stream": ("py-side-stream", "makes its own stream: work the call's stream does not order"),
+    "torch.cuda.ExternalStream": ("py-side-stream", "uses a stream of its own choosing"),
+    "torch.cuda.stream": ("py-side-stream", "runs work on another stream"),
+    "torch.cuda.set_stream": ("py-side-stream", "switches the current stream"),
+    "torch.cuda.Event": ("py-timer", "makes CUDA events: timing is the harness's"),
+    "torch.cuda.set_sync_debug_mode": ("py-global-flag", "changes a process-wide setting"),
+    "torch.set_float32_matmul_precision": ("py-global-flag", "changes matmul precision for the whole process (TF32)"),
+    "torch.set_flush_denormal": ("py-global-flag", "changes a process-wide floating-point setting"),
+    "torch.use_deterministic_algorithms": ("py-global-flag", "changes a process-wide setting"),
+    "torch.set_default_dtype": ("py-global-flag", "changes a process-wide setting"),
+    "torch.set_default_device": ("py-global-flag", "changes a process-wide setting"),
+    "torch.backends": ("py-global-flag", "changes or reads process-wide backend settings (TF32, cudnn.benchmark)"),
+    "torch.Tensor._make_subclass": ("py-tensor-subclass", "makes a tensor subclass"),
+    "torch.Tensor._make_wrapper_subclass": ("py-tensor-subclass", "makes a tensor subclass"),
+    "torch.utils.cpp_extension.load": ("py-compiler", "builds an extension from files at run time: use load_inline, "
+                                       "whose sources the build stage reads and builds"),
+    "torch.utils.cpp_extension.CppExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
+    "torch.utils.cpp_extension.CUDAExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
+    "torch.utils.cpp_extension.BuildExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
+    "torch.load": ("py-io", "reads files"),
+    "torch.save": ("py-io", "writes files"),
+    "torch.cuda.memory": ("py-allocator", "reaches the caching allocator (stale memory of other calls)"),
+    "torch.cuda.caching_allocator_alloc": ("py-allocator", "allocates outside tensors"),
+    "torch.cuda.graph": ("py-side-stream", "captures on a side stream"),
+    "torch.cuda.CUDAGraph": ("py-side-stream", "captures on a side stream"),
+}
+
+BUILTIN_RULES = {
+    "eval": ("py-dynamic-code", "runs code built at run time"),
+    "exec": ("py-dynamic-code", "runs code built at run time"),
+    "compile": ("py-dynamic-code", "compiles code at run time"),
+    "__import__": ("py-dynamic-code", "imports modules by computed names"),
+    "globals": ("py-introspection", "reaches module globals by name"),
+    "vars": ("py-introspection", "reaches objects' namespaces by name"),
+    "open": ("py-io", "reads or writes files"),
+    "setattr": ("py-monkeypatch", "sets attributes by computed names"),
+    "delattr": ("py-monkeypatch", "deletes attributes by computed names"),
+    "breakpoint": ("py-process", "starts a debugger"),
+    "input": ("py-io", "reads standard input"),
+}
+
+# Special methods that change what calling ModelNew, or reading its
+# attributes or results, does.
+MODEL_OVERRIDES = {"__call__", "__getattribute__", "__getattr__", "__new__", "__init_subclass__", "__class_getitem__",
+                   "_call_impl", "_wrapped_call_impl", "__setattr__", "__del__"}
+HOOKS = {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+         "register_module_forward_hook", "register_module_forward_pre_hook"}
+
+# Tensor methods forward may call under --torch-compute error (the paper's
+# workspace rules): shapes, views, allocation and hand-over, no arithmetic.
+PAPER_ALLOWED = {"size", "dim", "numel", "stride", "shape", "dtype", "device", "is_contiguous", "contiguous",
+                 "view", "reshape", "flatten", "unsqueeze", "squeeze", "permute", "transpose", "t", "expand",
+                 "data_ptr", "element_size", "to", "cuda", "cpu", "float", "half", "bfloat16", "empty_like",
+                 "new_empty", "detach", "item", "tolist", "numpy", "storage_offset", "get_device", "is_cuda",
+                 "narrow", "split", "chunk", "unbind", "as_strided", "view_as", "reshape_as", "expand_as",
+                 "requires_grad_", "type", "empty", "empty_strided", "zeros_like", "zeros", "new_zeros",
+                 "ones", "ones_like", "full", "full_like", "tensor", "as_tensor", "from_numpy", "stack", "cat",
+                 "arange", "is_tensor", "no_grad", "inference_mode", "Size", "Generator", "device"}
+
+
+def compute_names():
+    """torch's compute functions and Tensor methods (everything callable on
+    them that is not in PAPER_ALLOWED), read from the installed torch."""
+    try:
+        import torch
+        names = {n for n in dir(torch.Tensor) if not n.startswith("_")}
+        names |= {n for n in dir(torch) if not n.startswith("_") and callable(getattr(torch, n, None))}
+        import torch.nn.functional as F
+        names |= {n for n in dir(F) if not n.startswith("_")}
+    except Exception:  # noqa: BLE001 - no torch: a fixed core list
+        names = {"matmul", "mm", "bmm", "addmm", "conv2d", "relu", "softmax", "sum", "mean", "exp", "add", "mul",
+                 "linear", "einsum", "tanh", "sigmoid", "gelu", "max", "min", "sub", "div", "pow", "sqrt"}
+    return names - PAPER_ALLOWED
+
+
+class Checker(ast.NodeVisitor):
+    def __init__(self, path, lines, torch_compute):
+        self.path, self.lines, self.torch_compute = path, lines, torch_compute
+        self.findings = []
+        self.aliases = {}  # local name -> dotted module or attribute it is bound to
+        self.model_classes = set()
+        self.in_forward = False
+        self.compute = compute_names() if torch_compute != "off" else set()
+
+    def add(self, node, rule, message, severity="error"):
+        line = getattr(node, "lineno", 0)
+        text = self.lines[line - 1].rstrip() if 0 < line <= len(self.lines) else ""
+        self.findings.append({"rule": rule, "severity": severity, "file": self.path, "line": line,
+                              "column": getattr(node, "col_offset", -1) + 1, "message": message,
+                              "source_line": text})
+
+    def dotted(self, node):
+        """The dotted name an expression stands for, aliases resolved; None if it is not one."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        root = self.aliases.get(node.id, node.id)
+        return ".".join([root] + list(reversed(parts)))
+
+    def check_name(self, node, name):
+        if name is None:
+            return
+        for table in (ATTRIBUTE_RULES, MODULE_RULES):
+            for key, (rule, why) in table.items():
+                if name == key or name.startswith(key + "."):
+                    self.add(node, rule, f"`{name}` {why}")
+                    return
+
+    # --- imports bind names ---------------------------------------------------
+    def visit_Import(self, node):
+        for a in node.names:
+            self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self.check_name(node, a.name)
+
+    def visit_ImportFrom(self, node):
+        base = ("." * node.level) + (node.module or "")
+        for a in node.names:
+            full = f"{base}.{a.name}" if base else a.name
+            self.aliases[a.asname or a.name] = full
+            self.check_name(node, full if a.name != "*" else base)
+
+    # --- uses -------------------------------------------------------------------
+    def visit_Attribute(self, node):
+        name = self.dotted(node)
+        if name is not None and isinstance(node.ctx, ast.Load):
+            self.check_name(node, name)
+            return  # the whole chain is judged once
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            if node.id in self.aliases and self.aliases[node.id] != node.id:
+                self.check_name(node, self.aliases[node.id])
+            elif node.id in BUILTIN_RULES and node.id not in self.aliases:
+                rule, why = BUILTIN_RULES[node.id]
+                self.add(node, rule, f"`{node.id}` {why}")
+
+    def assign_target(self, target, node):
+        """An assignment to an attribute of a module (or of a class it
+        defines) changes the harness's world too: a monkeypatch."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self.assign_target(t, node)
+            return
+        if isinstance(target, ast.Attribute):
+            name = self.dotted(target)
+            root = name.split(".")[0] if name else None
+            bound = root in {v.split(".")[0] for v in self.aliases.values()} or root in ("torch", "sys", "os")
+            if name and bound:
+                rule = "py-global-flag" if name.startswith("torch.backends") else "py-monkeypatch"
+                self.add(node, rule, f"assigns `{name}`: changes a module the harness also uses")
+                return  # the chain is judged once
+            if isinstance(target.value, ast.Name) and target.value.id in ("self",) and target.attr in ("forward", "__call__", "__class__"):
+                self.add(node, "py-call-override", f"replaces self.{target.attr}: the harness calls ModelNew's forward")
+            elif isinstance(target.value, ast.Name) and target.value.id in self.model_classes:
+                self.add(node, "py-call-override", f"assigns {target.value.id}.{target.attr} after the class is made")
+            self.visit(target.value)
+        elif isinstance(target, ast.Subscript):
+            self.visit(target)
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self.assign_target(t, node)
+        self.visit(node.value)
+
+    def visit_AugAssign(self, node):
+        self.assign_target(node.target, node)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node):
+        self.assign_target(node.target, node)
+        if node.value:
+            self.visit(node.value)
+
+    def visit_Delete(self, node):
+        for t in node.targets:
+            self.assign_target(t, node)
+
+    def visit_Global(self, node):
+        self.add(node, "py-mutable-global", "a function rebinds module state (`global`): state kept across calls",
+                 "warning")
+
+    def visit_ClassDef(self, node):
+        bases = [self.dotted(b) or "" for b in node.bases]
+        for b in bases:
+            if b == "torch.Tensor" or b.endswith(".Tensor") or b == "Tensor":
+                self.add(node, "py-tensor-subclass", f"class {node.name} subclasses torch.Tensor: outputs must be plain tensors")
+        is_model = node.name == "ModelNew" or any(b.split(".")[-1] in self.model_classes for b in bases)
+        if is_model:
+            self.model_classes.add(node.name)
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if item.name in ("__torch_function__", "__torch_dispatch__"):
+                    self.add(item, "py-tensor-subclass", f"{node.name}.{item.name} intercepts torch's calls")
+                if is_model and item.name in MODEL_OVERRIDES:
+                    self.add(item, "py-call-override", f"{node.name}.{item.name} changes how the harness calls or reads the model")
+        for d in node.decorator_list:
+            self.visit(d)
+        for b in node.bases:
+            self.visit(b)
+        for item in node.body:
+            if is_model and isinstance(item, ast.FunctionDef) and item.name == "forward":
+                self.in_forward = True
+                self.visit(item)
+                self.in_forward = False
+            else:
+                self.visit(item)
+
+    def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in HOOKS:
+            self.add(node, "py-call-override", f"`{func.attr}` runs code around the model's call")
+        if self.in_forward and self.torch_compute != "off":
+            name = self.dotted(func)
+            method = func.attr if isinstance(func, ast.Attribute) else None
+            torch_fn = name and (name.startswith("torch.") or name.startswith("torch.nn.functional."))
+            if torch_fn and name.split(".")[-1] in self.compute:
+                self.add(node, "py-torch-compute", f"`{name}` is torch compute in forward (the policy allows only your kernels)",
+                         self.torch_compute)
+            elif method and not torch_fn and method in self.compute:
+                self.add(node, "py-torch-compute", f"`.{method}()` is torch compute in forward (the policy allows only your kernels)",
+                         self.torch_compute)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                self.add(node, "py-torch-compute", f"`self.{func.attr}(...)` runs a submodule or method in forward; "
+                         "under this policy forward calls only your kernels", "warning")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        if self.in_forward and self.torch_compute != "off" and isinstance(node.op, ast.MatMult):
+            self.add(node, "py-torch-compute", "`@` is torch compute in forward (the policy allows only your kernels)",
+                     self.torch_compute)
+        self.generic_visit(node)
+
+
+LOAD_INLINE = "torch.utils.cpp_extension.load_inline"
+LOAD_INLINE_ARGS = ["name", "cpp_sources", "cuda_sources", "sycl_sources", "functions", "extra_cflags",
+                    "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags", "extra_include_paths"]
+
+
+class Constants:
+    """Module-level names bound once to a constant expression (strings, lists,
+    dicts, concatenations): what load_inline's arguments may refer to."""
+
+    def __init__(self, tree):
+        self.values, counts = {}, {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        counts[t.id] = counts.get(t.id, 0) + (1 if isinstance(node, ast.Assign) else 2)
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                if counts.get(name) == 1:
+                    try:
+                        self.values[name] = self.eval(node.value)
+                    except ValueError:
+                        pass
+
+    def eval(self, node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+            return "".join(v.value for v in node.values)
+        if isinstance(node, ast.Name) and node.id in self.values:
+            return self.values[node.id]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.eval(node.left), self.eval(node.right)
+            if type(left) is type(right) and isinstance(left, (str, list)):
+                return left + right
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.eval(e) for e in node.elts]
+        if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+        raise ValueError(ast.dump(node)[:80])
+
+
+def load_inline_calls(checker, tree):
+    """Each load_inline(...) call: (node, {argument: value} or the reason it is not literal)."""
+    constants = Constants(tree)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and checker.dotted(node.func) == LOAD_INLINE):
+            continue
+        args, problem = {}, None
+        given = list(zip(LOAD_INLINE_ARGS, node.args)) + [(k.arg, k.value) for k in node.keywords]
+        for name, value in given:
+            if name is None:
+                problem = "**kwargs"
+                break
+            try:
+                args[name] = constants.eval(value)
+            except ValueError:
+                problem = f"argument {name}"
+                break
+        yield node, (args if problem is None else problem)
+
+
+def main(argv):
+    torch_compute = "off"
+    if "--torch-compute" in argv:
+        i = argv.index("--torch-compute")
+        torch_compute = argv[i + 1]
+        del argv[i:i + 2]
+    extract = "--extract" in argv
+    if extract:
+        argv.remove("--extract")
+    root, files = argv[0], argv[1:]
+    for rel in files:
+        with open(f"{root}/{rel}", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        try:
+            tree = ast.parse(text, filename=rel)
+        except SyntaxError as e:
+            print(json.dumps({"parse_error": f"{rel}:{e.lineno or 0}:{e.offset or 0}: error: {e.msg}"}), flush=True)
+            continue
+        checker = Checker(rel, text.splitlines(), torch_compute)
+        checker.visit(tree)
+        for node, args in load_inline_calls(checker, tree):
+            if isinstance(args, str):
+                checker.add(node, "py-load-inline", f"load_inline's {args} is not a literal (or a module-level name "
+                            "bound once to one): the build stage must read every source and flag without running code")
+            elif not isinstance(args.get("name"), str) or not args["name"].isidentifier():
+                checker.add(node, "py-load-inline", "load_inline's name must be a literal Python identifier")
+            elif extract:
+                args["file"], args["line"] = rel, node.lineno
+                print(json.dumps({"extension": args}), flush=True)
+        if rel.endswith("model_new.py") or len(files) == 1:
+            if not checker.model_classes:
+                checker.add(tree, "py-no-model", "defines no class ModelNew")
+        for finding in checker.findings:
+            print(json.dumps(finding), flush=True)
+    print(json.dumps({"done": True, "files": len(files)}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

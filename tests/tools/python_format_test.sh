@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Python-format solutions on the CPU (testdata/solutions-python/expected.json):
+# for each, `kbcheck static --policy P` reports exactly the expected rule ids,
+# `kbcheck TASK PATH --device cpu` (static -> build -> verify) ends with the
+# expected status, and, where given, `kbcheck verify` without the rules ends
+# with the "unruled" status: what the run time does on its own.
+# Usage: python_format_test.sh KBCHECK SOURCE_ROOT
+set -uo pipefail
+KBCHECK="$1"
+ROOT="$2"
+EXPECTED="$ROOT/testdata/solutions-python/expected.json"
+command -v jq >/dev/null || { echo "jq not found"; exit 1; }
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+printf '%-22s %-28s %-28s %-18s %s\n' solution "static expected" "static got" "cpu" "unruled"
+for name in $(jq -r '.solutions | keys[]' "$EXPECTED"); do
+  e=$(jq -c ".solutions[\"$name\"]" "$EXPECTED")
+  path="$ROOT/testdata/$(jq -r .path <<<"$e")"
+  task="$ROOT/testdata/tasks/$(jq -r .task <<<"$e")"
+  policy=$(jq -r .policy <<<"$e")
+  want=$(jq -c '.static | sort' <<<"$e")
+  "$KBCHECK" static "$task" "$path" --policy "$policy" -q --json "$TMP/$name.static.json" 2>"$TMP/$name.static.err"
+  got=$(jq -c '[.findings[] | select(.severity == "error") | .rule] | unique' "$TMP/$name.static.json" 2>/dev/null || echo '"no report"')
+  verdict=""
+  [ "$got" = "$want" ] || { verdict="FAIL(static)"; fails=$((fails + 1)); }
+
+  want_cpu=$(jq -r .cpu <<<"$e")
+  "$KBCHECK" "$task" "$path" --policy "$policy" --device cpu -q --json "$TMP/$name.cpu.json" 2>"$TMP/$name.cpu.err"
+  cpu=$(jq -r '.status // "none"' "$TMP/$name.cpu.json" 2>/dev/null || echo none)
+  if [ "$cpu" != "$want_cpu" ]; then
+    verdict="$verdict FAIL(cpu: $cpu, want $want_cpu: $(jq -r '.message // ""' "$TMP/$name.cpu.json" 2>/dev/null | head -c 300))"
+    fails=$((fails + 1))
+  fi
+
+  want_unruled=$(jq -r '.unruled // "null"' <<<"$e")
+  unruled=skipped
+  if [ "$want_unruled" != null ]; then
+    "$KBCHECK" verify "$task" "$path" --device cpu -q --json "$TMP/$name.verify.json" 2>"$TMP/$name.verify.err"
+    unruled=$(jq -r '.status // "none"' "$TMP/$name.verify.json" 2>/dev/null || echo none)
+    if [ "$unruled" != "$want_unruled" ]; then
+      verdict="$verdict FAIL(unruled: $unruled, want $want_unruled: $(jq -r '.message // ""' "$TMP/$name.verify.json" 2>/dev/null | head -c 300))"
+      fails=$((fails + 1))
+    fi
+  fi
+  printf '%-22s %-28s %-28s %-18s %-12s %s\n' "$name" "$want" "$got" "$cpu" "$unruled" "$verdict"
+done
+echo "$fails failure(s)"
+[ "$fails" = 0 ]
