@@ -208,7 +208,7 @@ TEST(ServeWebSocket, MalformedMessagesGetErrorMessages) {
   EXPECT_EQ(s.client().Get("/healthz")->status, 200);
 }
 
-TEST(ServeWebSocket, AMessageOverTheLimitClosesTheConnectionAlone) {
+TEST(ServeWebSocket, AnOversizedOrNonUtf8MessageClosesItsConnectionAlone) {
   ServerProcess s(freshState("size"), {"--max-request-mib", "1"});
   WsClient ws(s.port());
   ASSERT_EQ(reset(ws)["type"], "observation");
@@ -221,6 +221,10 @@ TEST(ServeWebSocket, AMessageOverTheLimitClosesTheConnectionAlone) {
   EXPECT_TRUE(settles(s, "kbserve_sessions_active", 0));
   WsClient next(s.port());
   EXPECT_EQ(reset(next)["type"], "observation");
+  next.send("{\"type\": \"state\", \"x\": \"\xff\xfe\"}");  // not UTF-8 in a text frame
+  EXPECT_EQ(next.closeCode(), 1007);
+  WsClient after(s.port());
+  EXPECT_EQ(after.roundTrip({{"type", "state"}})["type"], "state");
 }
 
 TEST(ServeWebSocket, PingsAreAnsweredWhileAStepRuns) {
