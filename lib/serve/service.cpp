@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "eval/session.h"
 #include "reward/reward.h"
 #include "solution/solution.h"
 
@@ -604,50 +605,41 @@ bool Service::endedBeforeStart(Job& job) {
   return true;
 }
 
+// One evaluation as one eval::Session asked twice: static and build on a CPU
+// slot, then verify and profile on a GPU lease (a CPU slot for a CPU
+// solution); the session keeps the build and stops at the first failure, so
+// its result is the evaluation's, nothing merged here.
 void Service::run(Job& job) {
   const EvaluationRequest& rq = job.request;
   if (endedBeforeStart(job)) return;
   eval::Request q = baseRequest(job);
-
-  // Static check and build on a CPU slot.
-  eval::Result first;
+  q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = rq.stages.verify,
+              .profile = rq.stages.profile};
+  eval::Session session(q);
   {
     agent::ResourcePool::Lease lease = cpu_pool_->acquire(job.id);
-    q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = false, .profile = false};
-    first = eval::evaluate(q);
+    session.run({.static_check = rq.stages.static_check, .build = true});
   }
-  recordStages(job, first, {"static", "build"});
-  if (first.status() != Status::Ok || !(rq.stages.verify || rq.stages.profile)) {
-    complete(job, first);
+  recordStages(job, session.result(), {"static", "build"});
+  if (session.result().status() != Status::Ok || !(rq.stages.verify || rq.stages.profile)) {
+    complete(job, session.result());
     return;
   }
   if (cancelRequested(job) || pastDeadline(job)) {
     bool c = cancelRequested(job);
     finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
            c ? "cancelled by the client after its build" : "the deadline passed after the build; not scored",
-           eval::checkReportJson(first, ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
+           eval::checkReportJson(session.result(), ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
     return;
   }
-  // Verify and profile on a GPU lease (a CPU slot for a CPU solution).
   bool cuda = rq.device == "cuda";
   agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
   agent::ResourcePool::Lease lease = pool.acquire(job.id);
   std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
-  eval::Request v = q;
-  v.static_checker = nullptr;
-  v.stages = {.static_check = false, .build = true, .verify = rq.stages.verify, .profile = rq.stages.profile};
-  v.verify.device = device;
-  v.profile.device = device;
-  eval::Result second = eval::evaluate(v);
-  // The static check and the build are the first call's (the second's
-  // build was the cache's answer to the same key).
-  second.stages[0] = first.stages[0];
-  second.stages[1] = first.stages[1];
-  second.static_check = first.static_check;
-  second.build = first.build;
-  second.seconds += first.seconds;
-  recordStages(job, second, {"verify", "profile"});
-  complete(job, second);
+  session.request().verify.device = session.request().profile.device = device;
+  session.run();
+  recordStages(job, session.result(), {"verify", "profile"});
+  complete(job, session.result());
 }
 
 // CPU verifications of one task, queued together, share one reference

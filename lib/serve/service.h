@@ -1,7 +1,8 @@
 // The evaluation service behind kbserve's HTTP API (docs/kbserve.md): a
-// priority queue of accepted evaluations, runner threads that take them
-// through lib/eval (static and build on a bounded CPU pool, verify and
-// profile on an exclusive GPU lease, or a CPU slot for CPU tasks), a journal
+// priority queue of accepted evaluations, runner threads that take each
+// through one eval::Session (static and build on a bounded CPU pool, then
+// verify and profile on an exclusive GPU lease, or a CPU slot for CPU
+// tasks; CPU verifications of one task batched), a journal
 // that survives kill -9, idempotent resubmission, backpressure, deadlines,
 // cancellation, stage events for streaming, and the metrics. It adds
 // scheduling to lib/eval and nothing of evaluation: the reports are
