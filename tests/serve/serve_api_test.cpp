@@ -224,12 +224,21 @@ TEST(ServeApi, WorkerKilledMidEvaluationDoesNotTakeTheServerDown) {
   ServerProcess s(freshState("worker-killed"), {"--verify-timeout", "30"});
   auto c = s.client();
   Json ev = submit(c, evaluationBody(kTask, solutionSource("infinite_loop")), "");
+  // The candidate's worker: the reference worker (same name) may start first.
+  auto candidates = [&] {
+    std::vector<pid_t> out;
+    for (pid_t w : childrenNamed(s.pid(), "kbcheck-worker")) {
+      std::string argv = kbtest::readText("/proc/" + std::to_string(w) + "/cmdline");
+      if (argv.find(std::string("\0candidate\0", 11)) != std::string::npos) out.push_back(w);
+    }
+    return out;
+  };
   std::vector<pid_t> workers;
   for (int i = 0; i < 200 && workers.empty(); ++i) {
-    workers = childrenNamed(s.pid(), "kbcheck-worker");
+    workers = candidates();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_FALSE(workers.empty()) << "no worker process appeared";
+  ASSERT_FALSE(workers.empty()) << "no candidate worker process appeared";
   for (pid_t w : workers) ::kill(w, SIGKILL);
   Json done = parse(c.Get(("/v1/evaluations/" + ev["id"].get<std::string>() + "?wait=true").c_str()));
   EXPECT_EQ(done["state"], "done") << done.dump();
