@@ -4,8 +4,8 @@
 EnvClient's own code, driven through an episode both as itself (async
 context manager) and through OpenEnv's ``SyncEnvClient`` (``.sync()``), with
 OpenEnv's MCP-style ``CallToolAction`` / ``ListToolsAction`` and
-``StepResult``; OpenEnv's own ``MCPToolClient``, unchanged, plays an episode
-too. The replay policy writes the solution, verifies and finishes."""
+``StepResult``; OpenEnv's own ``MCPToolClient`` and ``GenericEnvClient``,
+unchanged, play episodes too. The replay policy writes the solution, verifies and finishes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from openenv.core import EnvClient, SyncEnvClient  # noqa: E402
 from openenv.core.client_types import StepResult  # noqa: E402
 from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservation, ListToolsAction,  # noqa: E402
                                                ToolErrorType)
+from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 from openenv.core.mcp_client import MCPToolClient  # noqa: E402
 from websockets.asyncio.client import ClientConnection  # noqa: E402
 
@@ -124,6 +125,21 @@ def test_openenv_mcp_tool_client_plays_an_episode(server, ok_files):
     assert wrote["ok"] and verified["ok"] and verified["detail"]["status"] == "ok"
     assert end.done and end.reward == 1.0
     assert settles_to_zero(server.url, "kbserve_sessions_active")
+
+
+def test_openenv_generic_client_takes_raw_messages(server):
+    """OpenEnv's GenericEnvClient: actions and observations as plain dicts."""
+    async def run():
+        async with GenericEnvClient(base_url=server.url) as env:
+            first = await env.reset(task=TASK_ID, reward="correctness")
+            end = await env.step({"type": "call_tool", "tool_name": "finish", "arguments": {}})
+            return first, end, await env.state()
+
+    first, end, state = asyncio.run(run())
+    assert first.observation["tool_name"] == "reset" and first.observation["result"]["tools"]
+    assert end.done and end.reward == -1.0  # finished without a solution
+    assert end.observation["metadata"]["info"]["end_reason"] == "finish"
+    assert state["episode_id"] == first.observation["metadata"]["session_id"] and state["step_count"] == 1
 
 
 def test_refusals_are_server_errors_and_the_connection_survives(server):

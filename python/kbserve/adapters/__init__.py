@@ -5,5 +5,5 @@ engine installed (docs/kbserve-python.md):
   (multi-turn, veRL's ToolAgentLoop) and a ``compute_score`` reward function.
 - ``kbserve.adapters.openrlhf``: an OpenRLHF agent (``--agent_func_path``);
   the single-turn remote reward is the server's /v1/reward/openrlhf itself.
-- ``kbserve.adapters.openenv``: an OpenEnv ``EnvClient`` over kbserve sessions.
+- ``kbserve.adapters.openenv``: an OpenEnv ``EnvClient`` over kbserve sessions (the server's /ws).
 """
