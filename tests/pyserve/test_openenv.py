@@ -109,6 +109,27 @@ def test_sync_client_episode_with_failures(server, wrong_files):
     assert settles_to_zero(server.url, "kbserve_sessions_active")
 
 
+def test_concurrent_episodes(server, ok_files, wrong_files):
+    """Six connections at once, each its own session: every reward its own."""
+    async def episode(files):
+        async with KbserveEnv(server.url, task=TASK_ID, reward="correctness") as env:
+            await env.reset()
+            await env.step(CallToolAction(tool_name="write_file", arguments={
+                "path": "solution/forward.cpp", "content": files["forward.cpp"]}))
+            await env.step(CallToolAction(tool_name="verify", arguments={}))
+            end = await env.step(CallToolAction(tool_name="finish", arguments={}))
+            return end.reward, end.observation.metadata["session_id"]
+
+    async def run():
+        return await asyncio.gather(*(episode(ok_files if i % 2 == 0 else wrong_files) for i in range(6)))
+
+    results = asyncio.run(run())
+    assert [r for r, _ in results] == [1.0, -1.0] * 3
+    assert len({sid for _, sid in results}) == 6
+    assert settles_to_zero(server.url, "kbserve_sessions_active")
+    assert settles_to_zero(server.url, "kbserve_websocket_connections")
+
+
 def test_openenv_mcp_tool_client_plays_an_episode(server, ok_files):
     """OpenEnv's own MCP tool client, not a line of kbserve's, over /ws."""
     async def run():
