@@ -146,6 +146,9 @@ int printBundleInfo(const std::vector<std::string>& bundles) {
                      {"generator", i.generator}, {"reference_args", i.reference_args},
                      {"inputs", i.inputs.size()}, {"outputs", i.outputs.size()}, {"state", i.state.size()},
                      {"torch_version", i.torch_version}, {"compiled", Json::object()}};
+    // A degenerate task is kept but earns no reward (docs/task-format.md).
+    line["degenerate"] = i.degenerate.empty() ? Json(nullptr)
+                                              : Json{{"reason", i.degenerate}, {"contracts", i.degenerate_contracts}};
     for (const auto& arch : bundle.compiledArchs()) {
       auto why = task::checkCompiled(bundle, arch);
       line["compiled"][arch] = why ? *why : "ok";

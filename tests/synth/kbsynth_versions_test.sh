@@ -65,6 +65,8 @@ expect "the report's summary lists the 3 degenerate tasks" test "$(jq '.summary.
 expect "stderr lists them" grep -q "kbsynth: 3 degenerate" "$WORK/import.err"
 expect "the result line carries the flag" \
   test "$(jq -r 'select(.id | endswith("1_Linear_Mean_Softmax")) | .degenerate.contracts | join(",")' "$WORK/import.jsonl")" = "strict,paper"
+expect "kbsynth info shows the flag" \
+  test "$("$KBSYNTH" info "$T/level2/1_Linear_Mean_Softmax" "$T/level1/1_ReLU" | jq -s -c 'map(.degenerate.contracts)')" = '[["strict","paper"],null]'
 expect "a --kernelbench-version that contradicts the manifest is exit 2" \
   test "$(exit_code "$KBSYNTH" import "$OUT" -o "$WORK/t2" --kernelbench-version v0.1)" = 2
 expect "--kernelbench-version for a single file is exit 2" \
