@@ -86,6 +86,7 @@ class Connection {
     }
     std::string message = beast::buffers_to_string(in_.data());
     in_.consume(in_.size());
+    if (in_.capacity() > (1u << 20)) in_.shrink_to_fit();  // one large message need not stay allocated
     if (!closing_) {
       if (pending_.size() >= options_.max_pending) {
         closeWith(websocket::close_code::policy_error, "too many messages before their answers");
@@ -107,7 +108,7 @@ class Connection {
       WebSocketConversation::Answer answer;
       try {
         answer = talk_.answer(message);
-      } catch (const std::exception&) {
+      } catch (...) {
         answer.close = true;  // the conversation promises not to throw; should it, end cleanly
       }
       asio::post(ioc_, [this, answer = std::move(answer)]() mutable { onAnswered(std::move(answer)); });
