@@ -346,7 +346,7 @@ envdiag)
   D="$WORK/diag"; mkdir -p "$D/sol/kernels"
   "$KBTRAIN" toy tasks --first-seed 0 --last-seed 0 --out "$D/toy" > /dev/null
   "$BUILD/tools/kbsynth/kbsynth" import "$D/toy" -o "$D/b" > "$RES/import.log" 2>&1 || { tail -5 "$RES/import.log"; exit 1; }
-  python3 - "$ROOT/lib/rl/toy_env.cpp" "$D/sol" <<'PY'
+  python3 - "$ROOT/lib/toy/environment.cpp" "$D/sol" <<'PY'
 import re, sys
 src, sol = open(sys.argv[1]).read(), sys.argv[2]
 get = lambda name: re.search(name + r' = R"\((.*?)\)";', src, re.S).group(1)

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "llm/model.h"
-#include "rl/toy_task.h"
+#include "toy/task.h"
 
 namespace fs = std::filesystem;
 using namespace kb;
@@ -60,9 +60,9 @@ class Ddp : public ::testing::Test {
     // 12 episodes: for 6 tasks a correct answer (+1) and a wrong one (-1).
     std::ofstream out(dir / "traj.jsonl");
     for (uint64_t s = 0; s < 6; ++s) {
-      const rl::ToyTask t = rl::makeToyTask(s);
-      out << rl::toyTrajectory(t, 0, rl::toyDemonstration(t), Json::object(), "train").dump() << '\n';
-      out << rl::toyTrajectory(t, 1, "y[i] = x[i] * 99.0f;", Json::object(), "train").dump() << '\n';
+      const toy::ToyTask t = toy::makeToyTask(s);
+      out << toy::toyTrajectory(t, 0, toy::toyDemonstration(t), Json::object(), "train").dump() << '\n';
+      out << toy::toyTrajectory(t, 1, "y[i] = x[i] * 99.0f;", Json::object(), "train").dump() << '\n';
     }
   }
   void TearDown() override { fs::remove_all(dir); }

@@ -16,6 +16,7 @@
 #include "rl/checkpoint_diff.h"
 #include "rl/commands.h"
 #include "rl/plot.h"
+#include "rl/random_model.h"
 #include "rl/trainer.h"
 #include "toy_commands.h"
 #include "train_flags.h"
@@ -23,6 +24,7 @@
 namespace fs = std::filesystem;
 using namespace kb;
 using namespace kb::rl;
+using namespace kb::toy;
 
 namespace {
 

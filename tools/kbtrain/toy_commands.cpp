@@ -3,7 +3,7 @@
 #include "../cli_parse.h"
 #include "core/file.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 void addToyCommands(CLI::App& app, ToyCli& t) {
   t.toy = app.add_subcommand(
@@ -75,4 +75,4 @@ std::optional<int> runToyCommands(ToyCli& t) {
   return tools::kExitOk;
 }
 
-}  // namespace kb::rl
+}  // namespace kb::toy

@@ -1,6 +1,6 @@
 // `kbtrain toy demos|tasks|rollout`: the toy task family of the learning
 // demonstration (docs/kbtrain.md "The toy task family"), flags over
-// lib/rl/toy_task.h and lib/rl/toy_rollout.h.
+// lib/toy/task.h and lib/toy/rollout.h.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rl/toy_rollout.h"
+#include "toy/rollout.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 struct ToyCli {
   CLI::App *toy = nullptr, *demos = nullptr, *tasks = nullptr, *rollout = nullptr;
@@ -24,4 +24,4 @@ void addToyCommands(CLI::App& app, ToyCli& t);
 // The exit status of the chosen toy subcommand; nullopt when another one was chosen.
 std::optional<int> runToyCommands(ToyCli& t);
 
-}  // namespace kb::rl
+}  // namespace kb::toy

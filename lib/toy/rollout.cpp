@@ -1,4 +1,4 @@
-#include "rl/toy_rollout.h"
+#include "toy/rollout.h"
 
 #include <algorithm>
 #include <fstream>
@@ -9,12 +9,12 @@
 #include "core/error.h"
 #include "llm/model.h"
 #include "llm/policy.h"
-#include "rl/toy_episode.h"
-#include "rl/toy_task.h"
+#include "toy/episode.h"
+#include "toy/task.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::rl {
+namespace kb::toy {
 
 namespace {
 
@@ -148,11 +148,4 @@ Json writeToyDemonstrations(uint64_t first, uint64_t last, const fs::path& out) 
   return {{"tasks", last - first + 1}, {"out", out.string()}};
 }
 
-void writeRandomModel(const fs::path& config_path, const fs::path& tokenizer_dir, const fs::path& out,
-                      const std::string& dtype, uint64_t seed) {
-  const llm::ModelConfig config = llm::parseModelConfig(readJsonFile(config_path), config_path.string());
-  llm::Model m = llm::randomModel(config, {.device = "cpu", .dtype = dtype}, seed);
-  llm::saveModel(m, out, {.dtype = "", .copy_files_from = tokenizer_dir});
-}
-
-}  // namespace kb::rl
+}  // namespace kb::toy

@@ -1,9 +1,10 @@
-#include "rl/toy_episode.h"
+#include "toy/episode.h"
 
 #include "agent/presampled_policy.h"
 #include "agent/rollout.h"
+#include "core/error.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 std::vector<chat::Message> ToyEpisode::prompt() {
   std::vector<chat::Message> out;
@@ -25,17 +26,17 @@ std::optional<std::string> ToyEpisode::replyWithoutTools(const chat::Completion&
 }
 
 void ToyEpisode::judge(Json& record, const agent::RolloutOptions&) {
-  // compile, then verify if it compiled; the last stage run decides.
+  // The environment's check (compile, then verify if it compiled); the last
+  // stage run decides.
   Json stages = Json::object();
   agent::StageResult last;
   try {
     const std::filesystem::path dir = env_.writeAnswer(task_, answer_);
-    last = env_.compile(dir);
-    stages["compile"] = agent::stageToJson(last);
-    if (last.status == Status::Ok) {
-      last = env_.verify(dir);
-      stages["verify"] = agent::stageToJson(last);
+    for (const agent::StageResult& s : env_.check(dir)) {
+      stages[s.stage] = agent::stageToJson(s);
+      last = s;
     }
+    if (last.stage.empty()) throw Error("the toy environment ran no stage");
   } catch (const std::exception& e) {  // the environment failed, not the answer
     last = toyStage(last.stage.empty() ? "compile" : last.stage, Status::InfraError, "infra_error", e.what());
   }
@@ -69,4 +70,4 @@ Json runToyEpisode(const ToyTask& task, int sample, const chat::Completion& repl
                            presampled, options);
 }
 
-}  // namespace kb::rl
+}  // namespace kb::toy

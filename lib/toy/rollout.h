@@ -1,6 +1,6 @@
-// Rollouts of the toy task family (toy_task.h) with the local policy, and
+// Rollouts of the toy task family (task.h) with the local policy, and
 // its demonstrations: each one an episode of lib/agent's rollout loop
-// (toy_episode.h) judged by a toy environment (toy_env.h), written by
+// (episode.h) judged by a toy environment (environment.h), written by
 // lib/agent's TrajectoryWriter, so kbtrain reads them like kbrollout's.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/json.h"
-#include "rl/toy_env.h"
+#include "toy/environment.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 struct ToyRolloutOptions {
   std::filesystem::path model;
@@ -24,8 +24,8 @@ struct ToyRolloutOptions {
   uint64_t sampling_seed = 0;
   int64_t max_batch = 256;
   std::string mode = "train";
-  // How answers are scored: "expr" (the expression evaluator, toy_task.h)
-  // or "kbcheck" (the real build and verify, toy_env.h, with env_options).
+  // How answers are scored: "expr" (the expression evaluator, task.h)
+  // or "kbcheck" (the real build and verify, environment.h, with env_options).
   std::string env = "expr";
   ToyEnvOptions env_options;
 };
@@ -48,9 +48,4 @@ Json writeToyDemonstrations(uint64_t first_seed, uint64_t last_seed, const std::
 // task bundles OUT/<dir name>/toy-<seed>/ for --env kbcheck. Returns {tasks, dir}.
 Json writeToyPrograms(uint64_t first_seed, uint64_t last_seed, const std::filesystem::path& dir);
 
-// A random model of `config_path`'s shape with the tokenizer files of
-// `tokenizer_dir`, written to `out` (for benchmarks and the toy run).
-void writeRandomModel(const std::filesystem::path& config_path, const std::filesystem::path& tokenizer_dir,
-                      const std::filesystem::path& out, const std::string& dtype, uint64_t seed);
-
-}  // namespace kb::rl
+}  // namespace kb::toy

@@ -1,7 +1,7 @@
-// The toy family (toy_task.h) as a task family of lib/agent's rollout loop
+// The toy family (task.h) as a task family of lib/agent's rollout loop
 // (agent/episode.h): the prompt is the task's two messages, there are no
 // tools, the first reply is the answer, and the final check writes it as a
-// solution directory that a ToyEnvironment (toy_env.h) compiles and then
+// solution directory that a ToyEnvironment (environment.h) compiles and then
 // verifies. The record keeps the toy family's fields (docs/kbtrain.md):
 // final.check, final.message, status, reward {scheme: {name: "toy"}, value,
 // excluded, correct}, with final.stages as kbrollout records them.
@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "agent/episode.h"
-#include "rl/toy_env.h"
-#include "rl/toy_task.h"
+#include "toy/environment.h"
+#include "toy/task.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 class ToyEpisode : public agent::Episode {
  public:
@@ -43,4 +43,4 @@ agent::RolloutOptions toyRolloutOptions(const chat::SamplingParams& sampling, co
 Json runToyEpisode(const ToyTask& task, int sample, const chat::Completion& reply, const Json& policy,
                    ToyEnvironment& env, const agent::RolloutOptions& options);
 
-}  // namespace kb::rl
+}  // namespace kb::toy

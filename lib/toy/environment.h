@@ -1,7 +1,8 @@
-// The toy family's environments (toy_task.h), as lib/agent's Environment:
+// The toy family's environments (task.h), as lib/agent's Environment:
 // an answer becomes a solution directory -- the answer's kernel text spliced
 // into a fixed forward.cpp that launches it on the task's input -- and the
-// loop's final check (toy_episode.h) judges it with compile, then verify.
+// loop's final check (episode.h) is the environment's check(): compile,
+// then verify when it compiled.
 // No shell and no profile (the profile's cost per answer would dominate a
 // learning run); docs/kbtrain.md says so.
 //
@@ -9,7 +10,8 @@
 // - "expr": the expression evaluator (scoreToyAnswer): compile accepts any
 //   text, verify evaluates the kernel line on 16 probe inputs.
 // - "kbcheck": lib/eval's build (nvcc for CUDA; the host compiler with a
-//   small CUDA stand-in for CPU) and verify against the task's bundle
+//   small CUDA stand-in for CPU) and verify, through eval sessions (which
+//   stop at a failed build), against the task's bundle
 //   (reference.pt; `kbtrain toy tasks` writes the programs, `kbsynth import`
 //   captures them). So a compile error is nvcc's, a wrong answer is the
 //   verifier's. No static check (the answer is spliced into a fixed
@@ -26,9 +28,9 @@
 
 #include "agent/environment.h"
 #include "core/json.h"
-#include "rl/toy_task.h"
+#include "toy/task.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 struct ToyEnvOptions {
   std::filesystem::path bundles;  // <bundles>/<task id>/ (task.json, reference.pt, model.py): toy-<seed>
@@ -120,9 +122,10 @@ std::unique_ptr<ToyEnvironment> makeExprToyEnvironment();
 // verdict cache are not built or verified again. stats(): {distinct (pairs),
 // cached (of them, from the verdict cache), compile_errors and correct
 // (distinct pairs, cached ones included), verified (answers verified by
-// prepare), infra_errors, seconds}. compile and verify of a pair prepare
-// did not see run one lib/eval request each. Throws kb::UsageError for a
-// bad device list.
+// prepare), infra_errors, seconds}. A pair prepare did not see is scored
+// (built, then verified) the first time compile, verify or check asks for
+// it, and kept unless infra_error. Throws kb::UsageError for a bad device
+// list.
 std::unique_ptr<ToyEnvironment> makeKbcheckToyEnvironment(const ToyEnvOptions& options);
 
-}  // namespace kb::rl
+}  // namespace kb::toy

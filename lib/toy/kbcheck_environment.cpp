@@ -1,4 +1,4 @@
-// The toy family's "kbcheck" environment (toy_env.h): lib/eval's build and
+// The toy family's "kbcheck" environment (environment.h): lib/eval's build and
 // verify, batched by task ahead of the loop, with the verdict cache.
 #include <algorithm>
 #include <atomic>
@@ -10,12 +10,12 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "eval/eval.h"
-#include "rl/toy_env.h"
+#include "toy/environment.h"
 #include "solution/solution.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::rl {
+namespace kb::toy {
 
 namespace {
 
@@ -52,24 +52,22 @@ class KbcheckToyEnvironment : public ToyEnvironment {
       : ToyEnvironment(o.work_dir, o.device.rfind("cuda", 0) == 0), o_(o), devices_(toyEnvDevices(o.device)) {}
 
   agent::StageResult compile(const fs::path& dir) override {
-    if (std::optional<Verdict> v = known(dir))
-      return toyStage("compile", v->built ? Status::Ok : v->status, reasonOf(v->built ? Status::Ok : v->status),
-                      v->built ? "" : v->message, v->cached);
-    const Written w = written(dir);
-    solution::Solution sol;
-    if (std::optional<Verdict> bad = load(dir, sol))
-      return toyStage("compile", bad->status, reasonOf(bad->status), bad->message);
-    eval::Request q = request(w.task, devices_.front());
-    q.stages.verify = false;
-    q.solution = &sol;
-    eval::Result r = eval::evaluate(q);
-    return toyStage("compile", r.status(), reasonOf(r.status()), r.build ? r.build->message : r.message);
+    const Verdict v = verdict(dir);
+    return toyStage("compile", v.built ? Status::Ok : v.status, reasonOf(v.built ? Status::Ok : v.status),
+                    v.built ? "" : v.message, v.cached);
   }
 
   agent::StageResult verify(const fs::path& dir) override {
-    std::optional<Verdict> v = known(dir);
-    if (!v) v = scoreTask(written(dir).task, {dir}, devices_.front()).front();
-    return toyStage("verify", v->status, reasonOf(v->status), v->message, v->cached);
+    const Verdict v = verdict(dir);
+    return toyStage("verify", v.status, reasonOf(v.status), v.message, v.cached);
+  }
+
+  // The pair's one verdict: the stages the session ran (verify only when it built).
+  std::vector<agent::StageResult> check(const fs::path& dir) override {
+    const Verdict v = verdict(dir);
+    std::vector<agent::StageResult> out{compile(dir)};
+    if (v.built) out.push_back(verify(dir));
+    return out;
   }
 
   void prepare(const std::vector<ToyTask>& tasks, const std::vector<std::string>& answers) override;
@@ -95,6 +93,17 @@ class KbcheckToyEnvironment : public ToyEnvironment {
     auto it = verdicts_.find(dir);
     if (it == verdicts_.end()) return std::nullopt;
     return it->second;
+  }
+
+  // What prepare found, or the pair scored now (kept unless infra_error).
+  Verdict verdict(const fs::path& dir) {
+    if (std::optional<Verdict> v = known(dir)) return *v;
+    const Verdict v = scoreTask(written(dir).task, {dir}, devices_.front()).front();
+    if (v.status != Status::InfraError) {
+      std::lock_guard<std::mutex> lock(mu_);
+      verdicts_[dir] = v;
+    }
+    return v;
   }
 
   // Reads a solution; a verdict when it is not one (a NUL byte, over the
@@ -235,4 +244,4 @@ std::unique_ptr<ToyEnvironment> makeKbcheckToyEnvironment(const ToyEnvOptions& o
   return std::make_unique<KbcheckToyEnvironment>(options);
 }
 
-}  // namespace kb::rl
+}  // namespace kb::toy

@@ -1,5 +1,5 @@
-// The toy family's environments (lib/rl/toy_env.h) and its episodes through
-// lib/agent's loop (lib/rl/toy_episode.h), on the CPU: the "kbcheck"
+// The toy family's environments (lib/toy/environment.h) and its episodes through
+// lib/agent's loop (lib/toy/episode.h), on the CPU: the "kbcheck"
 // environment builds with the host compiler and the CUDA stand-in and
 // verifies with the real workers (lib/eval) against bundles captured by
 // `kbsynth import` (testdata/rl/toy-bundles, tasks toy-0..toy-3); the "expr"
@@ -14,12 +14,12 @@
 
 #include "core/error.h"
 #include "core/gpu_info.h"
-#include "rl/toy_env.h"
-#include "rl/toy_episode.h"
+#include "toy/environment.h"
+#include "toy/episode.h"
 
 namespace fs = std::filesystem;
 
-namespace kb::rl {
+namespace kb::toy {
 namespace {
 
 fs::path root() { return fs::path(std::getenv("KB_SOURCE_ROOT")); }
@@ -109,7 +109,7 @@ TEST_F(ToyEnv, KbcheckScoresABatchByTaskWithEachDistinctAnswerOnce) {
 }
 
 TEST_F(ToyEnv, KbcheckJudgesAnAnswerItWasNotPreparedFor) {
-  // One lib/eval request for compile, one for verify (the build from the cache).
+  // Scored once, the first time compile asks (built, then verified); verify reads that verdict.
   std::unique_ptr<ToyEnvironment> env = makeKbcheckToyEnvironment(options());
   const ToyTask t = makeToyTask(2);
   const fs::path right = env->writeAnswer(t, toyDemonstration(t));
@@ -226,4 +226,4 @@ TEST(ToyEnvironment, CudaSolutionSplicesTheKernel) {
 }
 
 }  // namespace
-}  // namespace kb::rl
+}  // namespace kb::toy

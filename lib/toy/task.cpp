@@ -1,4 +1,4 @@
-#include "rl/toy_task.h"
+#include "toy/task.h"
 
 #include <cctype>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "core/report.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 namespace {
 
@@ -249,4 +249,4 @@ Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, c
   return t;
 }
 
-}  // namespace kb::rl
+}  // namespace kb::toy

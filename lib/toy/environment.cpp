@@ -1,4 +1,4 @@
-#include "rl/toy_env.h"
+#include "toy/environment.h"
 
 #include <unistd.h>
 
@@ -12,14 +12,14 @@
 
 namespace fs = std::filesystem;
 
-namespace kb::rl {
+namespace kb::toy {
 
 namespace {
 
 // The fixed part of every solution: the answer defines
 // `__global__ void k(const float* x, float* y, int n)`; forward.cpp hands it
 // the task's one input and a fresh output of the same shape.
-constexpr const char* kForwardCuda = R"(// The toy family's fixed forward (lib/rl/toy_env.cpp); the kernel is the answer's.
+constexpr const char* kForwardCuda = R"(// The toy family's fixed forward (lib/toy/environment.cpp); the kernel is the answer's.
 #include <cuda_runtime.h>
 
 #include <kb/solution.h>
@@ -42,7 +42,7 @@ void launch_answer(const float* x, float* y, int n, cudaStream_t stream) {
 }
 )";
 
-constexpr const char* kForwardCpu = R"(// The toy family's fixed forward (lib/rl/toy_env.cpp), host build.
+constexpr const char* kForwardCpu = R"(// The toy family's fixed forward (lib/toy/environment.cpp), host build.
 #include <kb/solution.h>
 
 void launch_answer(const float* x, float* y, int n);
@@ -58,7 +58,7 @@ KB_FORWARD(ctx) {
 
 // What a CUDA kernel needs to compile and run as host code: the launch
 // runs the body once per index as a grid of one-thread blocks.
-constexpr const char* kCpuStandIn = R"(// CUDA stand-in for the host build (lib/rl/toy_env.cpp).
+constexpr const char* kCpuStandIn = R"(// CUDA stand-in for the host build (lib/toy/environment.cpp).
 #include <math.h>
 #include <stdint.h>
 namespace {
@@ -224,6 +224,7 @@ class ExprToyEnvironment : public ToyEnvironment {
     written(dir);
     return toyStage("compile", Status::Ok, "ok", "");
   }
+  std::vector<agent::StageResult> check(const fs::path& dir) override { return {compile(dir), verify(dir)}; }
   agent::StageResult verify(const fs::path& dir) override {
     const Written w = written(dir);
     const std::optional<std::string> answer = readToyAnswer(dir);
@@ -237,4 +238,4 @@ class ExprToyEnvironment : public ToyEnvironment {
 
 std::unique_ptr<ToyEnvironment> makeExprToyEnvironment() { return std::make_unique<ExprToyEnvironment>(); }
 
-}  // namespace kb::rl
+}  // namespace kb::toy

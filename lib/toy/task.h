@@ -18,7 +18,7 @@
 
 #include "core/json.h"
 
-namespace kb::rl {
+namespace kb::toy {
 
 struct ToyTask {
   uint64_t seed = 0;
@@ -50,8 +50,8 @@ std::optional<double> evalCExpression(const std::string& expr, double x, std::st
 // A hand-made trajectory record (docs/trajectory-format.md subset:
 // identity, messages, one turn, final, reward) for one answer of `task`,
 // scored by scoreToyAnswer: a fixture for tests that need no rollout loop.
-// kbtrain's toy commands write theirs through the loop (toy_episode.h).
+// kbtrain's toy commands write theirs through the loop (episode.h).
 Json toyTrajectory(const ToyTask& task, int sample, const std::string& answer, const Json& response,
                    const std::string& mode);
 
-}  // namespace kb::rl
+}  // namespace kb::toy
