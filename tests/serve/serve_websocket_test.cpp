@@ -208,6 +208,22 @@ TEST(ServeWebSocket, MalformedMessagesGetErrorMessages) {
   EXPECT_EQ(s.client().Get("/healthz")->status, 200);
 }
 
+TEST(ServeWebSocket, TheSessionLimitIsCapacityReached) {
+  ServerProcess s(freshState("capacity"), {"--max-sessions", "1"});
+  WsClient first(s.port()), second(s.port());
+  ASSERT_EQ(reset(first)["type"], "observation");
+  Json refused = reset(second);
+  EXPECT_EQ(errorCode(refused), "CAPACITY_REACHED") << refused.dump();
+  EXPECT_EQ(refused["data"]["status_code"], 429);
+  EXPECT_GT(refused["data"]["retry_after_s"].get<int>(), 0);
+  // A new reset on the first connection replaces its session: still one.
+  ASSERT_EQ(reset(first)["type"], "observation");
+  first.send(Json{{"type", "close"}}.dump());
+  EXPECT_EQ(first.closeCode(), 1000);
+  ASSERT_TRUE(settles(s, "kbserve_sessions_active", 0));
+  EXPECT_EQ(reset(second)["type"], "observation");
+}
+
 TEST(ServeWebSocket, AnOversizedOrNonUtf8MessageClosesItsConnectionAlone) {
   ServerProcess s(freshState("size"), {"--max-request-mib", "1"});
   WsClient ws(s.port());
