@@ -11,6 +11,8 @@
 #include <optional>
 #include <random>
 #include <regex>
+#include <set>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -286,6 +288,113 @@ CompileStep compileCuda(const Toolchain& t, const BuildOptions& o, const std::st
   return step;
 }
 
+// The torch extensions a Python solution builds with load_inline, built
+// here by the trusted stage as load_inline would (main.cpp and cuda.cu),
+// each into work/ext/<name>.so; `libs` gets name -> that path, relative to
+// work. The candidate never runs a compiler (docs/solution-format.md).
+// torch/extension.h precompiled once per compiler, flags and torch, in the
+// build cache (pch-torch-<key>/), for every extension's main.cpp: it is most
+// of an extension's compile time. Empty (compile without it) when it cannot
+// be made; g++ also ignores it, with a warning, where an extension's own
+// flags make it unusable.
+fs::path torchExtensionPch(const Toolchain& tc, const BuildOptions& o, const std::vector<std::string>& flags,
+                           const fs::path& cache) {
+  Sha256 h;
+  h.update(tc.identity);
+  for (const auto& f : flags) h.update("\n" + f);
+  const fs::path dir = cache / ("pch-torch-" + h.hexDigest().substr(0, 24));
+  const fs::path header = dir / "torch_extension.h";
+  if (fs::exists(dir / "torch_extension.h.gch")) return header;
+  std::error_code ec;
+  const fs::path tmp = cache / ("tmp-pch-" + randomSuffix());
+  fs::create_directories(tmp, ec);
+  if (ec || !writeFile(tmp / "torch_extension.h", "#include <torch/extension.h>\n")) return {};
+  std::vector<std::string> cmd = {tc.cxx.string()};
+  cmd.insert(cmd.end(), flags.begin(), flags.end());
+  cmd.insert(cmd.end(), {"-x", "c++-header", "torch_extension.h", "-o", "torch_extension.h.gch"});
+  CompileStep step = runStep("torch_extension.h", "c++", cmd, tmp, o);
+  if (step.ok) fs::rename(tmp, dir, ec);  // a concurrent build may have won: use its
+  fs::remove_all(tmp, ec);
+  return fs::exists(dir / "torch_extension.h.gch") ? header : fs::path();
+}
+
+std::vector<CompileStep> buildExtensions(const Toolchain& tc, const BuildOptions& o,
+                                         const std::vector<InlineExtension>& exts, const fs::path& work,
+                                         const fs::path& cache, std::map<std::string, std::string>& libs) {
+  std::vector<CompileStep> steps;
+  const bool cuda = o.target == BuildTarget::Cuda;
+  const TorchExtensionFlags tf = torchExtensionFlags(cuda);
+  std::set<std::string> names;
+  std::error_code ec;
+  fs::create_directories(work / "ext", ec);
+  for (const auto& e : exts) {
+    const std::string where = e.file + ":" + std::to_string(e.line) + ": load_inline(" + e.name + ")";
+    auto refuse = [&](const std::string& why) {
+      CompileStep s;
+      s.source = where;
+      s.tool = "load_inline";
+      s.diagnostics = where + ": error: " + why + "\n";
+      steps.push_back(std::move(s));
+    };
+    if (!names.insert(e.name).second) {
+      refuse("a second extension named " + e.name);
+      continue;
+    }
+    if (std::string flag = refusedExtensionFlag(e); !flag.empty()) {
+      refuse(flag + " is not allowed: flags reach the compiler's command line (docs/solution-format.md)");
+      continue;
+    }
+    if (!cuda && !e.cuda_sources.empty()) {
+      refuse("cuda_sources need a CUDA build (--device cuda)");
+      continue;
+    }
+    const fs::path dir = work / "src" / "ext" / e.name;
+    fs::create_directories(dir, ec);
+    writeFile(dir / "main.cpp", extensionMainCpp(e));
+    const std::string define = "-DTORCH_EXTENSION_NAME=" + e.name;
+    std::vector<std::string> base = {"-std=c++17", "-O3", "-fPIC", "-fdiagnostics-color=never"};
+    base.insert(base.end(), tf.compile.begin(), tf.compile.end());
+    if (cuda) base.insert(base.end(), {"-isystem", (tc.cuda_home / "include").string()});
+    std::vector<std::string> cxx = {tc.cxx.string()};
+    cxx.insert(cxx.end(), base.begin(), base.end());
+    if (fs::path pch = torchExtensionPch(tc, o, base, cache); !pch.empty())
+      cxx.insert(cxx.end(), {"-Winvalid-pch", "-include", pch.string()});
+    cxx.push_back(define);
+    cxx.insert(cxx.end(), e.extra_cflags.begin(), e.extra_cflags.end());
+    cxx.insert(cxx.end(), {"-c", "main.cpp", "-o", "main.o"});
+    steps.push_back(runStep(where + " main.cpp", "c++", cxx, dir, o));
+    bool ok = steps.back().ok;
+    std::vector<std::string> objects = {"main.o"};
+    if (ok && !e.cuda_sources.empty()) {
+      writeFile(dir / "cuda.cu", extensionCudaSource(e));
+      std::vector<std::string> nvcc = {tc.nvcc.string(), "-ccbin", tc.cxx.string(), "-std=c++17", "-O3",
+                                       "-arch=" + o.arch, "-Xcompiler", "-fPIC", define,
+                                       "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                                       "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+                                       "--expt-relaxed-constexpr"};
+      nvcc.insert(nvcc.end(), tf.compile.begin(), tf.compile.end());
+      nvcc.insert(nvcc.end(), e.extra_cuda_cflags.begin(), e.extra_cuda_cflags.end());
+      nvcc.insert(nvcc.end(), {"-c", "cuda.cu", "-o", "cuda.o"});
+      steps.push_back(runStep(where + " cuda.cu", "nvcc", nvcc, dir, o));
+      ok = steps.back().ok;
+      objects.push_back("cuda.o");
+    }
+    if (!ok) continue;
+    const std::string out = "ext/" + e.name + ".so";
+    std::vector<std::string> link = {tc.cxx.string(), "-shared", "-o", (work / out).string()};
+    link.insert(link.end(), objects.begin(), objects.end());
+    link.insert(link.end(), tf.link.begin(), tf.link.end());
+    if (cuda) {
+      fs::path lib = fs::exists(tc.cuda_home / "lib64") ? tc.cuda_home / "lib64" : tc.cuda_home / "lib";
+      link.insert(link.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string(), "-lcudart"});
+    }
+    link.insert(link.end(), e.extra_ldflags.begin(), e.extra_ldflags.end());
+    steps.push_back(runStep(where, "link", link, dir, o));
+    if (steps.back().ok) libs[e.name] = out;
+  }
+  return steps;
+}
+
 // Runs fn(i) for i in [0, n) on up to `jobs` threads.
 template <typename Fn>
 void parallelFor(std::size_t n, int jobs, Fn fn) {
@@ -494,11 +603,20 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
     if (!writeFile(src / f.path, content)) return infra("cannot write " + (src / f.path).string());
   }
 
+  std::vector<CompileStep> extension_steps;
   if (solution.isPython()) {
     if (std::string why = pythonUnsupported(solution); !why.empty()) return infra(why);
     if (options.device_only) return infra("--device-only builds CUDA sources; a Python solution has none");
-    PythonStage staged = stagePython(solution, options, work);
-    if (!staged.ok) return infra(staged.problem);
+    ExtensionList extensions = readInlineExtensions(solution);
+    if (!extensions.problem.empty()) return infra(extensions.problem);
+    if (!extensions.extensions.empty() && !torchExtensionFlags(false).available)
+      return infra("this build has no torch to build load_inline extensions against");
+    std::map<std::string, std::string> libs;
+    extension_steps = buildExtensions(tc, options, extensions.extensions, work, cache, libs);
+    if (libs.size() == extensions.extensions.size()) {
+      PythonStage staged = stagePython(solution, options, work, libs);
+      if (!staged.ok) return infra(staged.problem);
+    }
   }
   std::vector<const solution::SolutionFile*> units;
   for (const solution::SolutionFile* f : solution.isPython() ? std::vector<const solution::SolutionFile*>{}
@@ -545,6 +663,7 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
     });
   }
 
+  steps.insert(steps.end(), extension_steps.begin(), extension_steps.end());
   bool compiled = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
   if (compiled && !options.device_only && !solution.isPython()) {
     std::vector<std::string> objs;

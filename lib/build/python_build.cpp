@@ -10,11 +10,14 @@
 
 #include <unistd.h>
 
+#include <regex>
+
 #include "core/error.h"
 #include "core/file.h"
 #include "core/hash.h"
 #include "core/json.h"
 #include "core/paths.h"
+#include "python/scripts.h"
 
 namespace fs = std::filesystem;
 
@@ -32,29 +35,138 @@ fs::path pythonAdapterPath() {
 std::string pythonUnsupported(const solution::Solution& solution) {
   if (solution.format == solution::Format::Workspace)
     return "building a workspace's binding.cpp and kernels/ into a torch extension is not supported yet";
-  for (const auto& f : solution.files) {
-    if (f.kind != solution::SourceKind::Python) continue;
-    std::string text = readFile(f.absolute);
-    for (const char* word : {"load_inline", "cpp_extension"})
-      if (text.find(word) != std::string::npos)
-        return f.path + ": torch extensions built at import time (" + std::string(word) +
-               ") are not supported yet: the candidate may not run a compiler, and the trusted build of "
-               "load_inline sources is not written yet";
-  }
   return {};
 }
 
-PythonStage stagePython(const solution::Solution& solution, const BuildOptions& options, const fs::path& work) {
+namespace {
+
+std::vector<std::string> stringList(const Json& j) {
+  std::vector<std::string> out;
+  if (j.is_string()) out.push_back(j.get<std::string>());
+  else if (j.is_array())
+    for (const auto& e : j)
+      if (e.is_string()) out.push_back(e.get<std::string>());
+  return out;
+}
+
+bool matchesAny(const std::string& flag, std::initializer_list<const char*> patterns) {
+  for (const char* p : patterns)
+    if (std::regex_match(flag, std::regex(p))) return true;
+  return false;
+}
+
+}  // namespace
+
+ExtensionList readInlineExtensions(const solution::Solution& solution) {
+  ExtensionList out;
+  std::vector<std::string> args = {solution.root.string()};
+  for (const auto& f : solution.files)
+    if (f.kind == solution::SourceKind::Python) args.push_back(f.path);
+  args.push_back("--extract");
+  python::ScriptResult run;
+  try {
+    run = python::runScript(python::pythonPath(), "pycheck.py", args);
+  } catch (const std::exception& e) {
+    out.problem = std::string("cannot read the load_inline calls: ") + e.what();
+    return out;
+  }
+  bool done = false;
+  for (const Json& line : run.lines) {
+    if (line.value("done", false)) done = true;
+    if (!line.contains("extension")) continue;
+    const Json& x = line["extension"];
+    InlineExtension e;
+    e.name = x.value("name", "");
+    e.file = x.value("file", "");
+    e.line = x.value("line", 0);
+    e.cpp_sources = stringList(x.value("cpp_sources", Json()));
+    e.cuda_sources = stringList(x.value("cuda_sources", Json()));
+    e.functions = x.value("functions", Json());
+    e.extra_cflags = stringList(x.value("extra_cflags", Json()));
+    e.extra_cuda_cflags = stringList(x.value("extra_cuda_cflags", Json()));
+    e.extra_ldflags = stringList(x.value("extra_ldflags", Json()));
+    out.extensions.push_back(std::move(e));
+  }
+  if (!done) out.problem = "the load_inline reader ended early (exit " + std::to_string(run.exit_code) + ")";
+  return out;
+}
+
+std::string extensionMainCpp(const InlineExtension& e) {
+  std::string text = "#include <torch/extension.h>\n";
+  for (const auto& s : e.cpp_sources) text += s + "\n";
+  std::vector<std::pair<std::string, std::string>> fns;
+  if (e.functions.is_string()) fns.emplace_back(e.functions.get<std::string>(), e.functions.get<std::string>());
+  else if (e.functions.is_array())
+    for (const auto& f : e.functions) fns.emplace_back(f.get<std::string>(), f.get<std::string>());
+  else if (e.functions.is_object())
+    for (const auto& [k, v] : e.functions.items()) fns.emplace_back(k, v.is_string() ? v.get<std::string>() : k);
+  if (!e.functions.is_null()) {
+    text += "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n";
+    for (const auto& [name, doc] : fns)
+      text += "m.def(\"" + name + "\", torch::wrap_pybind_function(" + name + "), \"" + doc + "\");\n";
+    text += "}\n";
+  }
+  return text;
+}
+
+std::string extensionCudaSource(const InlineExtension& e) {
+  if (e.cuda_sources.empty()) return {};
+  std::string text = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n";
+  for (const auto& s : e.cuda_sources) text += s + "\n";
+  return text;
+}
+
+std::string refusedExtensionFlag(const InlineExtension& e) {
+  // Flags that change code generation or diagnostics only: no paths, no
+  // plugins, no response files, no wrappers, no output redirection.
+  for (const auto& f : e.extra_cflags)
+    if (!matchesAny(f, {"-O[0-3s]?", "-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.]*)?", "-U[A-Za-z_][A-Za-z0-9_]*",
+                        "-std=(c|gnu)\\+\\+(14|17|20)", "-W[a-z0-9=-]*", "-w", "-g[0-3]?", "-march=native",
+                        "-ffast-math", "-funroll-loops", "-fno-[a-z-]+"}))
+      return "extra_cflags " + f;
+  for (const auto& f : e.extra_cuda_cflags)
+    if (!matchesAny(f, {"-O[0-3]", "-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.]*)?", "-U[A-Za-z_][A-Za-z0-9_]*",
+                        "-std=c\\+\\+(14|17|20)", "--?use_fast_math", "--expt-relaxed-constexpr",
+                        "--expt-extended-lambda", "--extended-lambda", "-lineinfo", "-w", "--?maxrregcount=[0-9]+",
+                        "-Xptxas=-?[A-Za-z0-9,=-]+", "--ptxas-options=-?[A-Za-z0-9,=-]+", "-res-usage",
+                        "-arch=sm_[0-9]+a?", "-gencode=arch=compute_[0-9]+a?,code=(sm|compute)_[0-9]+a?",
+                        "-Xcompiler=-O[0-3]", "--restrict", "-ftz=(true|false)", "-prec-div=(true|false)",
+                        "-prec-sqrt=(true|false)", "-fmad=(true|false)"}))
+      return "extra_cuda_cflags " + f;
+  for (const auto& f : e.extra_ldflags)
+    if (!matchesAny(f, {"-l(cublas|cublasLt|cudnn|cuda|cudart|curand|cufft|cusparse|cusolver)"}))
+      return "extra_ldflags " + f;
+  return {};
+}
+
+TorchExtensionFlags torchExtensionFlags(bool cuda) {
+  TorchExtensionFlags t;
+#if defined(KB_TORCH_DIR) && defined(KB_PYTHON_INCLUDE)
+  const fs::path torch = KB_TORCH_DIR;
+  t.available = true;
+  t.compile = {"-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=1",
+               "-isystem", (torch / "include").string(),
+               "-isystem", (torch / "include/torch/csrc/api/include").string(),
+               "-isystem", KB_PYTHON_INCLUDE};
+  const std::string lib = (torch / "lib").string();
+  t.link = {"-L" + lib, "-Wl,-rpath," + lib, "-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"};
+  if (cuda) t.link.insert(t.link.end(), {"-lc10_cuda", "-ltorch_cuda"});
+#else
+  (void)cuda;
+#endif
+  return t;
+}
+
+PythonStage stagePython(const solution::Solution& solution, const BuildOptions& options, const fs::path& work,
+                        const std::map<std::string, std::string>& extensions) {
   PythonStage out;
   fs::path adapter = options.python_adapter.empty() ? pythonAdapterPath() : options.python_adapter;
   if (adapter.empty() || !fs::exists(adapter)) {
     out.problem = "this build has no Python adapter (lib/pymodel needs LibTorch and Python's development files)";
     return out;
   }
-  if (options.python_init.is_null()) {
-    out.problem = "a Python solution needs its task (ModelNew is built with the task's init arguments)";
-    return out;
-  }
+  // No task (kbcheck build SOLUTION): built all the same, with no init;
+  // running it needs the task's (the adapter says so).
   std::error_code ec;
   fs::copy_file(adapter, work / "solution.so", fs::copy_options::overwrite_existing, ec);
   if (ec) {
@@ -73,6 +185,8 @@ PythonStage stagePython(const solution::Solution& solution, const BuildOptions& 
   }
   Json config;
   config["entry"] = solution.entry;
+  config["extensions"] = Json::object();
+  for (const auto& [name, file] : extensions) config["extensions"][name] = file;
   config["init"] = options.python_init;
   writeJsonFile(work / "pymodel.json", config);
   out.ok = true;

@@ -45,6 +45,22 @@ def load(folder, params, device):
     path = folder + "/" + cfg["entry"]
     with open(path) as f:
         source = f.read()
+    # load_inline answers with the extension the build stage built from the
+    # same call's literal arguments (pymodel.json "extensions"): the
+    # candidate never runs a compiler.
+    import importlib.machinery, importlib.util
+    import torch.utils.cpp_extension
+    built = cfg.get("extensions", {})
+    def load_inline(name, *args, **kwargs):
+        if name not in built:
+            raise RuntimeError(f"load_inline({name!r}): the build stage built no extension of that name")
+        path = folder + "/" + built[name]
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+    torch.utils.cpp_extension.load_inline = load_inline
     mod = types.ModuleType("model_new")
     mod.__file__ = path
     sys.modules["model_new"] = mod
@@ -55,6 +71,8 @@ def load(folder, params, device):
     # As the task's capture built Model: the same seed before construction,
     # then every parameter or buffer the reference has under the same name
     # and shape is the reference's own value.
+    if not cfg.get("init"):
+        raise RuntimeError("built without a task: ModelNew's init arguments are the task's")
     torch.manual_seed(int(cfg["init"]["seed"]))
     model = cls(*cfg["init"]["args"])
     model = model.to(torch.device(device))
@@ -241,7 +259,8 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_python_prestart(cha
   if (problem.empty()) {
     PyObject* globals = PyDict_New();
     PyObject* ran = PyRun_String("import contextlib, json, traceback, types\n"
-                                 "import torch, torch.nn, torch.nn.functional, torch.utils.dlpack\n",
+                                 "import torch, torch.nn, torch.nn.functional, torch.utils.dlpack\n"
+                                 "import importlib.machinery, importlib.util, torch.utils.cpp_extension\n",
                                  Py_file_input, globals, globals);
     if (!ran) problem = "importing torch failed: " + pythonError(nullptr);
     Py_XDECREF(ran);
