@@ -6,12 +6,17 @@
 //   - Landlock: reads only below the system directories and WORKSPACE,
 //     writes only below WORKSPACE (and /dev/null); other rollouts'
 //     workspaces and the rest of the machine are out of reach;
-//   - seccomp: socket() for anything but AF_UNIX fails with EACCES; ptrace,
-//     mount, namespaces, bpf, perf, keyrings and module calls fail with EPERM;
+//   - seccomp: socket() for anything but AF_UNIX fails with EACCES; ptrace
+//     and another process's memory, and the kernel's administrative surface
+//     (mount, namespaces, bpf, perf, io_uring, keyrings, modules, clocks, ...:
+//     sandbox::adminSyscalls) fail with EPERM;
 //   - rlimits (file size, address space, open files, core dumps off);
 //   - no_new_privs.
-// The environment is chosen by the parent. On a failure to confine, it
-// prints "kb-agent-jail: ..." and exits 125 without running anything.
+// Landlock and seccomp go through lib/sandbox (landlock.h,
+// seccomp_filter.h), as the candidate worker's confinement does (the
+// administrative system calls are one list for both); the rulesets are this
+// jail's. The environment is chosen by the parent. On a failure to confine,
+// it prints "kb-agent-jail: ..." and exits 125 without running anything.
 // `kb-agent-jail WORKSPACE --probe` confines itself the same way, prints the
 // layers applied (e.g. "netns landlock-abi7 seccomp") and exits 0.
 #include <errno.h>
@@ -28,7 +33,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sandbox/landlock_rights.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp_filter.h"
 
 #include <string>
 #include <vector>
@@ -62,60 +68,37 @@ std::string isolateNetwork() {
 
 
 std::string landlock(const std::string& workspace) {
-  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  const long abi = kb::sandbox::landlockAbi();
   if (abi < 1) return "";
-  const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
-                        LANDLOCK_ACCESS_FS_READ_DIR;
+  const uint64_t read = kb::sandbox::kLandlockReadRights;
   const uint64_t write = kb::sandbox::landlockWriteRights(abi);
-  struct landlock_ruleset_attr attr = {};
-  attr.handled_access_fs = read | write;
-  int rs = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
-  if (rs < 0) die(std::string("landlock_create_ruleset: ") + strerror(errno));
-  auto allow = [&](const char* path, uint64_t access) {
-    int fd = open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0) return;  // a directory this system does not have
-    struct landlock_path_beneath_attr pb = {};
-    pb.parent_fd = fd;
-    pb.allowed_access = access;
-    // Files may only carry file rights.
-    struct stat st;
-    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
-      pb.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
-                           LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
-    if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
-      die(std::string("landlock_add_rule ") + path + ": " + strerror(errno));
-    close(fd);
-  };
+  kb::sandbox::LandlockRuleset ruleset;
+  ruleset.handled_fs = read | write;
   for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/opt",
                           "/proc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random",
                           "/dev/zero", "/dev/tty"})
-    allow(dir, read);
-  allow("/dev/null", read | LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
-  allow(workspace.c_str(), read | write);
-  if (syscall(SYS_landlock_restrict_self, rs, 0) != 0)
-    die(std::string("landlock_restrict_self: ") + strerror(errno));
-  close(rs);
+    ruleset.rules.push_back({dir, read});
+  ruleset.rules.push_back({"/dev/null", read | LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0)});
+  ruleset.rules.push_back({workspace, read | write});
+  try {
+    kb::sandbox::restrictSelf(ruleset, abi);
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
   return "landlock-abi" + std::to_string(abi);
 }
 
 void seccompFilter() {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (!ctx) die("seccomp_init failed");
-  int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
-                            SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socketpair), 1,
-                         SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-  for (int sys : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-                  SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
-                  SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
-                  SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
-                  SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module),
-                  SCMP_SYS(kexec_load), SCMP_SYS(reboot), SCMP_SYS(swapon), SCMP_SYS(swapoff),
-                  SCMP_SYS(userfaultfd), SCMP_SYS(io_uring_setup)})
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sys, 0);
-  if (rc != 0) die("seccomp_rule_add failed");
-  if (seccomp_load(ctx) != 0) die("seccomp_load failed");
-  seccomp_release(ctx);
+  try {
+    kb::sandbox::SeccompFilter f(SCMP_ACT_ALLOW);
+    f.add(SCMP_ACT_ERRNO(EACCES), "socket", {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    f.add(SCMP_ACT_ERRNO(EACCES), "socketpair", {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    for (const char* n : kb::sandbox::otherProcessSyscalls()) f.add(SCMP_ACT_ERRNO(EPERM), n);
+    for (const char* n : kb::sandbox::adminSyscalls()) f.add(SCMP_ACT_ERRNO(EPERM), n);
+    f.load();
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
 }
 
 void limit(int resource, rlim_t value) {

@@ -1,6 +1,7 @@
 #include "sandbox/confine.h"
 
-#include "sandbox/landlock_rights.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp_filter.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -80,23 +81,11 @@ void onSigsys(int, siginfo_t* info, void*) {
 
 // ---- seccomp ------------------------------------------------------------------
 
-struct Filter {
-  scmp_filter_ctx ctx = nullptr;
-  ~Filter() {
-    if (ctx) seccomp_release(ctx);
-  }
-};
-
-// Adds `action` for syscall `name` when all `cmps` hold; unknown names (a
-// call this architecture or libseccomp lacks) are skipped.
-void rule(Filter& f, uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> cmps = {}) {
-  int nr = seccomp_syscall_resolve_name(name);
-  if (nr == __NR_SCMP_ERROR) return;
+// Adds `action` for syscall `name` when all `cmps` hold, and names the
+// call for the SIGSYS handler.
+void rule(SeccompFilter& f, uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> cmps = {}) {
+  int nr = f.add(action, name, cmps);
   if (nr >= 0 && nr < kMaxSyscall) g_syscall_names[nr] = name;
-  int rc = seccomp_rule_add_array(f.ctx, action, nr, static_cast<unsigned>(cmps.size()),
-                                  cmps.size() ? cmps.begin() : nullptr);
-  if (rc != 0 && rc != -EEXIST)
-    throw Error(std::string("seccomp: cannot add a rule for ") + name + ": " + std::strerror(-rc));
 }
 
 void installSeccomp(const ConfinePolicy& policy) {
@@ -108,9 +97,7 @@ void installSeccomp(const ConfinePolicy& policy) {
   if (::sigaction(SIGSYS, &sa, nullptr) != 0)
     throw Error(std::string("sigaction(SIGSYS): ") + std::strerror(errno));
 
-  Filter f;
-  f.ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (!f.ctx) throw Error("seccomp_init failed");
+  SeccompFilter f(SCMP_ACT_ALLOW);
   const uint32_t kTrap = SCMP_ACT_TRAP;
   const pid_t self = ::getpid();
   const auto self64 = static_cast<scmp_datum_t>(self);
@@ -151,8 +138,8 @@ void installSeccomp(const ConfinePolicy& policy) {
   // Keep our handler: no new action for SIGSYS. Reading it (act NULL) is
   // fine: an embedded Python's signal module reads every signal's handler.
   rule(f, kTrap, "rt_sigaction", {SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0)});
-  for (const char* n : {"tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "ptrace",
-                        "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
+  for (const char* n : otherProcessSyscalls()) rule(f, kTrap, n);
+  for (const char* n : {"tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "process_madvise", "kcmp",
                         "setsid", "setpgid"})
     rule(f, kTrap, n);
   // The protocol descriptors (0: the socket to the parent, 1-2: output,
@@ -180,105 +167,48 @@ void installSeccomp(const ConfinePolicy& policy) {
   // Terminal injection.
   rule(f, kTrap, "ioctl", {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)});
   // The kernel's administrative surface.
-  for (const char* n :
-       {"mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "bpf", "perf_event_open",
-        "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl",
-        "add_key", "request_key", "init_module", "finit_module", "delete_module", "kexec_load",
-        "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
-        "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm", "quotactl",
-        "fanotify_init", "memfd_secret", "move_mount", "open_tree", "fsopen", "fsmount",
-        "fspick", "mount_setattr"})
-    rule(f, kTrap, n);
+  for (const char* n : adminSyscalls()) rule(f, kTrap, n);
 
-  int rc = seccomp_load(f.ctx);
-  if (rc != 0) throw Error(std::string("seccomp_load: ") + std::strerror(-rc));
+  f.load();
 }
 
 // ---- Landlock -----------------------------------------------------------------
 
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#define __NR_landlock_add_rule 445
-#define __NR_landlock_restrict_self 446
-#endif
-
-// The ruleset attribute as of ABI 6 (older kernels read a prefix of it).
-struct RulesetAttr {
-  uint64_t handled_access_fs;
-  uint64_t handled_access_net;  // ABI 4
-  uint64_t scoped;              // ABI 6
-};
-struct PathBeneath {
-  uint64_t allowed_access;
-  int32_t parent_fd;
-} __attribute__((packed));
-constexpr uint64_t kNetBindTcp = 1ULL << 0, kNetConnectTcp = 1ULL << 1;
-constexpr uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
-
-// Read rights (handled only when something is hidden) and the subset a
-// rule on a file (not a directory) may carry.
-constexpr uint64_t kReadRights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
-uint64_t fileRights(long abi) {
-  uint64_t r = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE;
-  if (abi >= 3) r |= LANDLOCK_ACCESS_FS_TRUNCATE;
-  return r;
-}
-
-// Adds a path-beneath rule; false when the path cannot be opened or the
-// kernel refuses the rule.
-bool addRule(int ruleset, const std::filesystem::path& path, uint64_t rights, long abi) {
-  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= fileRights(abi);
-  PathBeneath pb{rights, fd};
-  long rc = ::syscall(__NR_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &pb, 0);
-  ::close(fd);
-  return rc == 0;
-}
-
+// Writes only below the writable directories; with hidden directories, reads
+// everywhere but there too (readableRoots), the worker's own library excepted.
 std::string installLandlock(const ConfinePolicy& policy) {
   const bool hide = !policy.hidden_dirs.empty();
-  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  const long abi = landlockAbi();
   if (abi < 1) {
     if (hide) throw Error("Landlock is not available, and files must be hidden from this worker");
     return "landlock-unavailable";
   }
-  uint64_t write_rights = landlockWriteRights(abi);
-  uint64_t handled = write_rights | (hide ? kReadRights : 0);
-  RulesetAttr attr{handled, 0, 0};
-  size_t attr_size = sizeof(uint64_t);
-  if (abi >= 4) {
-    attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
-    attr_size = 2 * sizeof(uint64_t);
-  }
-  if (abi >= 6) {
-    attr.scoped = kScopeAbstractUnix | kScopeSignal;
-    attr_size = sizeof attr;
-  }
-  int ruleset = static_cast<int>(::syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0));
-  if (ruleset < 0) {
-    if (hide) throw Error(std::string("landlock_create_ruleset: ") + std::strerror(errno));
-    return std::string("landlock-failed(") + std::strerror(errno) + ")";
-  }
-  for (const auto& dir : policy.writable_dirs) addRule(ruleset, dir, write_rights | (hide ? kReadRights : 0), abi);
-  size_t read_rules = 0;
+  const uint64_t write_rights = landlockWriteRights(abi);
+  const uint64_t read_rights = hide ? kLandlockReadRights : 0;
+  LandlockRuleset ruleset;
+  ruleset.handled_fs = write_rights | read_rights;
+  ruleset.deny_tcp = true;
+  ruleset.scope_ipc = true;
+  for (const auto& dir : policy.writable_dirs) ruleset.rules.push_back({dir, write_rights | read_rights});
+  const size_t first_read_rule = ruleset.rules.size();
   if (hide) {
-    for (const auto& p : readableRoots(policy.hidden_dirs)) read_rules += addRule(ruleset, p, kReadRights, abi) ? 1 : 0;
-    for (const auto& p : policy.readable_within_hidden) read_rules += addRule(ruleset, p, kReadRights, abi) ? 1 : 0;
+    for (const auto& p : readableRoots(policy.hidden_dirs)) ruleset.rules.push_back({p, kLandlockReadRights});
+    for (const auto& p : policy.readable_within_hidden) ruleset.rules.push_back({p, kLandlockReadRights});
   }
-  long rc = ::syscall(__NR_landlock_restrict_self, ruleset, 0);
-  int err = errno;
-  ::close(ruleset);
-  if (rc != 0) {
-    if (hide) throw Error(std::string("landlock_restrict_self: ") + std::strerror(err));
-    return std::string("landlock-failed(") + std::strerror(err) + ")";
+  std::vector<bool> taken;
+  try {
+    taken = restrictSelf(ruleset, abi);
+  } catch (const Error& e) {
+    if (hide) throw;
+    return std::string("landlock-failed(") + e.what() + ")";
   }
   std::string what = "landlock-abi" + std::to_string(abi);
-  if (hide) what += " landlock-hidden(" + std::to_string(policy.hidden_dirs.size()) + " dirs, " + std::to_string(read_rules) + " read rules)";
+  if (hide) {
+    size_t read_rules = 0;
+    for (size_t i = first_read_rule; i < taken.size(); ++i) read_rules += taken[i] ? 1 : 0;
+    what += " landlock-hidden(" + std::to_string(policy.hidden_dirs.size()) + " dirs, " + std::to_string(read_rules) +
+            " read rules)";
+  }
   return what;
 }
 

@@ -1,0 +1,51 @@
+#include "sandbox/seccomp_filter.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace kb::sandbox {
+
+SeccompFilter::SeccompFilter(uint32_t default_action) : ctx_(seccomp_init(default_action)) {
+  if (!ctx_) throw Error("seccomp_init failed");
+}
+
+SeccompFilter::~SeccompFilter() {
+  if (ctx_) seccomp_release(ctx_);
+}
+
+int SeccompFilter::add(uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> cmps) {
+  int nr = seccomp_syscall_resolve_name(name);
+  if (nr == __NR_SCMP_ERROR) return -1;
+  int rc = seccomp_rule_add_array(ctx_, action, nr, static_cast<unsigned>(cmps.size()),
+                                  cmps.size() ? cmps.begin() : nullptr);
+  if (rc != 0 && rc != -EEXIST)
+    throw Error(std::string("seccomp: cannot add a rule for ") + name + ": " + std::strerror(-rc));
+  return nr;
+}
+
+void SeccompFilter::load() {
+  int rc = seccomp_load(ctx_);
+  if (rc != 0) throw Error(std::string("seccomp_load: ") + std::strerror(-rc));
+}
+
+const std::vector<const char*>& adminSyscalls() {
+  static const std::vector<const char*> names = {
+      "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "bpf", "perf_event_open",
+      "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl",
+      "add_key", "request_key", "init_module", "finit_module", "delete_module", "kexec_load",
+      "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
+      "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm", "quotactl",
+      "fanotify_init", "memfd_secret", "move_mount", "open_tree", "fsopen", "fsmount",
+      "fspick", "mount_setattr"};
+  return names;
+}
+
+const std::vector<const char*>& otherProcessSyscalls() {
+  static const std::vector<const char*> names = {"ptrace", "process_vm_readv", "process_vm_writev"};
+  return names;
+}
+
+}  // namespace kb::sandbox
