@@ -4,7 +4,7 @@
 // everything else: turns, budgets, context elision, policy errors, stop
 // requests and the trajectory record (docs/trajectory-format.md). kbrollout's
 // tasks (runRollout: a workspace, its tools, the final check) and kbtrain's
-// toy family (lib/rl/toy_episode.h: one answer, no tools) are two families
+// toy family (lib/toy/episode.h: one answer, no tools) are two families
 // run by this loop.
 #pragma once
 
