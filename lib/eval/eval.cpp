@@ -1,5 +1,7 @@
 #include "eval/eval.h"
 
+#include "reward/degenerate.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -154,12 +156,22 @@ Json profileReportJson(const Result& result) {
 }
 
 Json rewardJson(const std::string& task_id, const std::string& solution_hash, std::optional<Status> status,
-                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme) {
+                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme,
+                const Json& task_json, const std::string& contract) {
   Json reward;
   reward["scheme"] = reward::schemeToJson(scheme);
+  const std::optional<reward::DegenerateTask> degenerate = reward::degenerateOf(task_json);
+  if (degenerate) reward["degenerate_task"] = reward::degenerateToJson(*degenerate);
   if (!status) {
     reward["value"] = nullptr;
     reward["excluded"] = "verify_not_available";
+    return reward;
+  }
+  if (*status != Status::InfraError && reward::excludedAsDegenerate(degenerate, contract)) {
+    // A trivial solution passes this task under this contract: a verdict on
+    // it says nothing about the candidate (docs/kbreward.md).
+    reward["value"] = nullptr;
+    reward["excluded"] = reward::kDegenerateTask;
     return reward;
   }
   if (*status == Status::Ok && profile_missing && scheme.kind != reward::SchemeKind::Correctness) {

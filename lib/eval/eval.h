@@ -159,8 +159,15 @@ Json profileReportJson(const Result& result);
 // correct but nothing timed it (a CPU task), so only the correctness scheme
 // gives a value (else excluded "profile_not_available"); infra_error is
 // never scored. kbrollout's final check and kbserve both write this.
+//
+// `task_json` (the bundle's task.json; null: not known) and `contract` (the
+// precision contract the verdict was judged under, "strict" or "paper"; "":
+// not known): a task flagged degenerate under that contract
+// (reward/degenerate.h) gets no reward, excluded "degenerate_task", and the
+// flag is written as "degenerate_task" whenever the task has one.
 Json rewardJson(const std::string& task_id, const std::string& solution_hash, std::optional<Status> status,
-                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme);
+                const std::optional<reward::Timings>& timings, bool profile_missing, const reward::Scheme& scheme,
+                const Json& task_json = Json(), const std::string& contract = "");
 
 // The profile's timings as lib/reward scores them (median, mean, min and the
 // 95% interval of each participant; all NaN for one that was not timed).

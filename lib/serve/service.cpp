@@ -591,8 +591,15 @@ void Service::complete(Job& job, const eval::Result& result) {
     if (result.profile) timings = eval::rewardTimings(*result.profile);
     bool verified = rq.stages.verify || rq.stages.profile;
     bool ended = status != Status::Ok || verified;
+    Json task_json;  // the degenerate flag (reward/degenerate.h)
+    try {
+      task_json = readJsonFile(fs::path(job.task_dir) / "task.json");
+    } catch (const std::exception&) {
+      // a store's bundle without task.json cannot have been evaluated
+    }
+    std::string contract = result.verify && result.verify->contract.is_object() ? result.verify->contract.value("name", "") : "";
     reward = eval::rewardJson(rq.task, job.solution_hash, ended ? std::optional<Status>(status) : std::nullopt, timings,
-                              status == Status::Ok && !result.profile, scheme);
+                              status == Status::Ok && !result.profile, scheme, task_json, contract);
   }
   finish(job, status, result.message, std::move(report), std::move(profile), std::move(reward), State::Done);
 }

@@ -188,6 +188,32 @@ TEST_F(Eval, BatchVerifiesTheBuiltSolutionsTogether) {
   EXPECT_THROW(kb::eval::evaluateBatch(request("", {.build = true}), solutions), kb::UsageError);
 }
 
+TEST(RewardJson, DegenerateTaskGetsNoRewardUnderItsContract) {
+  kb::reward::Scheme scheme;
+  scheme.kind = kb::reward::SchemeKind::Correctness;
+  kb::Json task = {{"degenerate", {{"reason", "zeros_pass"}, {"contracts", {"paper"}}}}};
+  // Judged under the contract it is trivial under: excluded, whatever the status.
+  for (kb::Status s : {kb::Status::Ok, kb::Status::Incorrect}) {
+    kb::Json r = kb::eval::rewardJson("t", "sha256:x", s, std::nullopt, true, scheme, task, "paper");
+    EXPECT_TRUE(r["value"].is_null()) << r.dump();
+    EXPECT_EQ(r["excluded"], "degenerate_task") << r.dump();
+    EXPECT_EQ(r["degenerate_task"]["reason"], "zeros_pass");
+  }
+  // The contract unknown: excluded (a trivial solution may have passed).
+  EXPECT_EQ(kb::eval::rewardJson("t", "h", kb::Status::Ok, std::nullopt, true, scheme, task, "")["excluded"],
+            "degenerate_task");
+  // Under strict the task is fair: scored, with the flag carried along.
+  kb::Json strict = kb::eval::rewardJson("t", "h", kb::Status::Ok, std::nullopt, true, scheme, task, "strict");
+  EXPECT_FALSE(strict["value"].is_null()) << strict.dump();
+  EXPECT_EQ(strict["degenerate_task"]["contracts"][0], "paper");
+  // infra_error stays the machine's, and no flag means no change.
+  EXPECT_NE(kb::eval::rewardJson("t", "h", kb::Status::InfraError, std::nullopt, true, scheme, task, "paper")["excluded"],
+            "degenerate_task");
+  kb::Json plain = kb::eval::rewardJson("t", "h", kb::Status::Ok, std::nullopt, true, scheme);
+  EXPECT_FALSE(plain.contains("degenerate_task"));
+  EXPECT_FALSE(plain["value"].is_null());
+}
+
 TEST(Speedup, OneRatio) {
   EXPECT_DOUBLE_EQ(*kb::speedup(2.0, 1.0), 2.0);
   EXPECT_FALSE(kb::speedup(0.0, 1.0));
