@@ -103,7 +103,8 @@ EvaluationRequest parseEvaluationRequest(const Json& body, const RequestLimits& 
   if (total > limits.max_total_bytes)
     throw RequestError(413, "the files hold " + std::to_string(total) + " bytes: over the limit of " +
                                 std::to_string(limits.max_total_bytes));
-  if (!r.files.count("forward.cpp")) throw RequestError(422, "the solution has no forward.cpp");
+  if (!r.files.count("forward.cpp") && !r.files.count("model_new.py"))
+    throw RequestError(422, "the solution has no forward.cpp (nor model_new.py: docs/solution-format.md)");
   if (body.contains("device")) {
     if (!body["device"].is_string()) throw RequestError(400, "\"device\" must be \"cpu\" or \"cuda\"");
     r.device = body["device"].get<std::string>();

@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--arch", c.service.arch, "nvcc's target for CUDA solutions")->capture_default_str();
   app.add_option("--cache-dir", cache_dir, "The build cache (default ~/.cache/kernelbench-rl/build)");
-  app.add_option("--policy", policy, "The static checker's policy file (default policy/default.json)");
+  app.add_option("--policy", policy,
+                 "The static checker's policy: a file, or a name: paper (the default, policy/default.json) or "
+                 "kernelbench (torch operations allowed in a Python ModelNew)");
   app.add_option("--guide", guide, "The agent guide for sessions (default docs/agent-guide.md)");
   app.add_option("--max-sessions", c.sessions.max_sessions, "Agent sessions open at most")->capture_default_str();
   app.add_option("--session-idle-s", c.sessions.idle_seconds, "A session untouched this long is closed")->capture_default_str();
