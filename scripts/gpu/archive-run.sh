@@ -13,6 +13,8 @@
 #   adversarial  tests/gpu/adversarial_gpu_test.sh on $ADV_ONLY (default: every entry)
 #   bench        imports .kb/level2/12_Gemm_Multiply_LeakyReLU.py with its compiled
 #                baseline, then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
+#   python       testdata/solutions-python (KernelBench-format ModelNew) with --device cuda
+#                (issue 37; needs the adapter: lib/pymodel with the device's python3-embed)
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
@@ -30,6 +32,8 @@ for step in "$@"; do
     build)
       (time bash scripts/gpu/build.sh $B tools/kbcheck/kbcheck tools/kbcheck/kbcheck-worker tools/kbprof/kbprof \
         tools/kbsynth/kbsynth tools/kbserve/kbserve) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+      # The Python adapter where the device's Python has its development files.
+      ninja -C $B lib/pymodel/libkb_pymodel.so >>"$OUT/build.log" 2>&1 || echo "build: no Python adapter (see build.log)"
       tail -3 "$OUT/build.log" ;;
     adversarial)
       ADV_ONLY="${ADV_ONLY:-}" KB_SOURCE_ROOT=$S timeout "${ADV_TIMEOUT:-420}" bash tests/gpu/adversarial_gpu_test.sh \
@@ -46,6 +50,11 @@ for step in "$@"; do
         /tmp/kbt/kernelbench/level2/12_Gemm_Multiply_LeakyReLU testdata/solutions-bench/gemm_mul_leakyrelu 5 \
         >"$OUT/bench-l2-12.log" 2>&1
       echo "bench rc=$?"; tail -12 "$OUT/bench-l2-12.log" ;;
+    python)
+      [ -e $B/lib/pymodel/libkb_pymodel.so ] || { echo "python: no adapter in this build (python3-embed missing)"; continue; }
+      KB_SOURCE_ROOT=$S timeout 400 bash tests/tools/python_format_test.sh $B/tools/kbcheck/kbcheck $S cuda \
+        >"$OUT/python-format.log" 2>&1
+      echo "python rc=$?"; tail -16 "$OUT/python-format.log" ;;
     serve)
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
       echo "import rc=$?"; tail -2 "$OUT/serve-import.log"

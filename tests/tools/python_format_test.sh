@@ -4,16 +4,20 @@
 # `kbcheck TASK PATH --device cpu` (static -> build -> verify) ends with the
 # expected status, and, where given, `kbcheck verify` without the rules ends
 # with the "unruled" status: what the run time does on its own.
-# Usage: python_format_test.sh KBCHECK SOURCE_ROOT
+# Usage: python_format_test.sh KBCHECK SOURCE_ROOT [DEVICE]
+# DEVICE cuda (the GPU suite): the final status expected is the entry's
+# "cuda" where it has one, else its "cpu"; the "unruled" run is the GPU's too
+# (where the entry's "unruled_cuda" is given).
 set -uo pipefail
 KBCHECK="$1"
 ROOT="$2"
+DEVICE="${3:-cpu}"
 EXPECTED="$ROOT/testdata/solutions-python/expected.json"
 command -v jq >/dev/null || { echo "jq not found"; exit 1; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0
-printf '%-22s %-28s %-28s %-18s %s\n' solution "static expected" "static got" "cpu" "unruled"
+printf '%-22s %-28s %-28s %-18s %s\n' solution "static expected" "static got" "$DEVICE" "unruled"
 for name in $(jq -r '.solutions | keys[]' "$EXPECTED"); do
   e=$(jq -c ".solutions[\"$name\"]" "$EXPECTED")
   path="$ROOT/testdata/$(jq -r .path <<<"$e")"
@@ -25,18 +29,18 @@ for name in $(jq -r '.solutions | keys[]' "$EXPECTED"); do
   verdict=""
   [ "$got" = "$want" ] || { verdict="FAIL(static)"; fails=$((fails + 1)); }
 
-  want_cpu=$(jq -r .cpu <<<"$e")
-  "$KBCHECK" "$task" "$path" --policy "$policy" --device cpu -q --json "$TMP/$name.cpu.json" 2>"$TMP/$name.cpu.err"
+  if [ "$DEVICE" = cpu ]; then want_cpu=$(jq -r .cpu <<<"$e"); else want_cpu=$(jq -r '.cuda // .cpu' <<<"$e"); fi
+  "$KBCHECK" "$task" "$path" --policy "$policy" --device "$DEVICE" -q --json "$TMP/$name.cpu.json" 2>"$TMP/$name.cpu.err"
   cpu=$(jq -r '.status // "none"' "$TMP/$name.cpu.json" 2>/dev/null || echo none)
   if [ "$cpu" != "$want_cpu" ]; then
     verdict="$verdict FAIL(cpu: $cpu, want $want_cpu: $(jq -r '.message // ""' "$TMP/$name.cpu.json" 2>/dev/null | head -c 300))"
     fails=$((fails + 1))
   fi
 
-  want_unruled=$(jq -r '.unruled // "null"' <<<"$e")
+  if [ "$DEVICE" = cpu ]; then want_unruled=$(jq -r '.unruled // "null"' <<<"$e"); else want_unruled=$(jq -r '.unruled_cuda // "null"' <<<"$e"); fi
   unruled=skipped
   if [ "$want_unruled" != null ]; then
-    "$KBCHECK" verify "$task" "$path" --device cpu -q --json "$TMP/$name.verify.json" 2>"$TMP/$name.verify.err"
+    "$KBCHECK" verify "$task" "$path" --device "$DEVICE" -q --json "$TMP/$name.verify.json" 2>"$TMP/$name.verify.err"
     unruled=$(jq -r '.status // "none"' "$TMP/$name.verify.json" 2>/dev/null || echo none)
     if [ "$unruled" != "$want_unruled" ]; then
       verdict="$verdict FAIL(unruled: $unruled, want $want_unruled: $(jq -r '.message // ""' "$TMP/$name.verify.json" 2>/dev/null | head -c 300))"
