@@ -64,6 +64,8 @@ class LibraryEnvironment : public Environment {
   StageResult verify(const fs::path& dir) override {
     Checked c = run(dir, true, false);
     if (c.verify) return *c.verify;
+    // A profile asked first failed (it verifies the seeds itself): its verdict stands.
+    if (c.profile && c.profile->status != Status::Ok) return notRun("verify", "profile", *c.profile);
     return notRun("verify", "compile", c.compile);
   }
 
@@ -167,7 +169,7 @@ class LibraryEnvironment : public Environment {
       if (!verified) out.verify->resources = resources;
       out.verify->seconds = verified ? 0.0 : r.stage("verify").seconds;
     }
-    if (profile && r.profile && !r.stage("profile").skipped) {
+    if (r.profile && !r.stage("profile").skipped) {  // also when kept from an earlier call
       out.profile = profileStage(*r.profile, profiled);
       if (!profiled) out.profile->resources = resources;
       out.profile->seconds = profiled ? 0.0 : r.stage("profile").seconds;
