@@ -15,6 +15,10 @@
 #                baseline, then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
 #   python       testdata/solutions-python (KernelBench-format ModelNew) with --device cuda
 #                (issue 37; needs the adapter: lib/pymodel with the device's python3-embed)
+#   kbadv        KernelBench's own adversarial kernels (its unit_tests/test_kernels/*.py, each
+#                copied to .kb/kbadv/<name>/model_new.py from a KernelBench git dir, never in
+#                the tree) on level1/1 (.kb/level1/1_Square_matrix_multiplication_.py):
+#                kbcheck --policy kernelbench --device cuda, then kbprof where that passed
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
@@ -55,6 +59,21 @@ for step in "$@"; do
       KB_SOURCE_ROOT=$S timeout 400 bash tests/tools/python_format_test.sh $B/tools/kbcheck/kbcheck $S cuda \
         >"$OUT/python-format.log" 2>&1
       echo "python rc=$?"; tail -16 "$OUT/python-format.log" ;;
+    kbadv)
+      timeout 120 $B/tools/kbsynth/kbsynth import .kb/level1/1_Square_matrix_multiplication_.py -o /tmp/kba \
+        --id kernelbench/level1/1_Square_matrix_multiplication_ --compiled none >"$OUT/kbadv-import.log" 2>&1
+      echo "import rc=$?"
+      T=/tmp/kba/kernelbench/level1/1_Square_matrix_multiplication_
+      for d in .kb/kbadv/*/; do
+        n=$(basename "$d")
+        timeout 300 $B/tools/kbcheck/kbcheck "$T" "$d" --policy kernelbench --device cuda -q --json "$OUT/kbadv-$n.check.json"
+        st=$(jq -r .status "$OUT/kbadv-$n.check.json" 2>/dev/null)
+        if [ "$st" = ok ]; then
+          timeout 300 $B/tools/kbprof/kbprof "$T" "$d" -q --json "$OUT/kbadv-$n.prof.json"
+          st="ok, then kbprof $(jq -r .status "$OUT/kbadv-$n.prof.json" 2>/dev/null)"
+        fi
+        echo "$n: $st"
+      done ;;
     serve)
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
       echo "import rc=$?"; tail -2 "$OUT/serve-import.log"
