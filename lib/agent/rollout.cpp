@@ -63,7 +63,7 @@ namespace {
 // The final check: the environment's (compile, verify, profile as far as
 // they pass). Fills record["final"], the top-level status/timings and
 // record["reward"].
-void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
+void finalCheck(Json& record, Environment& env, const fs::path& solution_dir, const fs::path& task_dir,
                 const RolloutOptions& options) {
   auto start = Clock::now();
   Json fin;
@@ -117,7 +117,22 @@ void finalCheck(Json& record, Environment& env, const fs::path& solution_dir,
         break;
       }
   }
-  Json reward = eval::rewardJson(record.value("task_id", ""), hash, status, typed_timings, profile_missing, scheme);
+  // The task's degenerate flag and the contract the verdict was judged
+  // under: a task a trivial solution passes gets no reward (reward/degenerate.h).
+  Json task_json;
+  try {
+    task_json = readJsonFile(task_dir / "task.json");
+  } catch (const std::exception&) {
+    // no task.json: the environment judged nothing of it either
+  }
+  std::string contract;
+  if (stages.contains("verify")) {
+    const Json& c = stages["verify"]["report"].is_object() ? stages["verify"]["report"].value("contract", Json())
+                                                           : Json();
+    if (c.is_object()) contract = c.value("name", "");
+  }
+  Json reward = eval::rewardJson(record.value("task_id", ""), hash, status, typed_timings, profile_missing, scheme,
+                                 task_json, contract);
   record["solution_hash"] = fin["solution_hash"];
   record["status"] = fin["status"];
   record["timings"] = timings;
@@ -164,7 +179,7 @@ class WorkspaceEpisode : public Episode {
     return "No tool was called. Use the tools to work on solution/; call finish when you are done.";
   }
   void judge(Json& record, const RolloutOptions& options) override {
-    finalCheck(record, env_, ws_.solutionDir(), options);
+    finalCheck(record, env_, ws_.solutionDir(), spec_.task_dir, options);
   }
   std::string solutionHash() override {
     try {
