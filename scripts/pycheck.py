@@ -380,28 +380,40 @@ def main(argv):
     for rel in files:
         with open(f"{root}/{rel}", encoding="utf-8", errors="replace") as f:
             text = f.read()
+        # Whatever the code does to the parser (a syntax error, nesting
+        # deeper than Python's recursion limit, NUL bytes) is the file's
+        # fault: a parse error, which fails the static stage, never an
+        # ending of this script, which would be infra_error (no reward,
+        # and so no penalty either).
         try:
-            tree = ast.parse(text, filename=rel)
+            check_file(rel, text, torch_compute, extract, len(files))
         except SyntaxError as e:
             print(json.dumps({"parse_error": f"{rel}:{e.lineno or 0}:{e.offset or 0}: error: {e.msg}"}), flush=True)
-            continue
-        checker = Checker(rel, text.splitlines(), torch_compute)
-        checker.visit(tree)
-        for node, args in load_inline_calls(checker, tree):
-            if isinstance(args, str):
-                checker.add(node, "py-load-inline", f"load_inline's {args} is not a literal (or a module-level name "
-                            "bound once to one): the build stage must read every source and flag without running code")
-            elif not isinstance(args.get("name"), str) or not args["name"].isidentifier():
-                checker.add(node, "py-load-inline", "load_inline's name must be a literal Python identifier")
-            elif extract:
-                args["file"], args["line"] = rel, node.lineno
-                print(json.dumps({"extension": args}), flush=True)
-        if rel.endswith("model_new.py") or len(files) == 1:
-            if not checker.model_classes:
-                checker.add(tree, "py-no-model", "defines no class ModelNew")
-        for finding in checker.findings:
-            print(json.dumps(finding), flush=True)
+        except (RecursionError, MemoryError, ValueError) as e:
+            print(json.dumps({"parse_error": f"{rel}:0:0: error: cannot be checked: {type(e).__name__}"}), flush=True)
     print(json.dumps({"done": True, "files": len(files)}), flush=True)
+
+
+def check_file(rel, text, torch_compute, extract, nfiles):
+    """Parses and checks one file, printing its findings (and, with
+    extract, its load_inline calls); raises what parsing raises."""
+    tree = ast.parse(text, filename=rel)
+    checker = Checker(rel, text.splitlines(), torch_compute)
+    checker.visit(tree)
+    for node, args in load_inline_calls(checker, tree):
+        if isinstance(args, str):
+            checker.add(node, "py-load-inline", f"load_inline's {args} is not a literal (or a module-level name "
+                        "bound once to one): the build stage must read every source and flag without running code")
+        elif not isinstance(args.get("name"), str) or not args["name"].isidentifier():
+            checker.add(node, "py-load-inline", "load_inline's name must be a literal Python identifier")
+        elif extract:
+            args["file"], args["line"] = rel, node.lineno
+            print(json.dumps({"extension": args}), flush=True)
+    if rel.endswith("model_new.py") or nfiles == 1:
+        if not checker.model_classes:
+            checker.add(tree, "py-no-model", "defines no class ModelNew")
+    for finding in checker.findings:
+        print(json.dumps(finding), flush=True)
 
 
 if __name__ == "__main__":

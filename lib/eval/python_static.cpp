@@ -37,8 +37,21 @@ analyze::StaticResult checkPythonSolution(const solution::Solution& solution, co
   bool done = false;
   for (const Json& line : run.lines) {
     if (line.contains("parse_error")) {
-      result.parsed = false;
-      result.parse_errors.push_back(line["parse_error"].get<std::string>());
+      // Unlike a C++ source Clang cannot parse (a parser-limit note; nvcc
+      // decides), a Python file the rules cannot read fails: CPython's own
+      // parser is the one that runs it, so nothing legitimate is lost, and a
+      // file made to defeat the checker (nesting past the recursion limit)
+      // is the file's fault, never an infra_error.
+      const std::string text = line["parse_error"].get<std::string>();
+      result.parse_errors.push_back(text);
+      analyze::Finding f;
+      f.rule = "py-unreadable";
+      f.severity = severity(f.rule) == "warning" ? analyze::Severity::Warning : analyze::Severity::Error;
+      f.file = text.substr(0, text.find(':'));
+      f.message = "the Python rules cannot read this file: " + text.substr(text.find("error: ") == std::string::npos
+                                                                               ? 0
+                                                                               : text.find("error: ") + 7);
+      if (severity(f.rule) != "off") result.findings.push_back(std::move(f));
     } else if (line.value("done", false)) {
       done = true;
     } else if (line.contains("rule")) {

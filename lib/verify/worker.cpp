@@ -26,8 +26,8 @@
 #include <c10/util/Exception.h>
 
 #include "core/clock.h"
+#include "build/python_build.h"
 #include "core/error.h"
-#include "core/paths.h"
 #include "verify/dtype.h"
 #include "verify/poison.h"
 #include "kb/solution.h"
@@ -512,10 +512,9 @@ void synchronize(const Device& d) {
 // whether it did; throws when it could not.
 bool prestartPython(const std::filesystem::path& library) {
   if (!std::filesystem::exists(library.parent_path() / "pymodel.json")) return false;
-  std::filesystem::path adapter = installedHelper("libkb_pymodel.so");
-#ifdef KB_PYMODEL_BUILD_PATH
-  if (adapter.empty()) adapter = KB_PYMODEL_BUILD_PATH;
-#endif
+  // The worker's environment is the parent's scrubbed one, so this is the
+  // installed or build tree's adapter.
+  const std::filesystem::path adapter = build::pythonAdapterPath();
   if (adapter.empty()) throw Error("a Python solution, and this worker has no Python adapter");
   void* lib = ::dlopen(adapter.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) throw Error(std::string("cannot load the Python adapter: ") + ::dlerror());
