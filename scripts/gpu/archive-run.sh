@@ -9,7 +9,8 @@
 # and on the device (run with carry [".carry", ".kb"]):
 #   bash scripts/gpu/archive-run.sh STEP...
 # Steps (each bounded, its log in $OUT as it ends):
-#   build        kbcheck, kbcheck-worker, kbprof, kbsynth, kbserve of the archive
+#   build        the whole archive (tools, tests, the Python adapter where the device's
+#                Python has its development files)
 #   adversarial  tests/gpu/adversarial_gpu_test.sh on $ADV_ONLY (default: every entry)
 #   bench        imports .kb/level2/12_Gemm_Multiply_LeakyReLU.py with its compiled
 #                baseline, then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
@@ -19,6 +20,7 @@
 #                copied to .kb/kbadv/<name>/model_new.py from a KernelBench git dir, never in
 #                the tree) on level1/1 (.kb/level1/1_Square_matrix_multiplication_.py):
 #                kbcheck --policy kernelbench --device cuda, then kbprof where that passed
+#   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
@@ -34,11 +36,13 @@ for step in "$@"; do
   echo "== $step $(date +%T)"
   case "$step" in
     build)
-      (time bash scripts/gpu/build.sh $B tools/kbcheck/kbcheck tools/kbcheck/kbcheck-worker tools/kbprof/kbprof \
-        tools/kbsynth/kbsynth tools/kbserve/kbserve) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-      # The Python adapter where the device's Python has its development files.
-      ninja -C $B lib/pymodel/libkb_pymodel.so >>"$OUT/build.log" 2>&1 || echo "build: no Python adapter (see build.log)"
+      (time bash scripts/gpu/build.sh $B) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+      [ -e $B/lib/pymodel/libkb_pymodel.so ] || echo "build: no Python adapter (python3-embed not found; see build.log)"
       tail -3 "$OUT/build.log" ;;
+    suite)
+      timeout "${SUITE_TIMEOUT:-540}" meson test -C $B --no-rebuild --print-errorlogs --suite gpu >"$OUT/gpu-suite.log" 2>&1
+      echo "suite rc=$?"; cp $B/meson-logs/testlog.json "$OUT/gpu-suite-testlog.json" 2>/dev/null
+      grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:|^Timeout:" "$OUT/gpu-suite.log" | tail -12 ;;
     adversarial)
       ADV_ONLY="${ADV_ONLY:-}" KB_SOURCE_ROOT=$S timeout "${ADV_TIMEOUT:-420}" bash tests/gpu/adversarial_gpu_test.sh \
         $B/tools/kbcheck/kbcheck $B/tools/kbprof/kbprof true /tmp/advwork >"$OUT/adv.txt" 2>&1
