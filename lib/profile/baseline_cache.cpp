@@ -25,15 +25,23 @@ std::string timingMethodName(double head_start_us) {
   return "events+l2flush+headstart" + std::to_string(static_cast<long long>(head_start_us)) + "us/v2";
 }
 
+std::string baselineKindsName(const std::string& eager, const std::string& compile) {
+  return eager + "+" + (compile.empty() ? "none" : compile);
+}
+
 Json baselineKeyJson(const BaselineKey& key) {
-  return Json{{"task_hash", key.task_hash}, {"gpu", key.gpu}, {"driver", key.driver},
-              {"torch_version", key.torch_version}, {"method", key.method}};
+  Json j{{"task_hash", key.task_hash}, {"gpu", key.gpu}, {"driver", key.driver},
+         {"torch_version", key.torch_version}, {"method", key.method}};
+  // Entries written before the baselines had kinds are LibTorch and AOTInductor's.
+  if (key.baselines != baselineKindsName("libtorch", "aoti")) j["baselines"] = key.baselines;
+  return j;
 }
 
 fs::path baselineCacheFile(const fs::path& dir, const BaselineKey& key) {
   std::string hash = key.task_hash.substr(key.task_hash.find(':') == std::string::npos ? 0 : key.task_hash.find(':') + 1);
+  std::string kinds = key.baselines == baselineKindsName("libtorch", "aoti") ? "" : "-" + clean(key.baselines);
   return dir / (clean(hash.substr(0, 16)) + "-" + clean(key.gpu) + "-" + clean(key.driver) + "-" +
-                clean(key.torch_version) + ".json");
+                clean(key.torch_version) + kinds + ".json");
 }
 
 std::optional<Json> readBaselineCache(const fs::path& dir, const BaselineKey& key) {

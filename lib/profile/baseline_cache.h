@@ -18,16 +18,24 @@ namespace kb::profile {
 // GPU work queued before the start event (0: none).
 std::string timingMethodName(double head_start_us);
 
+// The baselines' kinds, part of the cache key: the eager reference's
+// ("libtorch": reference.pt in LibTorch; "python": model.py in Python) and
+// the compile figure's ("aoti": compiled/<arch>.pt2; "python_compile":
+// torch.compile in Python; "" none), e.g. "libtorch+aoti", "python+python_compile".
+std::string baselineKindsName(const std::string& eager, const std::string& compile);
+
 struct BaselineKey {
   std::string task_hash;      // taskContentHash()
   std::string gpu;            // device name, e.g. "NVIDIA H200"
   std::string driver;         // "580.159.04"
   std::string torch_version;  // "2.11.0"
   std::string method = timingMethodName(0);  // changes when the timing method does
+  std::string baselines = baselineKindsName("libtorch", "aoti");  // which baselines
 };
 
-// <dir>/<task hash prefix>-<gpu>-<driver>-<torch>.json, with every part
-// reduced to [A-Za-z0-9._-].
+// <dir>/<task hash prefix>-<gpu>-<driver>-<torch>.json for the LibTorch and
+// AOTInductor baselines (the name they always had), with -<baselines>
+// before .json for the others; every part reduced to [A-Za-z0-9._-].
 std::filesystem::path baselineCacheFile(const std::filesystem::path& dir, const BaselineKey& key);
 
 // The cached entry ({"key": ..., "eager": ..., "compile": ...}) when the

@@ -17,6 +17,9 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
+#include "build/python_build.h"
+#include "core/file.h"
+#include "core/hash.h"
 #include "core/speedup.h"
 #include "profile/baseline_cache.h"
 #include "profile/elf_symbols.h"
@@ -72,6 +75,16 @@ std::string referenceFailureMessage(const std::vector<verify::SeedCheck>& seeds,
                     first_call->message;
   if (calls_failed > 1) msg += " (" + of(calls_failed, timed_calls, "timed calls") + " failed)";
   return msg;
+}
+
+// Whether `library` is a Python-format solution's (pymodel.json beside it)
+// and byte for byte the trusted adapter (build::pythonAdapterPath).
+bool isTrustedPythonAdapter(const fs::path& library) {
+  if (!fs::exists(library.parent_path() / "pymodel.json")) return false;
+  const fs::path adapter = build::pythonAdapterPath();
+  std::error_code ec;
+  if (adapter.empty() || fs::file_size(adapter, ec) != fs::file_size(library, ec) || ec) return false;
+  return sha256Hex(readFile(adapter)) == sha256Hex(readFile(library));
 }
 
 // "cuda:N" -> N ("cuda" is GPU 0).
@@ -157,9 +170,18 @@ Json ProfileResult::toJson() const {
   t["eager"] = eager.toJson();
   t["compile"] = compile.toJson();
   t["candidate"] = candidate.toJson();
+  // Which baseline each figure is (docs/kbprof.md "Baselines"); kbreward
+  // carries these names with the speed-ups.
+  auto kind = [](const std::string& k) { return k.empty() ? Json(nullptr) : Json(k); };
+  t["eager"]["baseline"] = eager.present() ? kind(eager_baseline) : Json(nullptr);
+  t["compile"]["baseline"] = compile.present() ? kind(compile_baseline) : Json(nullptr);
   j["timings"] = t;
   j["speedup_vs_eager"] = speedup_vs_eager ? Json(*speedup_vs_eager) : Json(nullptr);
   j["speedup_vs_compile"] = speedup_vs_compile ? Json(*speedup_vs_compile) : Json(nullptr);
+  j["eager_baseline"] = eager.present() ? kind(eager_baseline) : Json(nullptr);
+  j["compile_baseline"] = compile.present() ? kind(compile_baseline) : Json(nullptr);
+  j["compile_baseline_reason"] = kind(compile_baseline_reason);
+  j["python_baselines"] = python_baselines;
   Json k = Json::array();
   for (const auto& x : kernels) k.push_back(x.toJson());
   j["kernels"] = k;
@@ -260,7 +282,8 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
 
   // 2. The compiled baseline, once per task and architecture.
   r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
-  if (o.compile_baseline && !r.arch.empty() && !cpu) {
+  if (o.compile_baseline && o.compile_baseline_mode != "none" && o.compile_baseline_mode != "python" &&
+      !r.arch.empty() && !cpu) {
     auto tb = Clock::now();
     try {
       bundle = python::ensureCompiled(bundle, r.arch, r.device, o.python);
@@ -275,7 +298,18 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // call, and the inputs made from them on the device).
   Json profile;
   profile["baselines"] = true;
-  profile["compile"] = o.compile_baseline && st.compile_error.empty() && !cpu;
+  // Which compile figure (the worker chooses once it knows the candidate's
+  // format, timing.cpp chooseBaselines): AOTInductor's package when it is
+  // here ("compile"); torch.compile in Python where it is not, on a GPU
+  // ("python_compile"; on the CPU only for Python-format candidates or when
+  // asked: CPU timings are the harness's tests); why there is no package.
+  const std::string mode = o.compile_baseline ? o.compile_baseline_mode : "none";
+  profile["compile"] = mode != "none" && mode != "python" && st.compile_error.empty() && !cpu;
+  profile["compile_baseline"] = mode;
+  profile["python_compile"] = !cpu;
+  profile["aoti_missing"] = cpu ? std::string("no AOTInductor package for CPU timings")
+                          : !st.compile_error.empty() ? "AOTInductor: " + st.compile_error.substr(0, st.compile_error.find('\n'))
+                                                      : std::string("no AOTInductor package");
   // The worker reads the cache (and re-checks a hit); --baseline-only
   // measures afresh. Host-clock times on a CPU are never cached.
   st.cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
@@ -313,6 +347,14 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
                                     std::max<uint64_t>(1, o.keep_bytes / out_bytes));
   verify::sizeWorkerForTask(bundle.info, with_candidate ? req.seeds.size() + st.max_timed : 0,
                     /*candidates=*/1, st.scratch, req, st.limits);
+  // torch.compile in the trusted phase writes files far larger than a
+  // candidate may (a preprocessed header of tens of MiB): the worker starts
+  // with room for them and lowers the limit again before any candidate code
+  // (timing.cpp runBaselines).
+  if (mode != "none") {
+    req.profile["file_size_bytes_after"] = st.limits.file_size_bytes;
+    st.limits.file_size_bytes = std::max<uint64_t>(st.limits.file_size_bytes, 4ull << 30);
+  }
   if (!with_candidate || !o.start_workers_early) return p;
 
   // Both workers start now and get ready while the caller builds: the
@@ -344,7 +386,10 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // 1. What the library imports (none: --baseline-only).
   ElfSymbols symbols;
   try {
-    if (!library.empty()) symbols = readElfSymbols(library);
+    // A Python-format solution's library is the trusted adapter, copied in
+    // by the build stage (lib/pymodel): its imports are the harness's, not
+    // the candidate's (its Python runs under the Python rules and CUPTI).
+    if (!library.empty() && !isTrustedPythonAdapter(library)) symbols = readElfSymbols(library);
   } catch (const std::exception& e) {
     return done(Status::InfraError, e.what());
   }
@@ -471,20 +516,36 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     out.event = summarize(numbers(tj[name]["event_ms"]));
     out.device = summarize(numbers(tj[name]["device_ms"]));
   };
+  auto text = [](const Json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  r.eager_baseline = text(tj, "eager_baseline");
+  r.compile_baseline = text(tj, "compile_baseline");
+  r.compile_baseline_reason = text(tj, "compile_baseline_reason");
+  r.python_baselines = tj.value("python_baselines", Json());
   if (tj.value("baselines_cached", false)) {
     const Json& c = tj["cached"];
     if (c.contains("eager")) r.eager = TimingStats::fromJson(c["eager"]);
     if (c.contains("compile") && c["compile"].contains("median_ms")) r.compile = TimingStats::fromJson(c["compile"]);
     else if (c.contains("compile")) r.compile.error = c["compile"].value("error", "not timed");
+    // What the cached figures are (the entry says; the key's kinds are what
+    // was chosen before a fallback).
+    if (c.contains("eager_baseline")) r.eager_baseline = text(c, "eager_baseline");
+    if (c.contains("compile_baseline")) r.compile_baseline = text(c, "compile_baseline");
+    if (c.contains("compile_baseline_reason")) r.compile_baseline_reason = text(c, "compile_baseline_reason");
   } else {
     participant("eager", r.eager);
     participant("compile", r.compile);
   }
   if (!r.compile.present() && r.compile.error.empty())
-    r.compile.error = !st.compile_error.empty()        ? st.compile_error
-                      : tj.contains("compile_error")   ? tj["compile_error"].get<std::string>()
+    r.compile.error = tj.contains("compile_error")   ? tj["compile_error"].get<std::string>()
+                      : !st.compile_error.empty()      ? st.compile_error
                       : !o.compile_baseline            ? "not asked (--no-compile)"
                                                        : "not timed";
+  if (!r.compile.present()) {
+    r.compile_baseline.clear();
+    r.compile_baseline_reason = r.compile.error;
+  }
 
   // The candidate's activities: the calls outside the loop by the ids they
   // were launched under (their "activities" records), each timed call by
@@ -641,9 +702,13 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     key.driver = tj.value("driver", r.driver);
     key.torch_version = r.torch_version;
     key.method = timingMethodName(o.head_start_us);
+    key.baselines = tj.value("baseline_kinds", key.baselines);
     Json entry;
     entry["eager"] = r.eager.toJson();
     entry["compile"] = r.compile.present() ? r.compile.toJson() : Json{{"error", r.compile.error}};
+    entry["eager_baseline"] = r.eager_baseline;
+    entry["compile_baseline"] = r.compile_baseline.empty() ? Json(nullptr) : Json(r.compile_baseline);
+    entry["compile_baseline_reason"] = r.compile_baseline_reason.empty() ? Json(nullptr) : Json(r.compile_baseline_reason);
     entry["measured_at"] = nowIso8601();
     try {
       writeBaselineCache(st.cache_dir, key, entry);
@@ -683,6 +748,11 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   };
   row("eager", r.eager, std::nullopt);
   row("compile", r.compile, std::nullopt);
+  // Which baselines (docs/kbprof.md "Baselines").
+  if (r.eager.present())
+    out += "  (eager: " + (r.eager_baseline.empty() ? std::string("libtorch") : r.eager_baseline) + "; compile: " +
+           (r.compile_baseline.empty() ? std::string("none") : r.compile_baseline) +
+           (r.compile_baseline_reason.empty() ? std::string() : ", " + r.compile_baseline_reason.substr(0, 160)) + ")\n";
   out += "  ";
   row("candidate", r.candidate, std::nullopt);
   std::string vs;

@@ -44,6 +44,11 @@ struct ProfileOptions {
   std::string device = "cuda";
   bool verify = true;                  // run the task's correctness seeds first
   bool compile_baseline = true;        // time torch.compile (builds it if missing)
+  // Which torch.compile figure (docs/kbprof.md "Baselines"): "auto" (a
+  // Python-format candidate: torch.compile in Python; a native one:
+  // AOTInductor's package, or torch.compile in Python on a GPU where the
+  // package is missing or failed), "aoti", "python", "none".
+  std::string compile_baseline_mode = "auto";
   bool use_baseline_cache = true;
   std::filesystem::path baseline_cache_dir;  // empty: defaultBaselineCacheDir()
   double target_ci = 0.01;             // stop when the 95% CI of every median is within ±1%
@@ -106,6 +111,11 @@ struct ProfileResult {
   std::string task_id, solution_hash, device, gpu, arch, driver, torch_version;
   std::string started_at, finished_at;
   TimingStats eager, compile, candidate;
+  // Which baselines those are: eager "libtorch" or "python"; compile "aoti",
+  // "python_compile" or "" (none); why the compile figure is not AOTInductor's
+  // (or why there is none).
+  std::string eager_baseline, compile_baseline, compile_baseline_reason;
+  Json python_baselines;              // the worker's report of building them (compile seconds, check)
   std::optional<double> speedup_vs_eager, speedup_vs_compile;  // median ratios
   std::vector<KernelStat> kernels;    // the candidate's, heaviest first
   ProvenanceReport provenance;

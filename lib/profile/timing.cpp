@@ -50,7 +50,9 @@
 //
 // On the CPU (CI, CPU tasks) the same protocol runs with the host clock as
 // the timer and no CUPTI: it is how the CPU tests prove it.
+#include <dlfcn.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -249,16 +251,10 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     }
 #endif
 
-    // Baselines: cached for this task, GPU, driver and torch, or measured.
+    // Baselines: cached for this task, GPU, driver, torch and baseline
+    // kinds (read in runBaselines, once the candidate's format is known), or
+    // measured.
     time_baselines_ = opts_.value("baselines", true);
-    if (time_baselines_ && opts_.contains("baseline_cache_dir")) {
-      key_.task_hash = opts_.value("task_hash", "");
-      key_.gpu = gpu_;
-      key_.driver = nvidiaDriverVersion();
-      key_.torch_version = task::torchVersion();
-      key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
-      if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
-    }
     eager_.name = "eager";
     compile_.name = "compile";
     candidate_.name = "candidate";
@@ -326,11 +322,37 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   }
 
   // Trusted: runs before the candidate's library is loaded.
-  void runBaselines() override {
+  void runBaselines(const std::filesystem::path& library) override {
+    // The worker may write large files only in this trusted phase
+    // (torch.compile's preprocessed headers and kernels): the candidate's
+    // limit is back before any candidate code is loaded.
+    struct RestoreFileSize {
+      uint64_t bytes;
+      ~RestoreFileSize() {
+        if (bytes == 0) return;
+        struct rlimit rl;
+        rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(bytes);
+        if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) {
+          std::fprintf(stderr, "kbcheck-worker: cannot restore RLIMIT_FSIZE: %s\n", std::strerror(errno));
+          finish(70);
+        }
+      }
+    } restore{opts_.value("file_size_bytes_after", uint64_t{0})};
     if (!time_baselines_) return;
     auto t0 = Clock::now();
     int warmup = opts_.value("warmup", 3);
     bool measure = true;
+    chooseBaselines(library);
+    if (opts_.contains("baseline_cache_dir")) {
+      key_.task_hash = opts_.value("task_hash", "");
+      key_.gpu = gpu_;
+      key_.driver = nvidiaDriverVersion();
+      key_.torch_version = task::torchVersion();
+      key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
+      key_.baselines = baselineKindsName(chosen_eager_, chosen_compile_);
+      if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
+    }
+    if (!cached_.is_null() && eager_kind_ == "python") openPython(false);
     if (!cached_.is_null()) {
       // A cache hit is re-checked: a short run of the eager baseline here, in
       // a process no candidate has touched, must agree with the cached
@@ -362,22 +384,35 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     }
     if (measure) {
       // The compiled package only now: a cache hit that agrees never loads it.
-      if (opts_.value("compile", true)) {
+      if (compile_kind_ == "aoti") {
         try {
           compiled_.emplace(task_.compiled(dev_.device));
         } catch (const std::exception& e) {
-          compile_error_ = firstLine(e.what());
+          // AOTInductor's package cannot load here: torch.compile in Python
+          // where the request allows it (auto), else no compile figure.
+          std::string why = "compiled/" + arch_ + ".pt2 did not load: " + firstLine(e.what());
+          if (opts_.value("compile_baseline", std::string("auto")) == "auto" && opts_.value("python_compile", false)) {
+            compile_kind_ = "python_compile";
+            compile_reason_ = why;
+          } else {
+            compile_error_ = why;
+            compile_kind_.clear();
+          }
         }
       }
+      if (eager_kind_ == "python" || compile_kind_ == "python_compile") openPython(compile_kind_ == "python_compile");
       eager_.measured = true;
-      compile_.measured = compiled_.has_value();
+      compile_.measured = compiled_.has_value() || python_compile_ready_;
       std::vector<Participant*> order;
       for (Participant* p : {&eager_, &compile_})
         if (p->measured) order.push_back(p);
       for (int w = 0; w < warmup; ++w)
         for (Participant* p : order) baselineCall(*p, false);
-      baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, t0, nullptr);
+      // The budget is the timed rounds' (not the package's load or
+      // torch.compile's compilation before them).
+      baseline_stop_ = loop(order, [&](Participant& p) { baselineCall(p, true); }, Clock::now(), nullptr);
     }
+    closePython();
     baseline_seconds_ = since(t0);
     // The null calls: the parent's clock around the harness's own steps, to
     // bound the candidate's calls from below (profile.cpp).
@@ -659,10 +694,15 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     Stopwatch watch = startWatch();
     push(id);
     try {
-      if (&p == &eager_) {
+      if (&p == &eager_ && eager_kind_ == "python") {
+        uint64_t bytes = pythonCall("eager");
+        if (output_bytes_ == 0) output_bytes_ = bytes;
+      } else if (&p == &eager_) {
         std::vector<at::Tensor> out = reference_.run(baseline_inputs_);
         if (output_bytes_ == 0)
           for (const auto& t : out) output_bytes_ += t.nbytes();
+      } else if (compile_kind_ == "python_compile") {
+        (void)pythonCall("compile");
       } else {
         (void)compiled_->run(baseline_inputs_);
       }
@@ -684,6 +724,154 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     p.event_ms.push_back(event_ms);
     p.host_ms.push_back(host_ms);
     p.ids.push_back(id);
+  }
+
+  // Which baselines this profile times (docs/kbprof.md "Baselines"). A
+  // Python-format candidate (pymodel.json beside its library) is timed
+  // against model.py run by Python, eager and under torch.compile: both
+  // sides pay Python's launch overhead. A native one against the LibTorch
+  // reference and AOTInductor's package, or torch.compile in Python where
+  // the package is missing or failed to build (the request's
+  // "aoti_missing"). The request's "compile_baseline" (kbprof
+  // --compile-baseline) overrides: "aoti", "python", "none".
+  void chooseBaselines(const std::filesystem::path& library) {
+    const bool python_candidate =
+        !library.empty() && std::filesystem::exists(library.parent_path() / "pymodel.json");
+    const std::string mode = opts_.value("compile_baseline", std::string("auto"));
+    const bool aoti = opts_.value("compile", false);
+    const std::string aoti_missing = opts_.value("aoti_missing", std::string("no AOTInductor package"));
+    eager_kind_ = python_candidate ? "python" : "libtorch";
+    compile_kind_.clear();
+    compile_reason_.clear();
+    if (mode == "none") {
+      compile_error_ = "not asked (--compile-baseline none)";
+    } else if (mode == "aoti") {
+      if (aoti) compile_kind_ = "aoti";
+      else compile_error_ = aoti_missing;
+    } else if (mode == "python") {
+      compile_kind_ = "python_compile";
+      compile_reason_ = "asked (--compile-baseline python)";
+    } else if (python_candidate) {
+      compile_kind_ = "python_compile";
+      compile_reason_ = "a Python-format candidate: Python's torch.compile, like for like";
+    } else if (aoti) {
+      compile_kind_ = "aoti";
+    } else if (opts_.value("python_compile", false)) {
+      compile_kind_ = "python_compile";
+      compile_reason_ = aoti_missing;
+    } else {
+      compile_error_ = aoti_missing;
+    }
+    chosen_eager_ = eager_kind_;
+    chosen_compile_ = compile_kind_;
+  }
+
+  // The Python baselines through the trusted adapter (lib/pymodel,
+  // kb_python_baselines_open): model.py's Model with the reference's
+  // weights, and with `compile` torch.compile of it, compiled here (Inductor
+  // and Triton with their caches in the worker's folder, no compile worker
+  // pool) and checked against eager. A compile that fails or differs is the
+  // reason there is no compile figure; an eager model that cannot be built
+  // is the harness's problem.
+  void openPython(bool compile) {
+    if (python_open_ && (!compile || python_compile_tried_)) return;
+    auto tp = Clock::now();
+    void* adapter = nullptr;
+    try {
+      adapter = verify::trustedPythonAdapter();
+    } catch (const std::exception& e) {
+      pythonFailed(std::string("the Python baselines: ") + firstLine(e.what()), compile);
+      return;
+    }
+    using Open = int32_t (*)(const char*, int32_t, int32_t, const char*, const char* const*, const void*, int32_t,
+                             const void*, uint64_t, double, double, char*, size_t);
+    auto open = reinterpret_cast<Open>(::dlsym(adapter, "kb_python_baselines_open"));
+    python_call_ = reinterpret_cast<PythonCall>(::dlsym(adapter, "kb_python_baseline_call"));
+    python_close_ = reinterpret_cast<void (*)()>(::dlsym(adapter, "kb_python_baselines_close"));
+    if (!open || !python_call_ || !python_close_) {
+      pythonFailed("the Python adapter has no baseline entry points (kb_python_baselines_open)", compile);
+      return;
+    }
+    python_cache_ = std::filesystem::current_path() / "python-baseline-cache";
+    std::vector<task::NamedTensor> state = reference_.state();
+    std::vector<std::string> names;
+    std::vector<const char*> name_ptrs;
+    std::vector<at::Tensor> tensors;
+    for (const auto& p : state) {
+      names.push_back(p.name);
+      tensors.push_back(p.tensor);
+    }
+    for (const auto& n : names) name_ptrs.push_back(n.c_str());
+    uint64_t stream = 0;
+#if KB_WITH_CUDA
+    if (cuda_) stream = reinterpret_cast<uint64_t>(stream_.stream());
+#endif
+    std::vector<char> report(8192, '\0');
+    int32_t rc = open(task_.bundle().dir.c_str(), cuda_ ? 1 : 0, compile ? 1 : 0, python_cache_.c_str(), name_ptrs.data(),
+                      tensors.data(), static_cast<int32_t>(tensors.size()), &baseline_inputs_, stream, 0.0, 0.0,
+                      report.data(), report.size());
+    if (rc != 0) {
+      pythonFailed(std::string("the Python baselines: ") + report.data(), compile);
+      return;
+    }
+    python_open_ = true;
+    python_compile_tried_ = compile;
+    Json rep = Json::object();
+    try {
+      rep = Json::parse(report.data());
+    } catch (const std::exception&) {
+    }
+    rep["open_seconds"] = since(tp);
+    if (compile) {
+      if (rep.contains("compile_error")) {
+        compile_error_ = "python_compile: " + rep["compile_error"].get<std::string>();
+        if (!compile_reason_.empty()) compile_error_ += " (" + compile_reason_ + ")";
+        compile_kind_.clear();
+      } else {
+        python_compile_ready_ = true;
+      }
+    }
+    python_report_ = rep;
+  }
+
+  // The Python baselines could not be built: without a Python eager
+  // baseline there is nothing to compare a Python candidate with (the
+  // harness's problem); without torch.compile, no compile figure.
+  void pythonFailed(const std::string& why, bool compile) {
+    if (eager_kind_ == "python") {
+      std::fprintf(stderr, "kbcheck-worker: %s\n", why.c_str());
+      finish(70);
+    }
+    if (compile) {
+      compile_error_ = why + (compile_reason_.empty() ? "" : " (" + compile_reason_ + ")");
+      compile_kind_.clear();
+    }
+  }
+
+  uint64_t pythonCall(const char* which) {
+    char why[1024] = {0};
+    uint64_t bytes = 0;
+    uint64_t stream = 0;
+#if KB_WITH_CUDA
+    if (cuda_) stream = reinterpret_cast<uint64_t>(stream_.stream());
+#endif
+    if (!python_call_ || python_call_(which, &baseline_inputs_, stream, &bytes, why, sizeof why) != 0)
+      throw Error(why[0] ? why : "the Python baselines are not open");
+    return bytes;
+  }
+
+  // Before any candidate code: the Python baselines dropped (their models,
+  // Dynamo's compiled code) and Inductor's and Triton's files removed, so
+  // that no candidate can call or load them.
+  void closePython() {
+    if (python_close_) python_close_();
+    python_close_ = nullptr;
+    python_call_ = nullptr;
+    python_open_ = python_compile_ready_ = python_compile_tried_ = false;
+    if (!python_cache_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(python_cache_, ec);
+    }
   }
 
   // What the trusted phase measured, on the channel before the candidate's
@@ -725,6 +913,15 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (!check_.is_null()) rec["baseline_check"] = check_;
     if (!cached_replaced_.is_null()) rec["cached_replaced"] = cached_replaced_;
     if (!compile_error_.empty()) rec["compile_error"] = compile_error_;
+    // Which baselines these are (docs/kbprof.md "Baselines"): the eager
+    // reference as LibTorch ran it or as Python runs model.py; the compile
+    // figure from AOTInductor's package or from torch.compile in Python;
+    // why it is not the package, or why there is none.
+    rec["baseline_kinds"] = baselineKindsName(chosen_eager_, chosen_compile_);  // the cache key's
+    rec["eager_baseline"] = eager_kind_;
+    rec["compile_baseline"] = compile_kind_.empty() ? Json(nullptr) : Json(compile_kind_);
+    rec["compile_baseline_reason"] = compile_reason_.empty() ? Json(nullptr) : Json(compile_reason_);
+    if (!python_report_.is_null()) rec["python_baselines"] = python_report_;
     for (Participant* p : {&eager_, &compile_}) {
       if (!p->measured) continue;
       Json j;
@@ -887,6 +1084,17 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   double baseline_seconds_ = 0;
   std::optional<task::CompiledBaseline> compiled_;
   std::string compile_error_;
+  // The baselines' kinds (chooseBaselines): eager "libtorch" or "python";
+  // compile "aoti", "python_compile" or "" (none, compile_error_ says why),
+  // and why it is not "aoti" when it is not.
+  std::string eager_kind_ = "libtorch", compile_kind_, compile_reason_;
+  std::string chosen_eager_ = "libtorch", chosen_compile_;  // before any failure: the cache key's kinds
+  using PythonCall = int32_t (*)(const char*, const void*, uint64_t, uint64_t*, char*, size_t);
+  PythonCall python_call_ = nullptr;
+  void (*python_close_)() = nullptr;
+  bool python_open_ = false, python_compile_ready_ = false, python_compile_tried_ = false;
+  std::filesystem::path python_cache_;
+  Json python_report_;
   std::vector<c10::IValue> baseline_inputs_;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> output_specs_;
   std::vector<uint64_t> scratch_sizes_;

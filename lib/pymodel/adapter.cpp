@@ -406,3 +406,311 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_forward(const kb_ap
   Py_DECREF(got);
   return rc;
 }
+
+// ---------------------------------------------------------------------------
+// The Python baselines (docs/kbprof.md "Baselines"): the task's own Model from
+// model.py, in eager mode and wrapped in torch.compile, timed by the worker
+// (lib/profile/timing.cpp) in its trusted phase, before any candidate code
+// is loaded and before confinement. Only the trusted adapter
+// (build::pythonAdapterPath) is asked for these; closed (every reference
+// dropped, Dynamo reset, the compile cache removed by the worker) before the
+// candidate's library is opened, so no candidate can call them.
+
+namespace {
+
+constexpr const char* kBaselineGlue = R"PY(
+import contextlib, json, os, sys, time, traceback, types
+import torch
+import torch.utils.dlpack
+
+models = {}
+targets = {}
+
+def stream_of(stream):
+    return torch.cuda.stream(torch.cuda.ExternalStream(stream)) if stream else contextlib.nullcontext()
+
+def flatten(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in flatten(o)]
+    raise TypeError(f"the reference returned a {type(out).__name__}, not tensors")
+
+def open_baselines(task_dir, params, device, compile, cache_dir, inputs, stream, atol, rtol):
+    """Model from model.py under the task's init seed with the reference's
+    weights (as kb_init builds ModelNew), in the reference's training mode;
+    with `compile`, torch.compile of it, warmed (compiled) here and checked
+    against eager on `inputs` at the contract's tolerance."""
+    report = {}
+    with open(os.path.join(task_dir, "task.json")) as f:
+        task = json.load(f)
+    path = os.path.join(task_dir, "model.py")
+    with open(path) as f:
+        source = f.read()
+    mod = types.ModuleType("kb_baseline_model")
+    mod.__file__ = path
+    exec(compile_source(source, path), mod.__dict__)
+    init = task.get("init") or {}
+    torch.manual_seed(int(init.get("seed", 0)))
+    args = list(mod.get_init_inputs())
+    torch.manual_seed(int(init.get("seed", 0)))
+    model = mod.Model(*args).to(torch.device(device))
+    missing = []
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            ref = params.get(name)
+            if ref is None or tuple(ref.shape) != tuple(t.shape):
+                missing.append(name)
+            else:
+                t.copy_(ref)
+    if missing:
+        raise RuntimeError("model.py and reference.pt disagree on " + ", ".join(missing[:5]))
+    model.train(bool(task.get("training", model.training)))
+    models["eager"] = model
+    if not compile:
+        return json.dumps(report)
+    # Inductor's caches in the worker's folder; its compile in this process
+    # (no pool of compile workers): all of it before the confinement.
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
+    compiled = torch.compile(model)
+    t0 = time.time()
+    try:
+        with torch.no_grad(), stream_of(stream):
+            got = [t.clone() for t in flatten(compiled(*inputs))]
+            want = flatten(model(*inputs))
+        if stream or device.startswith("cuda"):
+            torch.cuda.synchronize()
+    except Exception as e:
+        report["compile_error"] = "torch.compile: " + describe(e)
+        return json.dumps(report)
+    report["compile_seconds"] = round(time.time() - t0, 3)
+    worst = 0.0
+    for g, w in zip(got, want):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            report["compile_error"] = f"torch.compile's output {tuple(g.shape)} {g.dtype} is not eager's {tuple(w.shape)} {w.dtype}"
+            return json.dumps(report)
+        if g.is_floating_point() and g.numel():
+            d = (g.double() - w.double()).abs()
+            worst = max(worst, float(d.nan_to_num(0.0).max()))
+            ok = torch.isclose(g.double(), w.double(), atol=atol, rtol=rtol, equal_nan=True).all()
+        else:
+            ok = torch.equal(g, w)
+        if not bool(ok):
+            report["compile_error"] = (f"torch.compile's output differs from eager (max abs diff {worst:.3g}, "
+                                       f"atol {atol:g}, rtol {rtol:g})")
+            return json.dumps(report)
+    report["max_abs_diff_vs_eager"] = worst
+    models["compile"] = compiled
+    return json.dumps(report)
+
+def compile_source(source, path):
+    return compile(source, path, "exec")
+
+def call(which, inputs, stream):
+    """One forward of a baseline and the copy of its outputs into buffers of
+    their own, as the adapter's kb_forward copies ModelNew's into the
+    harness's: a Python candidate and these pay the same. Returns the
+    outputs' bytes."""
+    model = models[which]
+    with torch.no_grad(), stream_of(stream):
+        out = flatten(model(*inputs))
+        kept = targets.get(which)
+        if kept is None or len(kept) != len(out):
+            kept = targets[which] = [torch.empty_like(o) for o in out]
+        for t, o in zip(kept, out):
+            t.copy_(o)
+    return sum(o.numel() * o.element_size() for o in out)
+
+def close():
+    models.clear()
+    targets.clear()
+    try:
+        import torch._dynamo
+        torch._dynamo.reset()
+    except Exception:
+        pass
+    import gc
+    gc.collect()
+
+def describe(exc):
+    """The exception's own lines, without Dynamo's advice on how to see more."""
+    text = [l.strip() for l in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()]
+    text = [l for l in text if l and not l.startswith(("Set TORCHDYNAMO_VERBOSE", "For even more developer context"))]
+    text = " ".join(text)
+    # A compiler's error is at the end of a long command line.
+    return (text if len(text) <= 1200 else text[:400] + " ... " + text[-800:]) if text else type(exc).__name__
+)PY";
+
+PyObject* baselineGlue = nullptr;  // the baselines' glue module dict (never in sys.modules)
+
+void copyOut(char* buffer, size_t size, const std::string& text) {
+  if (buffer && size) std::snprintf(buffer, size, "%s", text.c_str());
+}
+
+// The worker's values (c10::IValue) as a Python list: tensors through
+// DLPack (no copy), scalars as Python numbers.
+PyObject* pythonInputs(const std::vector<c10::IValue>& values, std::string& problem) {
+  PyObject* m = PyImport_ImportModule("torch.utils.dlpack");
+  PyObject* from_dlpack = m ? PyObject_GetAttrString(m, "from_dlpack") : nullptr;
+  Py_XDECREF(m);
+  if (!from_dlpack) {
+    problem = "cannot reach torch.utils.dlpack: " + pythonError(nullptr);
+    return nullptr;
+  }
+  PyObject* list = PyList_New(0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const c10::IValue& v = values[i];
+    PyObject* item = nullptr;
+    if (v.isTensor()) {
+      PyObject* capsule = capsuleOf(v.toTensor());
+      item = capsule ? PyObject_CallOneArg(from_dlpack, capsule) : nullptr;
+      Py_XDECREF(capsule);
+    } else if (v.isBool()) {
+      item = PyBool_FromLong(v.toBool() ? 1 : 0);
+    } else if (v.isInt()) {
+      item = PyLong_FromLongLong(v.toInt());
+    } else if (v.isDouble()) {
+      item = PyFloat_FromDouble(v.toDouble());
+    } else if (v.isNone()) {
+      Py_INCREF(Py_None);
+      item = Py_None;
+    }
+    if (!item) {
+      problem = "cannot hand input " + std::to_string(i) + " to Python" +
+                (PyErr_Occurred() ? ": " + pythonError(baselineGlue) : std::string(" (a ") + v.tagKind() + ")");
+      Py_DECREF(list);
+      Py_DECREF(from_dlpack);
+      return nullptr;
+    }
+    PyList_Append(list, item);
+    Py_DECREF(item);
+  }
+  Py_DECREF(from_dlpack);
+  return list;
+}
+
+}  // namespace
+
+// Builds the Python baselines of the task at `task_dir`: `params` (the
+// reference's parameters and buffers, `names[i]` for `tensors[i]`, at::Tensor)
+// go into model.py's Model; with `compile`, torch.compile of it is warmed on
+// `inputs` (std::vector<c10::IValue>) on `stream` (0: the current one) and
+// checked against eager at atol/rtol, its caches under `cache_dir`. Returns 0
+// with a JSON report in `report` ({"compile_error": why torch.compile has no
+// figure, "compile_seconds", "max_abs_diff_vs_eager"}), or 1 with the reason
+// there. C++ types cross here: the worker and this library are built
+// together against one LibTorch.
+extern "C" __attribute__((visibility("default"))) int32_t kb_python_baselines_open(
+    const char* task_dir, int32_t cuda, int32_t compile, const char* cache_dir, const char* const* names,
+    const void* tensors, int32_t n_params, const void* inputs, uint64_t stream, double atol, double rtol,
+    char* report, size_t size) {
+  char why[1024] = {0};
+  if (kb_python_prestart(why, sizeof why) != 0) {
+    copyOut(report, size, why);
+    return 1;
+  }
+  if (!baselineGlue) {
+    PyObject* module = PyModule_New("_kb_baseline");
+    PyObject* dict = module ? PyModule_GetDict(module) : nullptr;
+    if (dict) {
+      Py_INCREF(dict);
+      PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins());
+      PyObject* ran = PyRun_String(kBaselineGlue, Py_file_input, dict, dict);
+      if (!ran) {
+        copyOut(report, size, "the baselines' glue failed: " + pythonError(nullptr));
+        Py_DECREF(dict);
+        Py_XDECREF(module);
+        return 1;
+      }
+      Py_DECREF(ran);
+      baselineGlue = dict;
+    }
+    Py_XDECREF(module);
+    if (!baselineGlue) {
+      copyOut(report, size, "cannot create the baselines' module: " + pythonError(nullptr));
+      return 1;
+    }
+  }
+  const auto* ts = static_cast<const at::Tensor*>(tensors);
+  PyObject* params = PyDict_New();
+  PyObject* dlpack = PyImport_ImportModule("torch.utils.dlpack");
+  for (int32_t i = 0; i < n_params && dlpack; ++i) {
+    PyObject* capsule = capsuleOf(ts[i]);
+    PyObject* t = capsule ? PyObject_CallMethod(dlpack, "from_dlpack", "O", capsule) : nullptr;
+    Py_XDECREF(capsule);
+    if (!t) {
+      copyOut(report, size, std::string("cannot hand parameter ") + names[i] + " to Python: " + pythonError(baselineGlue));
+      Py_DECREF(params);
+      Py_DECREF(dlpack);
+      return 1;
+    }
+    PyDict_SetItemString(params, names[i], t);
+    Py_DECREF(t);
+  }
+  Py_XDECREF(dlpack);
+  std::string problem;
+  PyObject* args = pythonInputs(*static_cast<const std::vector<c10::IValue>*>(inputs), problem);
+  if (!args) {
+    Py_DECREF(params);
+    copyOut(report, size, problem);
+    return 1;
+  }
+  PyObject* open = PyDict_GetItemString(baselineGlue, "open_baselines");
+  PyObject* got = PyObject_CallFunction(open, "sOsisOKdd", task_dir, params, cuda ? "cuda" : "cpu", compile ? 1 : 0,
+                                        cache_dir, args, static_cast<unsigned long long>(stream), atol, rtol);
+  Py_DECREF(params);
+  Py_DECREF(args);
+  if (!got) {
+    copyOut(report, size, "building model.py's Model: " + pythonError(baselineGlue));
+    return 1;
+  }
+  const char* text = PyUnicode_AsUTF8(got);
+  copyOut(report, size, text ? text : "{}");
+  Py_DECREF(got);
+  return 0;
+}
+
+// One call of baseline `which` ("eager" or "compile") on `inputs`
+// (std::vector<c10::IValue>) on `stream`; `output_bytes` gets its outputs'
+// bytes. Returns 0, or 1 with the reason in `why`.
+extern "C" __attribute__((visibility("default"))) int32_t kb_python_baseline_call(const char* which, const void* inputs,
+                                                                                 uint64_t stream, uint64_t* output_bytes,
+                                                                                 char* why, size_t size) {
+  if (!baselineGlue) {
+    copyOut(why, size, "the Python baselines are not open");
+    return 1;
+  }
+  std::string problem;
+  PyObject* args = pythonInputs(*static_cast<const std::vector<c10::IValue>*>(inputs), problem);
+  if (!args) {
+    copyOut(why, size, problem);
+    return 1;
+  }
+  PyObject* call = PyDict_GetItemString(baselineGlue, "call");
+  PyObject* got = PyObject_CallFunction(call, "sOK", which, args, static_cast<unsigned long long>(stream));
+  Py_DECREF(args);
+  if (!got) {
+    copyOut(why, size, std::string(which) + " (Python): " + pythonError(baselineGlue));
+    return 1;
+  }
+  if (output_bytes) *output_bytes = PyLong_AsUnsignedLongLong(got);
+  Py_DECREF(got);
+  return 0;
+}
+
+// Drops the baselines (models, output buffers, Dynamo's compiled code) and
+// the glue itself: after this no Python object of theirs is reachable.
+extern "C" __attribute__((visibility("default"))) void kb_python_baselines_close() {
+  if (!baselineGlue) return;
+  if (PyObject* close = PyDict_GetItemString(baselineGlue, "close")) {
+    PyObject* done = PyObject_CallNoArgs(close);
+    if (!done) PyErr_Clear();
+    Py_XDECREF(done);
+  }
+  PyDict_Clear(baselineGlue);
+  Py_DECREF(baselineGlue);
+  baselineGlue = nullptr;
+  PyGC_Collect();
+}

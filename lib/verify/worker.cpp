@@ -505,17 +505,11 @@ void synchronize(const Device& d) {
 #endif
 }
 
-// A Python-format solution (pymodel.json beside its library,
-// docs/solution-format.md): the trusted adapter (lib/pymodel: the installed
-// copy, else the build tree's; never the copy beside the candidate's files)
-// starts the interpreter and imports torch now, before confinement. Returns
-// whether it did; throws when it could not.
-bool prestartPython(const std::filesystem::path& library) {
-  if (!std::filesystem::exists(library.parent_path() / "pymodel.json")) return false;
+void* trustedPythonAdapter() {
   // The worker's environment is the parent's scrubbed one, so this is the
   // installed or build tree's adapter.
   const std::filesystem::path adapter = build::pythonAdapterPath();
-  if (adapter.empty()) throw Error("a Python solution, and this worker has no Python adapter");
+  if (adapter.empty()) throw Error("this worker has no Python adapter");
   void* lib = ::dlopen(adapter.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) throw Error(std::string("cannot load the Python adapter: ") + ::dlerror());
   using Prestart = int32_t (*)(char*, size_t);
@@ -523,6 +517,21 @@ bool prestartPython(const std::filesystem::path& library) {
   if (!prestart) throw Error("the Python adapter " + adapter.string() + " has no kb_python_prestart");
   char why[1024] = {0};
   if (prestart(why, sizeof why) != 0) throw Error(std::string("starting Python: ") + why);
+  return lib;
+}
+
+// A Python-format solution (pymodel.json beside its library,
+// docs/solution-format.md): the trusted adapter (lib/pymodel: the installed
+// copy, else the build tree's; never the copy beside the candidate's files)
+// starts the interpreter and imports torch now, before confinement. Returns
+// whether it did; throws when it could not.
+bool prestartPython(const std::filesystem::path& library) {
+  if (!std::filesystem::exists(library.parent_path() / "pymodel.json")) return false;
+  try {
+    trustedPythonAdapter();
+  } catch (const Error& e) {
+    throw Error(std::string("a Python solution: ") + e.what());
+  }
   return true;
 }
 
@@ -711,7 +720,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     startup_phases["prefetch_join_seconds"] = since(tj);
     if (timing) {
       auto tb = Clock::now();
-      timing->runBaselines();
+      timing->runBaselines(req.library);
       startup_phases["baselines_seconds"] = since(tb);
     }
     if (!req.library.empty()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +109,11 @@ void send(const Json& header, const WirePayload& payload = {});
 // hack_detected, lib/verify/launch.cpp) and ends the worker.
 [[noreturn]] void sendViolation(const std::string& message);
 void synchronize(const Device& d);
+// The trusted Python adapter (build::pythonAdapterPath, never a copy beside
+// a candidate's files), opened and its interpreter started with torch
+// imported (kb_python_prestart); the same handle on every call. Throws when
+// there is none or Python cannot start. Trusted phase only.
+void* trustedPythonAdapter();
 // Calls an entry point; exceptions thrown through the C ABI are caught.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
 // Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
@@ -133,8 +139,10 @@ class TimingSession {
   virtual ~TimingSession() = default;
   // The baselines (eager, compiled), or the re-check of cached ones. Called
   // before the candidate's library is loaded: only trusted code has run in
-  // the process, so nothing a candidate does can slow them down.
-  virtual void runBaselines() = 0;
+  // the process, so nothing a candidate does can slow them down. `library`
+  // is the candidate's (empty: none): a Python-format one (pymodel.json
+  // beside it) is timed against the Python baselines (docs/kbprof.md).
+  virtual void runBaselines(const std::filesystem::path& library) = 0;
   // Runs the timed calls and sends the "timing" record and the sampled
   // calls' "seed" records. `make_context` gives a fresh forward context.
   // A null `forward` times the baselines only.

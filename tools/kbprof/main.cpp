@@ -14,6 +14,7 @@ namespace {
 
 struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision;
+  std::string compile_baseline = "auto";
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
@@ -74,6 +75,7 @@ kb::profile::ProfileOptions options(const Flags& f, const std::string& device, c
   o.device = device;
   o.verify = !f.no_verify;
   o.compile_baseline = !f.no_compile;
+  o.compile_baseline_mode = f.compile_baseline;
   o.use_baseline_cache = !f.no_baseline_cache;
   if (!f.baseline_cache.empty()) o.baseline_cache_dir = f.baseline_cache;
   o.target_ci = f.target_ci;
@@ -142,6 +144,12 @@ int main(int argc, char** argv) {
   app.add_flag("--no-baseline-cache", f.no_baseline_cache, "Time eager and torch.compile again, and do not store them");
   app.add_flag("--no-verify", f.no_verify, "Skip the correctness seeds (sampled timed calls are still checked)");
   app.add_flag("--no-compile", f.no_compile, "Do not time torch.compile (no AOTInductor build)");
+  app.add_option("--compile-baseline", f.compile_baseline,
+                 "Which torch.compile figure: auto (a Python-format solution: torch.compile in Python, eager in "
+                 "Python too; otherwise the AOTInductor package, or torch.compile in Python on a GPU where the "
+                 "package cannot be built), aoti, python, none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "aoti", "python", "none"}));
   app.add_option("--target-ci", f.target_ci, "Stop when every median's 95% interval is within ± this fraction")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 0.5));
