@@ -643,7 +643,19 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   std::vector<Activity> timed_activities;
   for (const auto& a : activities)
     if (timed_index.count(a.owner)) timed_activities.push_back(a);
-  r.kernels = kernelBreakdown(timed_activities);
+  // Whose kernels the timed calls ran: the candidate's own code (its
+  // library, or a Python solution's extensions) against library kernels.
+  // Information for the report, never a verdict.
+  if (!library.empty()) {
+    try {
+      OwnCode own = readOwnCode(library.string());
+      r.kernels = kernelBreakdown(timed_activities, &own);
+      r.provenance.own_kernel_share = ownKernelShare(timed_activities, own).toJson();
+    } catch (const std::exception& e) {
+      r.kernels = kernelBreakdown(timed_activities);
+      r.provenance.own_kernel_share = Json{{"error", e.what()}};
+    }
+  }
 
   // The plausibility floor's inputs: the task's bytes from its own
   // description, the bandwidth measured before the candidate's library was
@@ -761,14 +773,22 @@ std::string renderProfileText(const ProfileResult& r, std::size_t max_kernels) {
   if (!vs.empty())
     out += "\n  candidate: " + vs + " (medians of " + (r.timing_method == "host_clock" ? "host-clock" : "CUDA-event") + " times" +
            (r.head_start_us > 0 ? fmt(", %.0f us head start", r.head_start_us) : std::string()) + ")\n";
+  if (const Json& own = r.provenance.own_kernel_share; own.is_object() && own.contains("share") && own["share"].is_number())
+  {
+    std::snprintf(line, sizeof line, "  own kernels: %.1f%% of the kernel time (%.4f ms own, %.4f ms library) over %llu timed calls\n",
+                  100 * own["share"].get<double>(), own.value("own_ms", 0.0), own.value("library_ms", 0.0),
+                  static_cast<unsigned long long>(own.value("timed_calls", uint64_t{0})));
+    out += line;
+  }
   if (!r.kernels.empty()) {
-    std::snprintf(line, sizeof line, "\n  %-60s %6s %10s %10s %6s\n", "candidate kernel", "calls", "total ms", "mean ms", "share");
+    std::snprintf(line, sizeof line, "\n  %-60s %6s %10s %10s %6s  %s\n", "candidate kernel", "calls", "total ms", "mean ms", "share",
+                  "origin");
     out += line;
     for (std::size_t i = 0; i < r.kernels.size() && i < max_kernels; ++i) {
       const auto& k = r.kernels[i];
       std::string name = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
-      std::snprintf(line, sizeof line, "  %-60s %6llu %10.4f %10.4f %5.1f%%\n", name.c_str(),
-                    static_cast<unsigned long long>(k.calls), k.total_ms, k.mean_ms, 100 * k.share);
+      std::snprintf(line, sizeof line, "  %-60s %6llu %10.4f %10.4f %5.1f%%  %s\n", name.c_str(),
+                    static_cast<unsigned long long>(k.calls), k.total_ms, k.mean_ms, 100 * k.share, k.origin.c_str());
       out += line;
     }
   }

@@ -2,12 +2,17 @@
 
 #include <cxxabi.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+
+#include "core/error.h"
+#include "profile/elf_symbols.h"
 
 namespace kb::profile {
 namespace {
@@ -183,6 +188,7 @@ Json ProvenanceReport::toJson() const {
   Json f = Json::array();
   for (const auto& x : findings) f.push_back(x.toJson());
   j["findings"] = f;
+  j["own_kernel_share"] = own_kernel_share;
   return j;
 }
 
@@ -307,10 +313,12 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
 }
 
 Json KernelStat::toJson() const {
-  return Json{{"name", name}, {"calls", calls}, {"total_ms", total_ms}, {"mean_ms", mean_ms}, {"share", share}};
+  Json j{{"name", name}, {"calls", calls}, {"total_ms", total_ms}, {"mean_ms", mean_ms}, {"share", share}};
+  if (!origin.empty()) j["origin"] = origin;
+  return j;
 }
 
-std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities) {
+std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities, const OwnCode* own) {
   std::map<std::string, KernelStat> by;
   double total = 0;
   for (const auto& a : activities) {
@@ -318,6 +326,7 @@ std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities)
     std::string key = a.kind == ActivityKind::Kernel ? demangle(a.name) : "[" + kindName(a.kind) + " " + a.name + "]";
     KernelStat& k = by[key];
     k.name = key;
+    if (own && k.origin.empty()) k.origin = kernelOrigin(a, *own);
     ++k.calls;
     k.total_ms += a.ms();
     total += a.ms();
@@ -329,6 +338,124 @@ std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities)
     out.push_back(k);
   }
   std::sort(out.begin(), out.end(), [](const KernelStat& a, const KernelStat& b) { return a.total_ms > b.total_ms; });
+  return out;
+}
+
+void OwnCode::add(const std::set<std::string>& functions) {
+  for (const auto& f : functions) {
+    kernels.insert(f);
+    normalized.insert(normalizedKernelName(f));
+  }
+}
+
+bool OwnCode::owns(const std::string& kernel_name) const {
+  return kernels.count(kernel_name) || normalized.count(normalizedKernelName(kernel_name));
+}
+
+OwnCode readOwnCode(const std::string& library) {
+  namespace fs = std::filesystem;
+  OwnCode own;
+  if (library.empty()) return own;
+  const fs::path lib(library);
+  const fs::path config = lib.parent_path() / "pymodel.json";
+  if (!fs::exists(config)) {  // a native solution: its own library
+    own.from = "solution_library";
+    own.libraries.push_back(lib.filename().string());
+    own.add(readElfSymbols(lib).defined_functions);
+    return own;
+  }
+  // A Python solution: the library is the trusted adapter; the candidate's
+  // own native code is in the extensions the build made from its
+  // load_inline calls (lib/build/python_build.h: name -> file, relative to
+  // the library's folder).
+  Json j = readJsonFile(config);
+  own.from = "extension_libraries";
+  if (j.contains("extensions") && j["extensions"].is_object())
+    for (const auto& [name, file] : j["extensions"].items()) {
+      if (!file.is_string()) throw Error(config.string() + ": extension " + name + " has no library file");
+      fs::path rel = file.get<std::string>();
+      if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
+        throw Error(config.string() + ": extension " + name + "'s library is outside the build's folder");
+      own.libraries.push_back(rel.string());
+      own.add(readElfSymbols(lib.parent_path() / rel).defined_functions);
+    }
+  return own;
+}
+
+std::string kernelOrigin(const Activity& a, const OwnCode& own) {
+  if (a.kind != ActivityKind::Kernel) return "copy";
+  if (own.owns(a.name)) return "own";
+  std::string framework = kernelFramework(a.name);
+  if (!framework.empty()) return framework;
+  std::string lib = kernelLibrary(a.name);
+  return lib.empty() ? "other" : lib;
+}
+
+std::optional<double> OwnKernelShare::share() const {
+  if (own_ms + library_ms <= 0) return std::nullopt;
+  return own_ms / (own_ms + library_ms);
+}
+
+Json OwnKernelShare::toJson() const {
+  Json j;
+  std::optional<double> s = share();
+  j["share"] = s ? Json(*s) : Json(nullptr);
+  j["own_ms"] = own_ms;
+  j["library_ms"] = library_ms;
+  j["copy_ms"] = copy_ms;
+  Json by = Json::object();
+  for (const auto& [origin, ms] : library_by_origin) by[origin] = ms;
+  j["library_by_origin"] = by;
+  j["own_kernels"] = own_kernels;
+  j["library_kernels"] = library_kernels;
+  j["own_from"] = own_from;
+  j["own_libraries"] = own_libraries;
+  j["timed_calls"] = timed_calls;
+  Json amb = Json::array();
+  for (const auto& a : ambiguous) amb.push_back(Json{{"name", a.name}, {"also", a.also}, {"ms", a.ms}});
+  j["ambiguous"] = amb;
+  j["ambiguous_ms"] = ambiguous_ms;
+  return j;
+}
+
+OwnKernelShare ownKernelShare(const std::vector<Activity>& activities, const OwnCode& own) {
+  OwnKernelShare out;
+  out.own_from = own.from;
+  out.own_libraries = own.libraries;
+  std::set<int64_t> calls;
+  std::set<std::string> own_names, library_names;
+  std::map<std::string, std::size_t> ambiguous_at;  // kernel name -> index in out.ambiguous
+  for (const auto& a : activities) {
+    if (a.owner < 0) continue;
+    calls.insert(a.owner);
+    const double ms = a.end_ns > a.start_ns ? a.ms() : 0.0;
+    const std::string origin = kernelOrigin(a, own);
+    if (origin == "copy") {
+      out.copy_ms += ms;
+    } else if (origin == "own") {
+      out.own_ms += ms;
+      own_names.insert(a.name);
+      // Also a framework's or a library's name: the same name may come
+      // from either module, and CUPTI does not say which.
+      std::string also = kernelFramework(a.name);
+      if (also.empty()) also = kernelLibrary(a.name);
+      if (!also.empty()) {
+        auto [it, fresh] = ambiguous_at.try_emplace(a.name, out.ambiguous.size());
+        if (fresh) out.ambiguous.push_back({demangle(a.name), also, 0.0});
+        out.ambiguous[it->second].ms += ms;
+        out.ambiguous_ms += ms;
+      }
+    } else {
+      out.library_ms += ms;
+      out.library_by_origin[origin] += ms;
+      library_names.insert(a.name);
+    }
+  }
+  out.timed_calls = calls.size();
+  out.own_kernels = own_names.size();
+  out.library_kernels = library_names.size();
+  for (auto& a : out.ambiguous)
+    if (a.name.size() > 200) a.name = a.name.substr(0, 197) + "...";
   return out;
 }
 

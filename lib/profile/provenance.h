@@ -31,6 +31,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -117,6 +119,9 @@ struct ProvenanceFinding {
 struct ProvenanceReport {
   std::vector<ProvenanceFinding> findings;  // empty: clean
   uint64_t activities = 0;                  // candidate activities checked
+  // Information, never a verdict: the own kernels' share of the timed
+  // calls' GPU time (ownKernelShare below); null when not computed.
+  Json own_kernel_share;
   bool ok() const { return findings.empty(); }
   Json toJson() const;
 };
@@ -140,13 +145,68 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
                                  const ProvenancePolicy& policy, std::size_t max_findings = 5);
 
 // Per-kernel breakdown of the candidate's calls: name (demangled), calls,
-// total and mean milliseconds, share of the candidate's device time.
+// total and mean milliseconds, share of the candidate's device time, and,
+// when the candidate's own code is given (`own`), the kernel's origin
+// (kernelOrigin below).
+struct OwnCode;
 struct KernelStat {
   std::string name;
   uint64_t calls = 0;
   double total_ms = 0, mean_ms = 0, share = 0;
+  std::string origin;  // "own", "aten", "triton", "cublas", "cudnn", "other", "copy"; "" when not attributed
   Json toJson() const;
 };
-std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities);
+std::vector<KernelStat> kernelBreakdown(const std::vector<Activity>& activities, const OwnCode* own = nullptr);
+
+// The candidate's own code, whose kernels count as its own in the share
+// below: a native solution's library (forward.cpp and its .cu files, built
+// into solution.so), or a Python solution's load_inline extensions
+// (pymodel.json beside the trusted adapter, which the build copied in as
+// solution.so, lists them), never the adapter itself.
+struct OwnCode {
+  std::string from = "none";            // "solution_library", "extension_libraries", "none"
+  std::vector<std::string> libraries;   // the files read, relative to the library's folder
+  std::set<std::string> kernels;        // their defined functions (kernels' host stubs among them)
+  std::set<std::string> normalized;     // the same, normalizedKernelName'd
+  void add(const std::set<std::string>& functions);
+  bool owns(const std::string& kernel_name) const;
+};
+// Reads the own code of the solution library at `library` (empty: none).
+// Throws kb::Error when a library named there cannot be read.
+OwnCode readOwnCode(const std::string& library);
+
+// Who wrote a kernel of a candidate call: "own" (a function the candidate's
+// own code defines, exactly or normalized), else the framework or library
+// its name belongs to ("aten", "triton", "cublas", "cudnn"), else "other";
+// memcpys and memsets are "copy".
+std::string kernelOrigin(const Activity& a, const OwnCode& own);
+
+// The share of the candidate's timed GPU time spent in its own kernels
+// (DESIGN.md §5; docs/kbprof.md, provenance.own_kernel_share): durations
+// summed over the timed calls' activities (each activity's own length, so
+// kernels that overlap each count in full), split by kernelOrigin.
+struct OwnKernelShare {
+  std::string own_from = "none";        // OwnCode::from
+  std::vector<std::string> own_libraries;
+  uint64_t timed_calls = 0;             // calls the activities came from
+  double own_ms = 0, library_ms = 0, copy_ms = 0;
+  std::map<std::string, double> library_by_origin;  // "aten", "triton", "cublas", "cudnn", "other" -> ms
+  uint64_t own_kernels = 0, library_kernels = 0;    // distinct kernel names
+  // Kernels counted as own whose names are also a framework's or a
+  // library's (an ATen template instantiated in an extension, or a name
+  // chosen to look like one): CUPTI names the kernel, not the module it
+  // came from, so the attribution is by name alone (docs/kbprof.md).
+  struct Ambiguous {
+    std::string name, also;
+    double ms = 0;
+  };
+  std::vector<Ambiguous> ambiguous;
+  double ambiguous_ms = 0;
+  // own_ms / (own_ms + library_ms); nullopt when the timed calls ran no kernel.
+  std::optional<double> share() const;
+  Json toJson() const;
+};
+// `activities`: the timed calls' (owner >= 0); others are skipped.
+OwnKernelShare ownKernelShare(const std::vector<Activity>& activities, const OwnCode& own);
 
 }  // namespace kb::profile

@@ -2,7 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/error.h"
+#include "core/json.h"
 
 namespace kb {
 namespace {
@@ -346,5 +354,159 @@ TEST(TimedCall, BusyTimeIsTheUnionOfIntervals) {
 }
 
 }  // namespace timed
+}  // namespace
+}  // namespace kb
+
+// The own kernels' share of the timed calls' GPU time (provenance.own_kernel_share).
+namespace kb {
+namespace {
+
+profile::OwnCode ownCode(std::set<std::string> functions, const std::string& from) {
+  profile::OwnCode own;
+  own.from = from;
+  own.add(functions);
+  return own;
+}
+
+profile::Activity copy(profile::ActivityKind kind, int64_t owner, uint64_t start, uint64_t end) {
+  profile::Activity a = kernel(kind == profile::ActivityKind::Memcpy ? "DtoD" : "memset", 7, owner, start, end);
+  a.kind = kind;
+  return a;
+}
+
+const char* kAtenAdd =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT_T0_";
+const char* kCublasGemm = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_execute_kernel__5x_cublas";
+
+TEST(OwnKernelShare, NativeSolutionOwnAgainstCublasAndCopies) {
+  // Two timed calls: an own kernel of 3 us and a cuBLAS GEMM of 1 us each,
+  // a 2 us memcpy in one; the harness's work and an init call's are not timed.
+  profile::OwnCode own = ownCode({"_Z11relu_kernelPKfPfi"}, "solution_library");
+  std::vector<profile::Activity> acts = {
+      kernel("_Z11relu_kernelPKfPfi", 7, 4, 0, 3000), kernel(kCublasGemm, 7, 4, 3000, 4000),
+      kernel("_Z11relu_kernelPKfPfi", 7, 5, 0, 3000), kernel(kCublasGemm, 7, 5, 3000, 4000),
+      copy(profile::ActivityKind::Memcpy, 5, 4000, 6000),
+      kernel("_Z11relu_kernelPKfPfi", 7, profile::kOwnerHarness, 0, 90000)};
+  profile::OwnKernelShare s = profile::ownKernelShare(acts, own);
+  EXPECT_DOUBLE_EQ(s.own_ms, 0.006);
+  EXPECT_DOUBLE_EQ(s.library_ms, 0.002);
+  EXPECT_DOUBLE_EQ(s.copy_ms, 0.002);
+  ASSERT_TRUE(s.share());
+  EXPECT_DOUBLE_EQ(*s.share(), 0.75);
+  EXPECT_DOUBLE_EQ(s.library_by_origin.at("cublas"), 0.002);
+  EXPECT_EQ(s.own_kernels, 1u);
+  EXPECT_EQ(s.library_kernels, 1u);
+  EXPECT_EQ(s.timed_calls, 2u);
+  EXPECT_TRUE(s.ambiguous.empty());
+  Json j = s.toJson();
+  EXPECT_DOUBLE_EQ(j["share"].get<double>(), 0.75);
+  EXPECT_EQ(j["own_from"], "solution_library");
+  EXPECT_DOUBLE_EQ(j["library_by_origin"]["cublas"].get<double>(), 0.002);
+}
+
+TEST(OwnKernelShare, PythonSolutionExtensionKernelsAgainstTorchOps) {
+  // A ModelNew whose load_inline extension defines fused_gelu (an
+  // anonymous-namespace kernel: matched on its normalized name) and whose
+  // forward also runs a torch add (ATen), a Triton kernel and a kernel of
+  // no known library.
+  profile::OwnCode own = ownCode({"_ZN12_GLOBAL__N_110fused_geluEPKfPfi"}, "extension_libraries");
+  std::vector<profile::Activity> acts = {kernel("_ZN12_GLOBAL__N_110fused_geluEPKfPfi", 7, 3, 0, 1000),
+                                         kernel(kAtenAdd, 7, 3, 1000, 4000),
+                                         kernel("triton_poi_fused_add_0", 7, 3, 4000, 5000),
+                                         kernel("_Z7mysteryPf", 7, 3, 5000, 6000)};
+  profile::OwnKernelShare s = profile::ownKernelShare(acts, own);
+  EXPECT_DOUBLE_EQ(s.own_ms, 0.001);
+  EXPECT_DOUBLE_EQ(s.library_ms, 0.005);
+  EXPECT_NEAR(*s.share(), 1.0 / 6.0, 1e-12);
+  EXPECT_DOUBLE_EQ(s.library_by_origin.at("aten"), 0.003);
+  EXPECT_DOUBLE_EQ(s.library_by_origin.at("triton"), 0.001);
+  EXPECT_DOUBLE_EQ(s.library_by_origin.at("other"), 0.001);
+  EXPECT_EQ(s.library_kernels, 3u);
+  // The same calls with no extension at all: everything is library work.
+  profile::OwnKernelShare none = profile::ownKernelShare(acts, profile::OwnCode{});
+  EXPECT_DOUBLE_EQ(*none.share(), 0.0);
+  EXPECT_EQ(none.toJson()["own_from"], "none");
+}
+
+TEST(OwnKernelShare, AKernelNamedLikeALibrarysIsOwnButAmbiguous) {
+  // The extension instantiates ATen's elementwise kernel itself (or names a
+  // function after it): CUPTI reports the name only, so the kernel counts
+  // as own, and the report lists it with the time it took.
+  profile::OwnCode own = ownCode({kAtenAdd, "_Z9my_gemm_kPKfS0_Pf"}, "extension_libraries");
+  std::vector<profile::Activity> acts = {kernel(kAtenAdd, 7, 0, 0, 2000), kernel(kAtenAdd, 7, 1, 0, 2000),
+                                         kernel("_Z9my_gemm_kPKfS0_Pf", 7, 0, 2000, 3000)};
+  profile::OwnKernelShare s = profile::ownKernelShare(acts, own);
+  EXPECT_DOUBLE_EQ(*s.share(), 1.0);
+  ASSERT_EQ(s.ambiguous.size(), 2u);
+  EXPECT_EQ(s.ambiguous[0].also, "aten");
+  EXPECT_DOUBLE_EQ(s.ambiguous[0].ms, 0.004);
+  EXPECT_NE(s.ambiguous[0].name.find("at::native::vectorized_elementwise_kernel"), std::string::npos);
+  EXPECT_EQ(s.ambiguous[1].also, "cublas");  // "gemm" in an own name is listed too
+  EXPECT_DOUBLE_EQ(s.ambiguous_ms, 0.005);
+}
+
+TEST(OwnKernelShare, NoKernelTimeHasNoShare) {
+  profile::OwnKernelShare s = profile::ownKernelShare({copy(profile::ActivityKind::Memset, 0, 0, 1000)}, profile::OwnCode{});
+  EXPECT_FALSE(s.share());
+  EXPECT_TRUE(s.toJson()["share"].is_null());
+  EXPECT_DOUBLE_EQ(s.copy_ms, 0.001);
+  EXPECT_FALSE(profile::ownKernelShare({}, profile::OwnCode{}).share());
+}
+
+TEST(OwnKernelShare, BreakdownNamesEachKernelsOrigin) {
+  profile::OwnCode own = ownCode({"_Z11relu_kernelPKfPfi"}, "solution_library");
+  std::vector<profile::Activity> acts = {kernel("_Z11relu_kernelPKfPfi", 7, 0, 0, 3000), kernel(kAtenAdd, 7, 0, 0, 2000),
+                                         copy(profile::ActivityKind::Memcpy, 0, 0, 1000)};
+  std::map<std::string, std::string> origin;
+  for (const auto& k : profile::kernelBreakdown(acts, &own)) origin[k.name] = k.origin;
+  EXPECT_EQ(origin["relu_kernel(float const*, float*, int)"], "own");
+  EXPECT_EQ(origin["[memcpy DtoD]"], "copy");
+  EXPECT_EQ(profile::kernelOrigin(acts[1], own), "aten");
+  // Without the own code, no origin (and none in the JSON).
+  EXPECT_FALSE(profile::kernelBreakdown(acts).front().toJson().contains("origin"));
+}
+
+// readOwnCode on real ELF files: this test's own executable stands in for
+// a built library.
+class ReadOwnCode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kb-owncode-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "ext");
+    self_ = std::filesystem::read_symlink("/proc/self/exe");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_, self_;
+};
+
+TEST_F(ReadOwnCode, NativeLibraryIsItsOwnCode) {
+  std::filesystem::copy_file(self_, dir_ / "solution.so");
+  profile::OwnCode own = profile::readOwnCode((dir_ / "solution.so").string());
+  EXPECT_EQ(own.from, "solution_library");
+  EXPECT_EQ(own.libraries, std::vector<std::string>{"solution.so"});
+  EXPECT_TRUE(own.owns("main"));
+  EXPECT_EQ(profile::readOwnCode("").from, "none");
+}
+
+TEST_F(ReadOwnCode, PythonSolutionReadsItsExtensionsNotTheAdapter) {
+  // The adapter (solution.so) is not an ELF file here: reading it would throw.
+  { std::ofstream(dir_ / "solution.so") << "not an ELF file"; }
+  std::filesystem::copy_file(self_, dir_ / "ext" / "fused.so");
+  writeJsonFile(dir_ / "pymodel.json", Json{{"entry", "model_new.py"}, {"extensions", {{"fused", "ext/fused.so"}}}});
+  profile::OwnCode own = profile::readOwnCode((dir_ / "solution.so").string());
+  EXPECT_EQ(own.from, "extension_libraries");
+  EXPECT_EQ(own.libraries, std::vector<std::string>{"ext/fused.so"});
+  EXPECT_TRUE(own.owns("main"));
+  // No extensions: no own code at all.
+  writeJsonFile(dir_ / "pymodel.json", Json{{"entry", "model_new.py"}, {"extensions", Json::object()}});
+  profile::OwnCode none = profile::readOwnCode((dir_ / "solution.so").string());
+  EXPECT_EQ(none.from, "extension_libraries");
+  EXPECT_TRUE(none.kernels.empty());
+  // A library outside the build's folder is not read.
+  writeJsonFile(dir_ / "pymodel.json", Json{{"extensions", {{"x", "../x.so"}}}});
+  EXPECT_THROW(profile::readOwnCode((dir_ / "solution.so").string()), Error);
+}
+
 }  // namespace
 }  // namespace kb
