@@ -20,6 +20,12 @@
 #                copied to .kb/kbadv/<name>/model_new.py from a KernelBench git dir, never in
 #                the tree) on level1/1 (.kb/level1/1_Square_matrix_multiplication_.py):
 #                kbcheck --policy kernelbench --device cuda, then kbprof where that passed
+#   audit        issue 37's audit of published solutions: experiments/audit/run.sh on .kb/audit
+#                (claims.json and <id>/model_new.py, from experiments/audit/extract.py) with the
+#                tasks of .kb/kb-tasks (run.sh --prepare-from copies them): kbcheck --policy
+#                kernelbench, then kbprof where it passed; about 9 minutes (AUDIT_TIMEOUT 540,
+#                no kbprof starts after AUDIT_DEADLINE 380 s); run it in a call of its own after
+#                build; results.md/json and every report into $OUT
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
@@ -78,6 +84,14 @@ for step in "$@"; do
         fi
         echo "$n: $st"
       done ;;
+    audit)
+      [ -e $B/lib/pymodel/libkb_pymodel.so ] || echo "audit: no Python adapter in this build: the solutions will end infra_error at build"
+      timeout "${AUDIT_TIMEOUT:-540}" bash experiments/audit/run.sh --bin $B --device cuda --work /tmp/audit \
+        --out "$OUT/audit-results" -j "${AUDIT_JOBS:-8}" --deadline "${AUDIT_DEADLINE:-380}" --import-timeout 150 \
+        --prof-timeout 150 --check-timeout 240 >"$OUT/audit.log" 2>&1
+      echo "audit rc=$?"
+      tar czf "$OUT/audit-reports.tgz" -C /tmp/audit reports import.log import.jsonl 2>/dev/null
+      grep -v "^  " "$OUT/audit.log" | tail -12; grep "^Status counts" "$OUT/audit-results.md" ;;
     serve)
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
       echo "import rc=$?"; tail -2 "$OUT/serve-import.log"
