@@ -44,7 +44,8 @@ def row(claim, check, prof, task):
         "check_stage": (check or {}).get("stage"),
         "static_rules": static_rules(check),
         "profile_status": None, "speedup_vs_eager": None, "speedup_vs_compile": None,
-        "own_kernel_share": None, "compile_error": None, "reason": None,
+        "own_kernel_share": None, "eager_baseline": None, "compile_baseline": None, "compile_error": None,
+        "reason": None,
     }
     if r["check_status"] != "ok":
         if r["static_rules"]:
@@ -59,6 +60,8 @@ def row(claim, check, prof, task):
         r["speedup_vs_compile"] = prof.get("speedup_vs_compile")
         own = (prof.get("provenance") or {}).get("own_kernel_share")
         r["own_kernel_share"] = own.get("share") if isinstance(own, dict) else None
+        r["eager_baseline"] = prof.get("eager_baseline")
+        r["compile_baseline"] = prof.get("compile_baseline")
         comp = ((prof.get("timings") or {}).get("compile") or {})
         r["compile_error"] = first_line(comp.get("error")) or None
         if prof.get("status") != "ok":
