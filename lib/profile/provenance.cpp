@@ -258,6 +258,7 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
         own_normalized.count(normalizedKernelName(a.name)))
       continue;
     std::string framework = kernelFramework(a.name);
+    if (policy.torch_ops_allowed && framework != "triton") continue;
     if (!framework.empty()) {
       add("foreign-kernel", describe(a) + ": a " + (framework == "aten" ? "PyTorch ATen" : "Triton") +
                                 " kernel, not the solution's own");

@@ -108,6 +108,14 @@ struct ProvenancePolicy {
   std::set<std::string> own_kernels;  // the solution library's defined functions
   bool allow_gemm_library = false;    // cuBLAS / cuBLASLt kernels
   bool allow_conv_library = false;    // cuDNN kernels
+  // Torch operations allowed (the `kernelbench` policy's Python-format
+  // candidate): any kernel that is not the candidate's own is library work
+  // (ATen, cuBLAS, cuDNN, torch's kernels outside namespace at), counted in
+  // the own-kernel share and not a foreign-kernel finding. Triton kernels
+  // stay foreign: torch.compile and Triton are refused by the Python rules
+  // under every policy (py-compiler), and this is their run-time check.
+  // kbprof does not set it yet (docs/kbprof.md, "Own kernels' share").
+  bool torch_ops_allowed = false;
 };
 
 struct ProvenanceFinding {

@@ -510,3 +510,32 @@ TEST_F(ReadOwnCode, PythonSolutionReadsItsExtensionsNotTheAdapter) {
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+TEST(Provenance, TorchOpsAllowedMakesLibraryKernelsPassButNotTriton) {
+  // A ModelNew under the kernelbench policy: its extension's kernel, a torch
+  // add (ATen), a cuBLAS GEMM in a task without one, torch's softmax kernel
+  // (outside namespace at) pass; a Triton kernel (torch.compile, refused by
+  // py-compiler) does not.
+  profile::ProvenancePolicy p;
+  p.own_kernels = {"_Z10fused_geluPKfPfi"};
+  p.torch_ops_allowed = true;
+  std::vector<profile::Activity> torch_ops = {
+      kernel("_Z10fused_geluPKfPfi", 7, 0), kernel(kAtenAdd, 7, 0), kernel(kCublasGemm, 7, 0),
+      kernel("_Z20softmax_warp_forwardIfffLi10ELb0ELb0EEvPT0_PKT_iiiPKbib", 7, 0)};
+  EXPECT_TRUE(profile::checkProvenance(torch_ops, {}, 7, p).ok());
+  profile::ProvenanceReport r = profile::checkProvenance({kernel("triton_poi_fused_add_0", 7, 0)}, {}, 7, p);
+  ASSERT_EQ(rules(r), std::vector<std::string>{"foreign-kernel"});
+  EXPECT_NE(r.findings[0].evidence.find("Triton"), std::string::npos);
+  // The other rules still hold: another stream is other-stream.
+  EXPECT_EQ(rules(profile::checkProvenance({kernel(kAtenAdd, 9, 0)}, {{0, 0}}, 7, p)),
+            std::vector<std::string>{"other-stream"});
+  // Off (the default): the same ATen kernel is foreign.
+  p.torch_ops_allowed = false;
+  EXPECT_EQ(rules(profile::checkProvenance({kernel(kAtenAdd, 7, 0)}, {}, 7, p)), std::vector<std::string>{"foreign-kernel"});
+}
+
+}  // namespace
+}  // namespace kb
