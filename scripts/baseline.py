@@ -167,6 +167,77 @@ def _check(path, external, state, mod, task, model, device, tol):
     return worst
 
 
+def python_compile_check(bundle, device):
+    """Where AOTInductor's package cannot be had: whether torch.compile in
+    Python (what kbprof then times, docs/kbprof.md "Baselines") runs the
+    task and matches eager on seeds 0 and 1 at the task's tolerance, as
+    _check does for the package. {"status": "ok", "max_abs_diff_vs_eager",
+    "seconds"} or {"status": "failed", "reason", "message", "seconds"}."""
+    start = time.time()
+    try:
+        task = kbtask.read_task(bundle)
+        mod = kbtask.load_program(os.path.join(bundle, "model.py"))
+        model = kbtask.model_with_weights(mod, task, kbtask.bundle_weights(bundle, device), device)
+        compiled = torch.compile(model)
+        tol = task.get("tolerance", {"atol": 1e-2, "rtol": 1e-2})
+        worst = 0.0
+        for seed in (0, 1):
+            xs = kbtask.drawn_inputs(mod, task, seed, device)
+            with torch.no_grad(), kbtask.warnings.catch_warnings():
+                kbtask.warnings.simplefilter("ignore")
+                got = kbtask.flatten_outputs(compiled(*xs))
+            want = _eager(model, xs)
+            d = kbtask.max_abs_diff(got, want)
+            if not kbtask.close(got, want, atol=tol["atol"], rtol=tol["rtol"]):
+                return {"status": "failed", "reason": "mismatch", "seconds": round(time.time() - start, 1),
+                        "message": f"torch.compile's output differs from eager for seed {seed} (max abs diff {d:.3g})"}
+            worst = max(worst, d)
+        return {"status": "ok", "max_abs_diff_vs_eager": worst, "seconds": round(time.time() - start, 1)}
+    except _Timeout:
+        raise
+    except TaskError as e:
+        return {"status": "failed", "reason": e.kind, "message": e.message, "seconds": round(time.time() - start, 1)}
+    except Exception as e:  # noqa: BLE001
+        reason = "out_of_memory" if kbtask.gpu_out_of_memory(e) else "compile_error"
+        return {"status": "failed", "reason": reason, "message": "torch.compile: " + kbtask.one_line(e),
+                "seconds": round(time.time() - start, 1)}
+    finally:
+        try:
+            torch._dynamo.reset()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def record_compile_baseline(bundle, arch, result):
+    """task.json "compile_baseline.<arch>" (docs/task-format.md): which
+    torch.compile figure kbprof can have for this task on this arch, and,
+    when it is not AOTInductor's package, why; when there is none at all,
+    the reason. Best effort, as remember()."""
+    if result["status"] in ("ok", "cached"):
+        entry = {"baseline": "aoti", "reason": None}
+    else:
+        aoti = result.get("reason", "?") + ": " + result.get("message", "")
+        py = result.get("python_compile")
+        if py and py.get("status") == "ok":
+            entry = {"baseline": "python_compile", "reason": "AOTInductor: " + aoti,
+                     "python_compile": py}
+        else:
+            entry = {"baseline": None, "python_compile": py,
+                     "reason": "AOTInductor: " + aoti + ("; torch.compile in Python: " + py.get("reason", "?") + ": "
+                                                         + py.get("message", "") if py else "")}
+    entry["torch_version"] = kbtask.torch_version()
+    entry["at"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    try:
+        task = kbtask.read_task(bundle)
+        if task.get("compile_baseline", {}).get(arch, {}).get("baseline", "absent") == entry["baseline"] \
+                and entry["baseline"] == "aoti":
+            return
+        task.setdefault("compile_baseline", {})[arch] = entry
+        kbtask.write_json(os.path.join(bundle, "task.json"), task)
+    except (OSError, ValueError, KeyError):
+        pass
+
+
 def _memo_path(bundle, arch):
     return os.path.join(bundle, "compiled", arch + ".failed.json")
 
@@ -208,6 +279,7 @@ def remember(bundle, result, device, timeout_s):
             "message": result["message"],
             "error": result["reason"] + ": " + result["message"],
             "retry_alone": bool(result.get("retry_alone")),
+            "python_compile": result.get("python_compile"),
             "timeout_s": timeout_s,
             "at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         })
@@ -369,8 +441,22 @@ def build_one(bundle, device, a, timeout_s):
             # AOTInductor's runtime hides the CUDA error (on stderr) behind
             # this; beside other builds it was an out of memory when seen.
             result["retry_alone"] = True
+        if result["reason"] != "internal_error" and not result.get("retry_alone"):
+            # What kbprof falls back to (docs/kbprof.md "Baselines"): checked
+            # now, so that the task says whether it has a compile figure.
+            try:
+                signal.alarm(max(0, timeout_s))
+                result["python_compile"] = python_compile_check(bundle, device)
+            except _Timeout:
+                result["python_compile"] = {"status": "failed", "reason": "timeout",
+                                            "message": f"torch.compile took over {timeout_s} s"}
+            finally:
+                signal.alarm(0)
         if result["reason"] != "internal_error":
             remember(bundle, result, device, timeout_s)
+            record_compile_baseline(bundle, arch_of(device), result)
+    elif result["status"] in ("ok", "cached"):
+        record_compile_baseline(bundle, arch_of(device), result)
     result["seconds"] = round(time.time() - start, 3)
     return result
 

@@ -442,10 +442,11 @@ def open_baselines(task_dir, params, device, compile, cache_dir, inputs, stream,
     with `compile`, torch.compile of it, warmed (compiled) here and checked
     against eager on `inputs` at the contract's tolerance."""
     report = {}
-    with open(os.path.join(task_dir, "task.json")) as f:
+    # UTF-8 whatever the worker's locale (LC_ALL=C would read ASCII).
+    with open(os.path.join(task_dir, "task.json"), encoding="utf-8") as f:
         task = json.load(f)
     path = os.path.join(task_dir, "model.py")
-    with open(path) as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         source = f.read()
     mod = types.ModuleType("kb_baseline_model")
     mod.__file__ = path
@@ -474,6 +475,12 @@ def open_baselines(task_dir, params, device, compile, cache_dir, inputs, stream,
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
+    if atol <= 0 and rtol <= 0:
+        # The check scripts/baseline.py makes of AOTInductor's package: the
+        # task's tolerance, else 1e-2 (a compiled program reorders
+        # reductions; it computes the same function, not the same bits).
+        tol = task.get("tolerance") or {}
+        atol, rtol = float(tol.get("atol", 1e-2)), float(tol.get("rtol", 1e-2))
     compiled = torch.compile(model)
     t0 = time.time()
     try:

@@ -22,6 +22,7 @@ Json timingToJson(const std::optional<Timing>& t) {
   j["ci95_low_ms"] = num(t->ci95_low_ms);
   j["ci95_high_ms"] = num(t->ci95_high_ms);
   j["n"] = t->n;
+  j["baseline"] = strOrNull(t->baseline);
   return j;
 }
 
@@ -163,6 +164,11 @@ Json scoreToJson(const Candidate& c, const Score& s, const Scheme& scheme) {
   j["conservative_speedup_compile"] = num(s.conservative_speedup_compile);
   j["faster_than_eager"] = s.faster_than_eager;
   j["faster_than_compile"] = s.faster_than_compile;
+  // Which baselines the speed-ups are against (kbprof's names): the eager
+  // reference ("libtorch" or "python") and the compile figure ("aoti" or
+  // "python_compile"); null where the input does not say.
+  auto baselineOf = [](const std::optional<Timing>& t) { return t ? strOrNull(t->baseline) : Json(nullptr); };
+  j["baselines"] = {{"eager", baselineOf(c.timings.eager)}, {"compile", baselineOf(c.timings.compile)}};
   j["timing_method"] = strOrNull(c.timing_method);
   j["precision"] = {{"contract", strOrNull(c.precision_contract)}, {"candidate_class", strOrNull(c.precision_class)}};
   j["timings"] = {{"eager", timingToJson(c.timings.eager)},

@@ -257,6 +257,7 @@ std::optional<Timing> parseTiming(const Json& t, const std::string& label, Warni
   num("ci95_high_ms", out.ci95_high_ms);
   if (auto it = t.find("n"); it != t.end() && (it->is_number_integer() || it->is_number_unsigned()))
     out.n = std::max<long long>(0, it->get<long long>());
+  if (auto it = t.find("baseline"); it != t.end() && it->is_string()) out.baseline = it->get<std::string>();
   return out;
 }
 

@@ -27,6 +27,10 @@ struct Timing {
   double ci95_low_ms = kNaN;
   double ci95_high_ms = kNaN;
   long long n = 0;  // timed calls; 0 when not given
+  // Which baseline this figure is (kbprof's timings.*.baseline, docs/kbprof.md
+  // "Baselines"): eager "libtorch"/"python", compile "aoti"/"python_compile";
+  // "" when the input does not say.
+  std::string baseline;
 };
 
 struct Timings {

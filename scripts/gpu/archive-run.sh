@@ -26,6 +26,13 @@
 #                kernelbench, then kbprof where it passed; about 9 minutes (AUDIT_TIMEOUT 540,
 #                no kbprof starts after AUDIT_DEADLINE 380 s); run it in a call of its own after
 #                build; results.md/json and every report into $OUT
+#   pybaseline   issue 37's like-for-like baselines (docs/kbprof.md "Baselines"): imports
+#                .kb/level3/39_GRU.py (AOTInductor cannot build RNNs: torch.compile in Python
+#                instead, task.json compile_baseline) and .kb/level2/12_Gemm_Multiply_LeakyReLU.py
+#                with --compiled cuda; kbprof TASK on each, the level-2 native solution with the
+#                default and --compile-baseline python, and a torch-only ModelNew made from each
+#                .kb file (.kb/pyb, never the tree): eager and compile both Python's; reports
+#                into $OUT (pyb-*.json), one summary line each
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
@@ -69,6 +76,28 @@ for step in "$@"; do
       KB_SOURCE_ROOT=$S timeout 400 bash tests/tools/python_format_test.sh $B/tools/kbcheck/kbcheck $S cuda \
         >"$OUT/python-format.log" 2>&1
       echo "python rc=$?"; tail -16 "$OUT/python-format.log" ;;
+    pybaseline)
+      export KB_BASELINE_CACHE=/tmp/pyb-bl
+      summary() { jq -r --arg n "$1" '[$n, .status, .eager_baseline, (.timings.eager.median_ms // "-"),
+        (.compile_baseline // "none"), (.timings.compile.median_ms // "-"), (.speedup_vs_compile // "-"),
+        ((.compile_baseline_reason // "") | .[0:150]), (.python_baselines.compile_seconds // "-")] | @tsv' "$2" 2>/dev/null \
+        || echo "$1: no report"; }
+      for t in level3/39_GRU level2/12_Gemm_Multiply_LeakyReLU; do
+        n=$(basename $t); T=/tmp/pyb/kernelbench/$t
+        timeout 420 $B/tools/kbsynth/kbsynth import .kb/$t.py -o /tmp/pyb --id kernelbench/$t --compiled cuda \
+          >"$OUT/pyb-$n-import.log" 2>&1
+        echo "import $n rc=$?"; jq -c '.compile_baseline' $T/task.json 2>/dev/null | cut -c1-300
+        cp $T/compiled/*.failed.json "$OUT/pyb-$n-failed.json" 2>/dev/null
+        timeout 300 $B/tools/kbprof/kbprof $T -q --json "$OUT/pyb-$n-baselines.json"; summary "$n baselines" "$OUT/pyb-$n-baselines.json"
+        # A torch-only ModelNew: the reference itself, so eager and compile are both Python's.
+        mkdir -p .kb/pyb/$n && sed -e 's/class Model(/class ModelNew(/' -e 's/super(Model, self)/super(ModelNew, self)/' \
+          .kb/$t.py >.kb/pyb/$n/model_new.py
+        timeout 300 $B/tools/kbprof/kbprof $T .kb/pyb/$n -q --json "$OUT/pyb-$n-python.json"; summary "$n python" "$OUT/pyb-$n-python.json"
+      done
+      T=/tmp/pyb/kernelbench/level2/12_Gemm_Multiply_LeakyReLU; S2=testdata/solutions-kernelbench/level2/12_Gemm_Multiply_LeakyReLU
+      timeout 200 $B/tools/kbprof/kbprof $T $S2 -q --json "$OUT/pyb-12-native.json"; summary "12 native" "$OUT/pyb-12-native.json"
+      timeout 300 $B/tools/kbprof/kbprof $T $S2 --compile-baseline python -q --json "$OUT/pyb-12-native-python.json"
+      summary "12 native python_compile" "$OUT/pyb-12-native-python.json" ;;
     kbadv)
       timeout 120 $B/tools/kbsynth/kbsynth import .kb/level1/1_Square_matrix_multiplication_.py -o /tmp/kba \
         --id kernelbench/level1/1_Square_matrix_multiplication_ --compiled none >"$OUT/kbadv-import.log" 2>&1

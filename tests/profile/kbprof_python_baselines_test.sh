@@ -6,9 +6,10 @@
 # keeps the LibTorch reference and, asked (--compile-baseline python), gets
 # Python's torch.compile; by default on the CPU it has no compile figure and
 # the report says why.
-# Usage: kbprof_python_baselines_test.sh KBPROF WORKDIR   (KB_WORKER, KB_SOURCE_ROOT set)
+# kbreward says which baselines a speed-up is against.
+# Usage: kbprof_python_baselines_test.sh KBPROF WORKDIR KBREWARD   (KB_WORKER, KB_SOURCE_ROOT set)
 set -uo pipefail
-KBPROF="$1"; WORK="$2"
+KBPROF="$1"; WORK="$2"; KBREWARD="$3"
 SRC="${KB_SOURCE_ROOT:?}/testdata"
 TASK="$SRC/tasks/linear_relu"
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -39,6 +40,9 @@ expect python '.eager_baseline == "python" and .timings.eager.baseline == "pytho
 expect python '.compile_baseline == "python_compile" and .timings.compile.baseline == "python_compile"'
 expect python "(.timings.compile.median_ms | $finite) and (.speedup_vs_compile | $finite)"
 expect python '(.compile_baseline_reason | test("Python-format")) and .python_baselines.max_abs_diff_vs_eager == 0'
+
+"$KBREWARD" score "$WORK/python.json" > "$WORK/score.json" 2>"$WORK/score.err"
+expect score '.baselines == {"eager": "python", "compile": "python_compile"} and .timings.compile.baseline == "python_compile"'
 
 run native_python "$SRC/solutions-cpu/ok_linear_relu" --compile-baseline python
 expect native_python '.status == "ok" and .eager_baseline == "libtorch" and .compile_baseline == "python_compile"'
