@@ -288,111 +288,48 @@ CompileStep compileCuda(const Toolchain& t, const BuildOptions& o, const std::st
   return step;
 }
 
-// The torch extensions a Python solution builds with load_inline, built
-// here by the trusted stage as load_inline would (main.cpp and cuda.cu),
-// each into work/ext/<name>.so; `libs` gets name -> that path, relative to
-// work. The candidate never runs a compiler (docs/solution-format.md).
-// torch/extension.h precompiled once per compiler, flags and torch, in the
-// build cache (pch-torch-<key>/), for every extension's main.cpp: it is most
-// of an extension's compile time. Empty (compile without it) when it cannot
-// be made; g++ also ignores it, with a warning, where an extension's own
-// flags make it unusable.
-fs::path torchExtensionPch(const Toolchain& tc, const BuildOptions& o, const std::vector<std::string>& flags,
-                           const fs::path& cache) {
+// The headers an extension's C++ units may start with, precompiled once per
+// compiler, flags and torch into the build cache: load_inline's main.cpp
+// starts with torch/extension.h; the paper's workspace bindings with
+// torch/types.h (its light replacement for torch/extension.h) or, in
+// binding.cpp, pybind11/pybind11.h. Parsing them is most of an extension's
+// compile time.
+constexpr const char* kPrecompiledHeaders[] = {"torch/extension.h", "torch/types.h", "pybind11/pybind11.h"};
+
+// The folder holding, for each of `headers` (of kPrecompiledHeaders) that
+// could be made, a file at the header's own relative path that includes
+// it (pch-torch-<key>/torch/types.h) and its precompiled form beside it
+// (.gch), which g++ takes for `-include` of that file when it is valid for
+// the unit's flags (else, with -Winvalid-pch's warning, it reads the file).
+// Forced only in front of a unit whose first line includes that header
+// (firstInclude). Empty when none could be made.
+fs::path precompiledHeaders(const Toolchain& tc, const BuildOptions& o, const std::vector<std::string>& flags,
+                            const fs::path& cache, const std::set<std::string>& headers) {
   Sha256 h;
   h.update(tc.identity);
   for (const auto& f : flags) h.update("\n" + f);
   const fs::path dir = cache / ("pch-torch-" + h.hexDigest().substr(0, 24));
-  const fs::path header = dir / "torch_extension.h";
-  if (fs::exists(dir / "torch_extension.h.gch")) return header;
-  std::error_code ec;
-  const fs::path tmp = cache / ("tmp-pch-" + randomSuffix());
-  fs::create_directories(tmp, ec);
-  if (ec || !writeFile(tmp / "torch_extension.h", "#include <torch/extension.h>\n")) return {};
-  std::vector<std::string> cmd = {tc.cxx.string()};
-  cmd.insert(cmd.end(), flags.begin(), flags.end());
-  cmd.insert(cmd.end(), {"-x", "c++-header", "torch_extension.h", "-o", "torch_extension.h.gch"});
-  CompileStep step = runStep("torch_extension.h", "c++", cmd, tmp, o);
-  if (step.ok) fs::rename(tmp, dir, ec);  // a concurrent build may have won: use its
-  fs::remove_all(tmp, ec);
-  return fs::exists(dir / "torch_extension.h.gch") ? header : fs::path();
-}
-
-std::vector<CompileStep> buildExtensions(const Toolchain& tc, const BuildOptions& o,
-                                         const std::vector<InlineExtension>& exts, const fs::path& work,
-                                         const fs::path& cache, std::map<std::string, std::string>& libs) {
-  std::vector<CompileStep> steps;
-  const bool cuda = o.target == BuildTarget::Cuda;
-  const TorchExtensionFlags tf = torchExtensionFlags(cuda);
-  std::set<std::string> names;
-  std::error_code ec;
-  fs::create_directories(work / "ext", ec);
-  for (const auto& e : exts) {
-    const std::string where = e.file + ":" + std::to_string(e.line) + ": load_inline(" + e.name + ")";
-    auto refuse = [&](const std::string& why) {
-      CompileStep s;
-      s.source = where;
-      s.tool = "load_inline";
-      s.diagnostics = where + ": error: " + why + "\n";
-      steps.push_back(std::move(s));
-    };
-    if (!names.insert(e.name).second) {
-      refuse("a second extension named " + e.name);
-      continue;
+  bool any = false;
+  for (const std::string& header : headers) {
+    const fs::path file = dir / header, gch = dir / (header + ".gch");
+    std::error_code ec;
+    if (!fs::exists(gch)) {
+      // Made in place (the dependency lists name this file), each file
+      // renamed into place whole: a concurrent build may win, and that is
+      // the same file.
+      const std::string tmp = "." + randomSuffix();
+      fs::create_directories(file.parent_path(), ec);
+      if (!fs::exists(file) && writeFile(file.string() + tmp, "#include <" + header + ">\n"))
+        fs::rename(file.string() + tmp, file, ec);
+      std::vector<std::string> cmd = {tc.cxx.string()};
+      cmd.insert(cmd.end(), flags.begin(), flags.end());
+      cmd.insert(cmd.end(), {"-x", "c++-header", file.string(), "-o", gch.string() + tmp});
+      if (runStep(header, "c++", cmd, dir, o).ok) fs::rename(gch.string() + tmp, gch, ec);
+      fs::remove(gch.string() + tmp, ec);
     }
-    if (std::string flag = refusedExtensionFlag(e); !flag.empty()) {
-      refuse(flag + " is not allowed: flags reach the compiler's command line (docs/solution-format.md)");
-      continue;
-    }
-    if (!cuda && !e.cuda_sources.empty()) {
-      refuse("cuda_sources need a CUDA build (--device cuda)");
-      continue;
-    }
-    const fs::path dir = work / "src" / "ext" / e.name;
-    fs::create_directories(dir, ec);
-    writeFile(dir / "main.cpp", extensionMainCpp(e));
-    const std::string define = "-DTORCH_EXTENSION_NAME=" + e.name;
-    std::vector<std::string> base = {"-std=c++17", "-O3", "-fPIC", "-fdiagnostics-color=never"};
-    base.insert(base.end(), tf.compile.begin(), tf.compile.end());
-    if (cuda) base.insert(base.end(), {"-isystem", (tc.cuda_home / "include").string()});
-    std::vector<std::string> cxx = {tc.cxx.string()};
-    cxx.insert(cxx.end(), base.begin(), base.end());
-    if (fs::path pch = torchExtensionPch(tc, o, base, cache); !pch.empty())
-      cxx.insert(cxx.end(), {"-Winvalid-pch", "-include", pch.string()});
-    cxx.push_back(define);
-    cxx.insert(cxx.end(), e.extra_cflags.begin(), e.extra_cflags.end());
-    cxx.insert(cxx.end(), {"-c", "main.cpp", "-o", "main.o"});
-    steps.push_back(runStep(where + " main.cpp", "c++", cxx, dir, o));
-    bool ok = steps.back().ok;
-    std::vector<std::string> objects = {"main.o"};
-    if (ok && !e.cuda_sources.empty()) {
-      writeFile(dir / "cuda.cu", extensionCudaSource(e));
-      std::vector<std::string> nvcc = {tc.nvcc.string(), "-ccbin", tc.cxx.string(), "-std=c++17", "-O3",
-                                       "-arch=" + o.arch, "-Xcompiler", "-fPIC", define,
-                                       "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
-                                       "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
-                                       "--expt-relaxed-constexpr"};
-      nvcc.insert(nvcc.end(), tf.compile.begin(), tf.compile.end());
-      nvcc.insert(nvcc.end(), e.extra_cuda_cflags.begin(), e.extra_cuda_cflags.end());
-      nvcc.insert(nvcc.end(), {"-c", "cuda.cu", "-o", "cuda.o"});
-      steps.push_back(runStep(where + " cuda.cu", "nvcc", nvcc, dir, o));
-      ok = steps.back().ok;
-      objects.push_back("cuda.o");
-    }
-    if (!ok) continue;
-    const std::string out = "ext/" + e.name + ".so";
-    std::vector<std::string> link = {tc.cxx.string(), "-shared", "-o", (work / out).string()};
-    link.insert(link.end(), objects.begin(), objects.end());
-    link.insert(link.end(), tf.link.begin(), tf.link.end());
-    if (cuda) {
-      fs::path lib = fs::exists(tc.cuda_home / "lib64") ? tc.cuda_home / "lib64" : tc.cuda_home / "lib";
-      link.insert(link.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string(), "-lcudart"});
-    }
-    link.insert(link.end(), e.extra_ldflags.begin(), e.extra_ldflags.end());
-    steps.push_back(runStep(where, "link", link, dir, o));
-    if (steps.back().ok) libs[e.name] = out;
+    any = any || fs::exists(gch);
   }
-  return steps;
+  return any ? dir : fs::path();
 }
 
 // Runs fn(i) for i in [0, n) on up to `jobs` threads.
@@ -411,6 +348,165 @@ void parallelFor(std::size_t n, int jobs, Fn fn) {
       for (std::size_t i; (i = next++) < n;) fn(i);
     });
   for (auto& th : pool) th.join();
+}
+
+// One torch extension for the trusted stage to compile and link into
+// work/ext/<name>.so: its translation units (relative to `dir`, where they
+// are staged and compiled) and the flags they take. load_inline's
+// main.cpp/cuda.cu, or a workspace's binding.cpp and kernels/.
+struct ExtensionBuild {
+  std::string name;  // the module's name (TORCH_EXTENSION_NAME)
+  std::string where;  // names the extension in steps and diagnostics
+  fs::path dir;
+  std::vector<std::string> cxx_units, cuda_units;
+  std::vector<std::string> cflags, cuda_cflags, ldflags;
+};
+
+// Compiles and links `e` into work/ext/<name>.so (in parallel, up to
+// `jobs`); `libs` gets name -> "ext/<name>.so" when every step is ok.
+// Every unit is compiled with -MD: a file it reads outside the extension's
+// sources and the toolchain's, torch's and Python's headers fails the unit
+// with a line naming it, and the compiler's own output (which may quote
+// that file) is dropped.
+std::vector<CompileStep> compileExtension(const Toolchain& tc, const BuildOptions& o, const ExtensionBuild& e,
+                                          const fs::path& work, const fs::path& cache, int jobs,
+                                          std::map<std::string, std::string>& libs) {
+  const bool cuda = o.target == BuildTarget::Cuda;
+  const TorchExtensionFlags tf = torchExtensionFlags(cuda);
+  const std::string define = "-DTORCH_EXTENSION_NAME=" + e.name;
+  std::vector<std::string> base = {"-std=c++17", "-O3", "-fPIC", "-fdiagnostics-color=never"};
+  base.insert(base.end(), tf.compile.begin(), tf.compile.end());
+  if (cuda) base.insert(base.end(), {"-isystem", (tc.cuda_home / "include").string()});
+  std::vector<fs::path> allowed = tf.include_roots;
+  std::set<std::string> headers;
+  std::vector<std::string> first(e.cxx_units.size());
+  for (std::size_t i = 0; i < e.cxx_units.size(); ++i) {
+    first[i] = firstInclude(readFile(e.dir / e.cxx_units[i]));
+    for (const char* h : kPrecompiledHeaders)
+      if (first[i] == h) headers.insert(h);
+  }
+  const fs::path pch = headers.empty() ? fs::path() : precompiledHeaders(tc, o, base, cache, headers);
+  std::error_code ec;
+  for (const fs::path& root : {work / "src", tc.cuda_home, fs::path("/usr/include"), fs::path("/usr/lib/gcc"), pch})
+    if (!root.empty()) allowed.push_back(fs::weakly_canonical(root, ec));
+
+  struct Unit {
+    std::string source;
+    bool cuda;
+  };
+  std::vector<Unit> units;
+  for (const auto& u : e.cxx_units) units.push_back({u, false});
+  for (const auto& u : e.cuda_units) units.push_back({u, true});
+  std::vector<CompileStep> steps(units.size());
+  fs::create_directories(work / "ext", ec);
+  fs::create_directories(e.dir / ".obj", ec);
+  parallelFor(units.size(), jobs, [&](std::size_t i) {
+    const std::string obj = ".obj/" + std::to_string(i) + ".o", dep = ".obj/" + std::to_string(i) + ".d";
+    std::vector<std::string> cmd;
+    if (!units[i].cuda) {
+      cmd = {tc.cxx.string()};
+      cmd.insert(cmd.end(), base.begin(), base.end());
+      if (!pch.empty() && headers.count(first[i]) && fs::exists(pch / (first[i] + ".gch")))
+        cmd.insert(cmd.end(), {"-Winvalid-pch", "-include", (pch / first[i]).string()});
+      cmd.push_back(define);
+      cmd.insert(cmd.end(), e.cflags.begin(), e.cflags.end());
+    } else {
+      cmd = {tc.nvcc.string(), "-ccbin", tc.cxx.string(), "-std=c++17", "-O3", "-arch=" + o.arch, "-Xcompiler",
+             "-fPIC", define, "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+             "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr"};
+      cmd.insert(cmd.end(), tf.compile.begin(), tf.compile.end());
+      cmd.insert(cmd.end(), e.cuda_cflags.begin(), e.cuda_cflags.end());
+    }
+    cmd.insert(cmd.end(), {"-MD", "-MF", dep, "-c", units[i].source, "-o", obj});
+    const std::string where = e.where + " " + units[i].source;
+    steps[i] = runStep(where, units[i].cuda ? "nvcc" : "c++", cmd, e.dir, o);
+    if (std::string why = includeOutside(e.dir / dep, e.dir, allowed); !why.empty()) {
+      steps[i].ok = false;
+      steps[i].diagnostics = units[i].source + ": error: the compiler " + why + " (docs/solution-format.md)\n";
+    }
+  });
+  if (!std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; })) return steps;
+  const std::string out = "ext/" + e.name + ".so";
+  std::vector<std::string> link = {tc.cxx.string(), "-shared", "-o", (work / out).string()};
+  for (std::size_t i = 0; i < units.size(); ++i) link.push_back(".obj/" + std::to_string(i) + ".o");
+  link.insert(link.end(), tf.link.begin(), tf.link.end());
+  if (cuda) {
+    fs::path lib = fs::exists(tc.cuda_home / "lib64") ? tc.cuda_home / "lib64" : tc.cuda_home / "lib";
+    link.insert(link.end(), {"-L" + lib.string(), "-Wl,-rpath," + lib.string(), "-lcudart"});
+  }
+  link.insert(link.end(), e.ldflags.begin(), e.ldflags.end());
+  steps.push_back(runStep(e.where, "link", link, e.dir, o));
+  if (steps.back().ok) libs[e.name] = out;
+  return steps;
+}
+
+// A step that refuses an extension before any compiler runs.
+CompileStep refusal(const std::string& tool, const std::string& where, const std::string& why) {
+  CompileStep s;
+  s.source = where;
+  s.tool = tool;
+  s.diagnostics = where + ": error: " + why + "\n";
+  return s;
+}
+
+// The torch extensions a Python solution builds with load_inline, built
+// here by the trusted stage as load_inline would (main.cpp and cuda.cu),
+// each into work/ext/<name>.so; `libs` gets name -> that path, relative to
+// work. The candidate never runs a compiler (docs/solution-format.md).
+std::vector<CompileStep> buildExtensions(const Toolchain& tc, const BuildOptions& o,
+                                         const std::vector<InlineExtension>& exts, const fs::path& work,
+                                         const fs::path& cache, int jobs, std::map<std::string, std::string>& libs) {
+  std::vector<CompileStep> steps;
+  const bool cuda = o.target == BuildTarget::Cuda;
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& e : exts) {
+    const std::string where = e.file + ":" + std::to_string(e.line) + ": load_inline(" + e.name + ")";
+    if (!names.insert(e.name).second) {
+      steps.push_back(refusal("load_inline", where, "a second extension named " + e.name));
+      continue;
+    }
+    if (std::string flag = refusedExtensionFlag(e); !flag.empty()) {
+      steps.push_back(
+          refusal("load_inline", where, flag + " is not allowed: flags reach the compiler's command line (docs/solution-format.md)"));
+      continue;
+    }
+    if (!cuda && !e.cuda_sources.empty()) {
+      steps.push_back(refusal("load_inline", where, "cuda_sources need a CUDA build (--device cuda)"));
+      continue;
+    }
+    ExtensionBuild b{e.name, where, work / "src" / "ext" / e.name, {"main.cpp"}, {},
+                     e.extra_cflags, e.extra_cuda_cflags, e.extra_ldflags};
+    fs::create_directories(b.dir, ec);
+    writeFile(b.dir / "main.cpp", extensionMainCpp(e));
+    if (!e.cuda_sources.empty()) {
+      writeFile(b.dir / "cuda.cu", extensionCudaSource(e));
+      b.cuda_units.push_back("cuda.cu");
+    }
+    std::vector<CompileStep> built = compileExtension(tc, o, b, work, cache, jobs, libs);
+    steps.insert(steps.end(), built.begin(), built.end());
+  }
+  return steps;
+}
+
+// A workspace's extension (the CUDA Agent paper's agent_workdir): its
+// binding.cpp and kernels/ (Solution::workspaceSources, as staged in
+// work/src) compiled with the paper's flags into the module model_new.py
+// imports (python_build.h, workspaceExtension).
+std::vector<CompileStep> buildWorkspaceExtension(const Toolchain& tc, const BuildOptions& o,
+                                                 const solution::Solution& solution, const fs::path& work,
+                                                 const fs::path& cache, int jobs,
+                                                 std::map<std::string, std::string>& libs) {
+  const WorkspaceExtension w = workspaceExtension();
+  const std::string where = "workspace(" + w.name + ")";
+  if (libs.count(w.name)) return {refusal("workspace", where, "a load_inline extension is also named " + w.name)};
+  ExtensionBuild b{w.name, where, work / "src", {}, {}, w.cflags, w.cuda_cflags, {}};
+  for (const solution::SolutionFile* f : solution.workspaceSources())
+    (f->kind == solution::SourceKind::CudaSource ? b.cuda_units : b.cxx_units).push_back(f->path);
+  if (b.cxx_units.empty() && b.cuda_units.empty()) return {refusal("workspace", where, "no .cpp or .cu to build")};
+  if (o.target != BuildTarget::Cuda && !b.cuda_units.empty())
+    return {refusal("workspace", where, b.cuda_units.front() + ": a .cu needs a CUDA build (--device cuda)")};
+  return compileExtension(tc, o, b, work, cache, jobs, libs);
 }
 
 std::string keyOf(const solution::Solution& s, const BuildOptions& o, const Toolchain& t) {
@@ -605,15 +701,21 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
 
   std::vector<CompileStep> extension_steps;
   if (solution.isPython()) {
-    if (std::string why = pythonUnsupported(solution); !why.empty()) return infra(why);
     if (options.device_only) return infra("--device-only builds CUDA sources; a Python solution has none");
     ExtensionList extensions = readInlineExtensions(solution);
     if (!extensions.problem.empty()) return infra(extensions.problem);
-    if (!extensions.extensions.empty() && !torchExtensionFlags(false).available)
-      return infra("this build has no torch to build load_inline extensions against");
+    const bool workspace = solution.format == solution::Format::Workspace;
+    if ((workspace || !extensions.extensions.empty()) && !torchExtensionFlags(false).available)
+      return infra("this build has no torch to build torch extensions against");
     std::map<std::string, std::string> libs;
-    extension_steps = buildExtensions(tc, options, extensions.extensions, work, cache, libs);
-    if (libs.size() == extensions.extensions.size()) {
+    const int ext_jobs = options.jobs > 0 ? options.jobs
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    extension_steps = buildExtensions(tc, options, extensions.extensions, work, cache, ext_jobs, libs);
+    if (workspace) {
+      std::vector<CompileStep> ws = buildWorkspaceExtension(tc, options, solution, work, cache, ext_jobs, libs);
+      extension_steps.insert(extension_steps.end(), ws.begin(), ws.end());
+    }
+    if (libs.size() == extensions.extensions.size() + (workspace ? 1 : 0)) {
       PythonStage staged = stagePython(solution, options, work, libs);
       if (!staged.ok) return infra(staged.problem);
     }

@@ -1,16 +1,17 @@
 // The build stage of a Python-format solution (docs/solution-format.md):
-// nothing is compiled; the cache entry holds the trusted adapter
-// (lib/pymodel, copied in as solution.so), the solution's Python files and
-// pymodel.json (the entry file and the task's init: the seed and the
-// arguments ModelNew is built with). The candidate never runs a compiler:
-// a torch extension it would build at import time (load_inline, the
-// workspace's binding.cpp) is refused here until the trusted stage builds
-// such extensions itself.
+// the cache entry holds the trusted adapter (lib/pymodel, copied in as
+// solution.so), the solution's Python files, the torch extensions it uses
+// (load_inline's, a workspace's binding.cpp and kernels/), built here by the
+// trusted stage (build.cpp), and pymodel.json (the entry file, the
+// extensions, and the task's init: the seed and the arguments ModelNew is
+// built with). The candidate never runs a compiler.
 #include "build/python_build.h"
 
 #include <unistd.h>
 
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -29,12 +30,6 @@ fs::path pythonAdapterPath() {
 #ifdef KB_PYMODEL_BUILD_PATH
   if (::access(KB_PYMODEL_BUILD_PATH, R_OK) == 0) return KB_PYMODEL_BUILD_PATH;
 #endif
-  return {};
-}
-
-std::string pythonUnsupported(const solution::Solution& solution) {
-  if (solution.format == solution::Format::Workspace)
-    return "building a workspace's binding.cpp and kernels/ into a torch extension is not supported yet";
   return {};
 }
 
@@ -148,6 +143,7 @@ TorchExtensionFlags torchExtensionFlags(bool cuda) {
                "-isystem", (torch / "include").string(),
                "-isystem", (torch / "include/torch/csrc/api/include").string(),
                "-isystem", KB_PYTHON_INCLUDE};
+  t.include_roots = {torch, KB_PYTHON_INCLUDE};
   const std::string lib = (torch / "lib").string();
   t.link = {"-L" + lib, "-Wl,-rpath," + lib, "-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"};
   if (cuda) t.link.insert(t.link.end(), {"-lc10_cuda", "-ltorch_cuda"});
@@ -191,6 +187,79 @@ PythonStage stagePython(const solution::Solution& solution, const BuildOptions& 
   writeJsonFile(work / "pymodel.json", config);
   out.ok = true;
   return out;
+}
+
+std::string firstInclude(const std::string& text) {
+  static const std::regex kInclude(R"(^[ \t]*#[ \t]*include[ \t]*<([A-Za-z0-9_./]+)>[ \t]*(//.*)?$)");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto last = line.find_last_not_of(" \t\r\f\v");
+    if (last != std::string::npos && line[last] == '\\') return {};
+    const auto first = line.find_first_not_of(" \t\r\f\v");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0) continue;
+    std::smatch m;
+    const std::string code = line.substr(0, last + 1);
+    if (std::regex_match(code, m, kInclude)) return m[1];
+    return {};
+  }
+  return {};
+}
+
+
+std::vector<std::string> dependencyList(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool after_colon = false;
+  auto flush = [&] {
+    if (cur.empty()) return;
+    if (after_colon) out.push_back(cur);
+    else if (cur.back() == ':') after_colon = true;
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      flush();
+      ++i;
+    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
+      cur += ' ';
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      flush();
+    } else if (c == ':' && !after_colon && cur.empty()) {
+      after_colon = true;  // nvcc writes "a.o : a.cu"
+    } else {
+      cur += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::string includeOutside(const fs::path& depfile, const fs::path& cwd, const std::vector<fs::path>& allowed) {
+  std::ifstream in(depfile, std::ios::binary);
+  if (!in) return "wrote no dependency list, so what it read is not known";
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  for (const std::string& dep : dependencyList(text.str())) {
+    fs::path p = fs::weakly_canonical(fs::path(dep).is_absolute() ? fs::path(dep) : cwd / dep, ec);
+    if (ec) return "reads " + dep + ", which cannot be resolved";
+    bool inside = false;
+    for (const fs::path& root : allowed) {
+      auto r = root.begin(), q = p.begin();
+      for (; r != root.end() && q != p.end() && *r == *q; ++r, ++q) {
+      }
+      if (r == root.end()) {
+        inside = true;
+        break;
+      }
+    }
+    if (!inside)
+      return "reads " + p.string() + ", outside the solution and the toolchain's, torch's and Python's headers";
+  }
+  return {};
 }
 
 Json taskInitOf(const fs::path& task_dir) {

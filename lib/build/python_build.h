@@ -14,9 +14,16 @@ namespace kb::build {
 // installed libexec copy, or the build tree's; empty when there is none.
 std::filesystem::path pythonAdapterPath();
 
-// Why this Python solution cannot be built yet ("" when it can): a
-// workspace's binding.cpp.
-std::string pythonUnsupported(const solution::Solution& solution);
+// The CUDA Agent paper's workspace extension, as its utils/compile.py
+// builds it (torch.utils.cpp_extension.load over binding.cpp and kernels/,
+// Solution::workspaceSources): the module name model_new.py imports and the
+// flags, fixed by the paper's harness (the candidate gives none).
+struct WorkspaceExtension {
+  std::string name = "cuda_extension";
+  std::vector<std::string> cflags = {"-O3", "-std=c++17"};
+  std::vector<std::string> cuda_cflags = {"-O3", "--use_fast_math"};
+};
+inline WorkspaceExtension workspaceExtension() { return {}; }
 
 // One torch extension a solution builds with load_inline, as
 // scripts/pycheck.py --extract read it from the code (never run): the
@@ -53,9 +60,33 @@ std::string refusedExtensionFlag(const InlineExtension& e);
 struct TorchExtensionFlags {
   std::vector<std::string> compile;  // -D and -isystem flags, for g++ and nvcc
   std::vector<std::string> link;     // -L, -rpath and -l flags
+  // Where those headers are (torch's folder, Python's include folder): an
+  // extension may read files there.
+  std::vector<std::filesystem::path> include_roots;
   bool available = false;
 };
 TorchExtensionFlags torchExtensionFlags(bool cuda);
+
+// H when the first line of `text` that is not blank or a whole-line //
+// comment is exactly `#include <H>`; else "" (also where a line before it
+// or it goes on to the next line ends in a backslash). Forcing H in front of
+// such a unit (g++ -include, which takes a precompiled H.gch) compiles the
+// same text: the unit's own include of H is then a no-op.
+std::string firstInclude(const std::string& text);
+
+// The files of a make-style dependency list, as g++ and nvcc write it with
+// -MD -MF (the target, a colon, then every file read, backslash-continued,
+// spaces in names escaped).
+std::vector<std::string> dependencyList(const std::string& text);
+
+// Why the compile that wrote the dependency list `depfile` read what it
+// must not ("reads /etc/passwd, outside ..."): a file (relative names are
+// relative to `cwd`) outside every folder of `allowed` (canonical paths),
+// or no list at all; "" when every file is inside. An extension's sources
+// are the candidate's: a host file they include must not reach a
+// compiler's diagnostics or the library.
+std::string includeOutside(const std::filesystem::path& depfile, const std::filesystem::path& cwd,
+                           const std::vector<std::filesystem::path>& allowed);
 
 struct PythonStage {
   bool ok = false;

@@ -1,6 +1,8 @@
-// A Python-format solution (KernelBench's ModelNew, docs/solution-format.md)
-// as a kb_api solution: kb_init starts an embedded CPython, runs the
-// solution's model_new.py and builds ModelNew with the reference's weights;
+// A Python-format solution (KernelBench's ModelNew or the CUDA Agent
+// paper's workspace, docs/solution-format.md) as a kb_api solution: kb_init
+// starts an embedded CPython, runs the solution's model_new.py (its torch
+// extensions, built by the build stage, answer load_inline and import) and
+// builds ModelNew with the reference's weights;
 // kb_forward hands the harness's inputs to ModelNew.forward through DLPack
 // (no copy) and copies what it returns into harness-allocated outputs.
 //
@@ -40,27 +42,36 @@ import torch
 import torch.utils.dlpack
 
 def load(folder, params, device):
-    with open(folder + "/pymodel.json") as f:
+    # UTF-8, as Python reads source files, whatever the worker's locale.
+    with open(folder + "/pymodel.json", encoding="utf-8") as f:
         cfg = json.load(f)
     path = folder + "/" + cfg["entry"]
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         source = f.read()
-    # load_inline answers with the extension the build stage built from the
-    # same call's literal arguments (pymodel.json "extensions"): the
-    # candidate never runs a compiler.
+    # The torch extensions the build stage built (pymodel.json "extensions":
+    # name -> library): the candidate never runs a compiler. load_inline
+    # answers with the one built from the same call's literal arguments; an
+    # import of a built name (a workspace's `import cuda_extension`) finds
+    # its library, and only those names: nothing else is on sys.path.
     import importlib.machinery, importlib.util
     import torch.utils.cpp_extension
     built = cfg.get("extensions", {})
+    def built_spec(name):
+        lib = folder + "/" + built[name]
+        return importlib.util.spec_from_file_location(
+            name, lib, loader=importlib.machinery.ExtensionFileLoader(name, lib))
     def load_inline(name, *args, **kwargs):
         if name not in built:
             raise RuntimeError(f"load_inline({name!r}): the build stage built no extension of that name")
-        path = folder + "/" + built[name]
-        loader = importlib.machinery.ExtensionFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        module = importlib.util.module_from_spec(built_spec(name))
+        module.__spec__.loader.exec_module(module)
         return module
     torch.utils.cpp_extension.load_inline = load_inline
+    class BuiltExtensions:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            return built_spec(name) if name in built else None
+    sys.meta_path.insert(0, BuiltExtensions)
     mod = types.ModuleType("model_new")
     mod.__file__ = path
     sys.modules["model_new"] = mod

@@ -62,11 +62,20 @@ struct Solution {
   std::string hash;  // "sha256:<hex>" over paths and contents of code files
 
   std::vector<const SolutionFile*> sources() const;  // .cu and .cpp, forward.cpp first
+  // A workspace's extension sources, as the paper's utils/compile.py finds
+  // them: every .cu and .cpp at the top (binding.cpp) and directly in
+  // kernels/, sorted by path; empty for the other formats.
+  std::vector<const SolutionFile*> workspaceSources() const;
   bool isCode(const SolutionFile& f) const { return f.kind != SourceKind::Other; }
   bool isPython() const { return format != Format::Native; }
 };
 
 SourceKind classifyPath(const std::filesystem::path& path);
+
+// In a workspace, the paper's harness files: utils/ (its compile,
+// verification and profiling scripts) and model.py (its copy of the
+// reference). The judge brings its own; loadSolution lists them as Other.
+bool isWorkspaceHarnessFile(const std::string& rel);
 
 // Reads `dir` (or one .py file: a KernelBench solution of that one file).
 // Throws kb::UsageError, with the offending path in the message, when the

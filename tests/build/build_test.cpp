@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "build/nvcc_plan.h"
+#include "build/python_build.h"
 #include "core/error.h"
 #include "kb_config.h"
 #include "core/process.h"
@@ -240,6 +241,41 @@ TEST_F(BuildTest, NvccPlanSplitGivesNvccsOwnObject) {
   EXPECT_FALSE(bytes(plan->host_module_id).empty());
   EXPECT_EQ(bytes(plan->host_module_id), bytes(plan->device_module_id));
   EXPECT_EQ(bytes("plain.o"), bytes("split.o"));
+}
+
+// A precompiled header is forced only in front of a unit whose first line
+// includes exactly that header, so that the text compiled is the unit's own.
+TEST(ExtensionBuild, FirstIncludeIsOnlyAnExactFirstLine) {
+  using kb::build::firstInclude;
+  EXPECT_EQ(firstInclude("#include <torch/types.h>\n#include <x.h>\n"), "torch/types.h");
+  EXPECT_EQ(firstInclude("// a comment\n\n  #  include <torch/types.h>  // why\nint x;\n"), "torch/types.h");
+  EXPECT_EQ(firstInclude("#define X 1\n#include <torch/types.h>\n"), "");   // a macro before it
+  EXPECT_EQ(firstInclude("/* c */ #include <torch/types.h>\n"), "");
+  EXPECT_EQ(firstInclude("// c \\\n#include <torch/types.h>\n"), "");      // inside a continued comment
+  EXPECT_EQ(firstInclude("#include <torch/types.h> \\\nint x;\n"), "");
+  EXPECT_EQ(firstInclude("#include \"torch/types.h\"\n"), "");
+  EXPECT_EQ(firstInclude("int x;\n#include <torch/types.h>\n"), "");
+}
+
+TEST(ExtensionBuild, DependencyListsAsGccAndNvccWriteThem) {
+  EXPECT_EQ(kb::build::dependencyList(".obj/0.o: binding.cpp /usr/include/stdc-predef.h \\\n /etc/pass\\ wd\n"),
+            (std::vector<std::string>{"binding.cpp", "/usr/include/stdc-predef.h", "/etc/pass wd"}));
+  EXPECT_EQ(kb::build::dependencyList("b.o : b.cu \\\n    /usr/include/a.h \\\n    /etc/hostname\n"),
+            (std::vector<std::string>{"b.cu", "/usr/include/a.h", "/etc/hostname"}));
+}
+
+TEST(ExtensionBuild, IncludeOutsideNamesTheFirstFileOutsideTheAllowedFolders) {
+  const fs::path dir = fs::temp_directory_path() / ("kb_build_deps_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "src" / "kernels");
+  const fs::path src = fs::weakly_canonical(dir / "src");
+  std::ofstream(dir / "ok.d") << "0.o: kernels/k.cpp kernels/../binding_registry.h /usr/include/stdio.h\n";
+  std::ofstream(dir / "bad.d") << "0.o: kernels/k.cpp kernels/../../../../etc/passwd\n";
+  const std::vector<fs::path> allowed = {src, "/usr/include"};
+  EXPECT_EQ(kb::build::includeOutside(dir / "ok.d", src, allowed), "");
+  EXPECT_NE(kb::build::includeOutside(dir / "bad.d", src, allowed).find("reads /etc/passwd, outside"),
+            std::string::npos);
+  EXPECT_NE(kb::build::includeOutside(dir / "none.d", src, allowed).find("no dependency list"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(TrimDiagnostics, KeepsFirstErrorsWithContext) {

@@ -46,6 +46,40 @@ TEST_F(SolutionDirTest, ListsClassifiesAndHashes) {
   EXPECT_NE(kb::solution::loadSolution(root_ / "sol").hash, before);
 }
 
+// The CUDA Agent paper's workspace: model_new.py with binding.cpp. Its
+// harness files (utils/, model.py) are the judge's: listed, not code; the
+// extension's sources are what the paper's compile.py globs.
+TEST_F(SolutionDirTest, WorkspaceListsTheExtensionSourcesAndNotThePapersHarness) {
+  write("model_new.py", "import cuda_extension\n");
+  write("binding.cpp", "int b;\n");
+  write("binding_registry.h", "#pragma once\n");
+  write("kernels/k.cu", "__global__ void k() {}\n");
+  write("kernels/k_binding.cpp", "int kb;\n");
+  write("kernels/deeper/not_globbed.cu", "\n");
+  write("model.py", "class Model: pass\n");
+  write("utils/verification.py", "import torch\n");
+  kb::solution::Solution s = kb::solution::loadSolution(root_ / "sol");
+  EXPECT_EQ(s.format, kb::solution::Format::Workspace);
+  EXPECT_EQ(s.entry, "model_new.py");
+  std::vector<std::string> sources;
+  for (const auto* f : s.workspaceSources()) sources.push_back(f->path);
+  EXPECT_EQ(sources, (std::vector<std::string>{"binding.cpp", "kernels/k.cu", "kernels/k_binding.cpp"}));
+  for (const auto& f : s.files) {
+    if (f.path == "model.py" || f.path == "utils/verification.py") EXPECT_EQ(f.kind, kb::solution::SourceKind::Other);
+    if (f.path == "binding_registry.h") EXPECT_EQ(f.kind, kb::solution::SourceKind::Header);
+    if (f.path == "kernels/deeper/not_globbed.cu") EXPECT_EQ(f.kind, kb::solution::SourceKind::CudaSource);
+  }
+  const std::string before = s.hash;
+  write("utils/verification.py", "import os\n");  // the paper's harness: not the candidate's code
+  EXPECT_EQ(kb::solution::loadSolution(root_ / "sol").hash, before);
+  write("binding_registry.h", "#pragma once\nint r;\n");
+  EXPECT_NE(kb::solution::loadSolution(root_ / "sol").hash, before);
+
+  fs::remove(root_ / "sol" / "binding.cpp");  // model_new.py alone: KernelBench's format
+  EXPECT_EQ(kb::solution::loadSolution(root_ / "sol").format, kb::solution::Format::KernelBench);
+  EXPECT_TRUE(kb::solution::loadSolution(root_ / "sol").workspaceSources().empty());
+}
+
 TEST_F(SolutionDirTest, MissingForwardIsUsageError) {
   write("kernels/a.cu", "\n");
   EXPECT_THROW(kb::solution::loadSolution(root_ / "sol"), kb::UsageError);
