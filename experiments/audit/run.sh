@@ -153,7 +153,7 @@ while read -r id level task; do
     echo "  $id: not_run (deadline)"; continue
   fi
   t="$WORK/tasks/$prefix/level$level/$task"
-  timeout "$PROF_TIMEOUT" "$KBPROF" "$t" "$AUDIT/$id" --device "$DEVICE" --compile-baseline "$COMPILE_BASELINE" \
+  timeout "$PROF_TIMEOUT" "$KBPROF" "$t" "$AUDIT/$id" --device "$DEVICE" --policy kernelbench --compile-baseline "$COMPILE_BASELINE" \
     --budget "$BUDGET" --max-rounds "$MAX_ROUNDS" --timeout "$PROF_TIMEOUT" -q --json "$r.prof.json" >"$r.prof.log" 2>&1
   rc=$?
   if [ $rc -eq 124 ] || [ ! -s "$r.prof.json" ]; then

@@ -629,8 +629,24 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     r.parent_clock = pc;
   }
 
+  // The candidate's own code: a native solution's library, or a Python
+  // solution's load_inline extensions (pymodel.json beside the trusted
+  // adapter, which defines none of the candidate's kernels).
+  std::optional<OwnCode> own;
+  std::string own_error;
+  if (!library.empty()) {
+    try {
+      own = readOwnCode(library.string());
+    } catch (const std::exception& e) {
+      own_error = e.what();
+    }
+  }
   ProvenancePolicy policy;
   policy.own_kernels = symbols.defined_functions;
+  if (own && isTrustedPythonAdapter(library)) {
+    policy.own_kernels.insert(own->kernels.begin(), own->kernels.end());
+    policy.torch_ops_allowed = o.torch_ops_allowed;
+  }
   allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);
   r.provenance = checkProvenance(activities, calls, launch_stream, policy);
   for (const auto& p : id_problems) r.provenance.findings.insert(r.provenance.findings.begin(), {"harness-id", p});
@@ -646,15 +662,12 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // Whose kernels the timed calls ran: the candidate's own code (its
   // library, or a Python solution's extensions) against library kernels.
   // Information for the report, never a verdict.
-  if (!library.empty()) {
-    try {
-      OwnCode own = readOwnCode(library.string());
-      r.kernels = kernelBreakdown(timed_activities, &own);
-      r.provenance.own_kernel_share = ownKernelShare(timed_activities, own).toJson();
-    } catch (const std::exception& e) {
-      r.kernels = kernelBreakdown(timed_activities);
-      r.provenance.own_kernel_share = Json{{"error", e.what()}};
-    }
+  if (own) {
+    r.kernels = kernelBreakdown(timed_activities, &*own);
+    r.provenance.own_kernel_share = ownKernelShare(timed_activities, *own).toJson();
+  } else if (!library.empty()) {
+    r.kernels = kernelBreakdown(timed_activities);
+    r.provenance.own_kernel_share = Json{{"error", own_error}};
   }
 
   // The plausibility floor's inputs: the task's bytes from its own

@@ -72,6 +72,12 @@ struct ProfileOptions {
   // A cached baseline is re-checked with this many eager calls before use.
   int check_rounds = 10;
   double plausibility_slack = 0.8;
+  // The policy lets a Python-format candidate call torch operations in
+  // forward (core/policy_file.h policyAllowsTorchOps: kernelbench): its
+  // ATen, cuBLAS and cuDNN kernels are then library work in the run-time
+  // provenance, not foreign kernels (Triton's stay foreign). Off (paper, the
+  // default): only the candidate's own extension kernels may run.
+  bool torch_ops_allowed = false;
   // "strict" or "paper": judge by this precision contract instead of the
   // task's (task/precision.h); empty: the task's.
   std::optional<std::string> precision;

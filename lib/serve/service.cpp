@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/policy_file.h"
 #include "eval/session.h"
 #include "reward/reward.h"
 #include "solution/solution.h"
@@ -73,7 +74,8 @@ struct Service::Job {
 };
 
 Service::Service(TaskStore& tasks, ServiceOptions options)
-    : tasks_(tasks), options_(std::move(options)), checker_(options_.static_policy) {
+    : tasks_(tasks), options_(std::move(options)), checker_(options_.static_policy),
+      torch_ops_allowed_(policyAllowsTorchOps(options_.static_policy)) {
   std::error_code ec;
   fs::create_directories(options_.state_dir / "work", ec);
   fs::create_directories(options_.state_dir / "scratch", ec);
@@ -562,6 +564,7 @@ eval::Request Service::baseRequest(const Job& job) const {
   q.verify.limits.wall_seconds = options_.verify_timeout_seconds;
   q.verify.limits.cpu_seconds = static_cast<uint64_t>(options_.verify_timeout_seconds) + 1;
   q.profile.budget_seconds = options_.profile_budget_seconds;
+  q.profile.torch_ops_allowed = torch_ops_allowed_;
   // Every client's files are in the state directory and the build cache:
   // no candidate worker may read them (its own library excepted), and the
   // workers' scratch directories (result channels) are in the state too.

@@ -146,6 +146,7 @@ class Service {
   TaskStore& tasks_;
   ServiceOptions options_;
   eval::StaticChecker checker_;
+  bool torch_ops_allowed_ = false;  // the policy's (core/policy_file.h), for the run-time provenance
   std::shared_ptr<agent::ResourcePool> cpu_pool_, gpu_pool_;
   std::unique_ptr<Journal> journal_;
   Metrics metrics_;

@@ -41,9 +41,18 @@ set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
 OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"
 export PATH="$R/.carry/bin:$PATH" LD_LIBRARY_PATH="$R/.carry/lib/so"
+SHA=$(sha256sum "$R/.carry/src.tgz" | cut -c1-16)
 if [ ! -d $S ]; then
   mkdir -p $S && tar xzf "$R/.carry/src.tgz" -C $S && cp -r "$R/.carry" "$R/.kb" $S/ || exit 1
+elif [ "$(cat $S/.src-sha 2>/dev/null)" != "$SHA" ]; then
+  # A newer archive on a warm machine: only the files that changed are
+  # copied in (new mtimes), so ninja rebuilds what they touch and no more.
+  rm -rf /tmp/src.new && mkdir -p /tmp/src.new && tar xzf "$R/.carry/src.tgz" -C /tmp/src.new || exit 1
+  (cd /tmp/src.new && find . -type f | while read -r f; do
+     cmp -s "$f" "$S/$f" || { mkdir -p "$S/$(dirname "$f")"; cp "$f" "$S/$f"; echo "updated $f"; }; done) | tail -20
+  rm -rf $S/.kb && cp -r "$R/.kb" $S/
 fi
+echo "$SHA" > $S/.src-sha
 cd $S
 for step in "$@"; do
   echo "== $step $(date +%T)"
@@ -92,7 +101,7 @@ for step in "$@"; do
         # A torch-only ModelNew: the reference itself, so eager and compile are both Python's.
         mkdir -p .kb/pyb/$n && sed -e 's/class Model(/class ModelNew(/' -e 's/super(Model, self)/super(ModelNew, self)/' \
           .kb/$t.py >.kb/pyb/$n/model_new.py
-        timeout 300 $B/tools/kbprof/kbprof $T .kb/pyb/$n -q --json "$OUT/pyb-$n-python.json"; summary "$n python" "$OUT/pyb-$n-python.json"
+        timeout 300 $B/tools/kbprof/kbprof $T .kb/pyb/$n --policy kernelbench -q --json "$OUT/pyb-$n-python.json"; summary "$n python" "$OUT/pyb-$n-python.json"
       done
       T=/tmp/pyb/kernelbench/level2/12_Gemm_Multiply_LeakyReLU; S2=testdata/solutions-kernelbench/level2/12_Gemm_Multiply_LeakyReLU
       timeout 200 $B/tools/kbprof/kbprof $T $S2 -q --json "$OUT/pyb-12-native.json"; summary "12 native" "$OUT/pyb-12-native.json"
@@ -108,7 +117,7 @@ for step in "$@"; do
         timeout 300 $B/tools/kbcheck/kbcheck "$T" "$d" --policy kernelbench --device cuda -q --json "$OUT/kbadv-$n.check.json"
         st=$(jq -r .status "$OUT/kbadv-$n.check.json" 2>/dev/null)
         if [ "$st" = ok ]; then
-          timeout 300 $B/tools/kbprof/kbprof "$T" "$d" -q --json "$OUT/kbadv-$n.prof.json"
+          timeout 300 $B/tools/kbprof/kbprof "$T" "$d" --policy kernelbench -q --json "$OUT/kbadv-$n.prof.json"
           st="ok, then kbprof $(jq -r .status "$OUT/kbadv-$n.prof.json" 2>/dev/null)"
         fi
         echo "$n: $st"

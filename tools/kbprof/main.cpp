@@ -7,13 +7,14 @@
 
 #include "../cli_parse.h"
 #include "core/error.h"
+#include "core/policy_file.h"
 #include "eval/eval.h"
 #include "kb_config.h"
 
 namespace {
 
 struct Flags {
-  std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision;
+  std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision, policy;
   std::string compile_baseline = "auto";
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
        late_start = false;
@@ -76,6 +77,7 @@ kb::profile::ProfileOptions options(const Flags& f, const std::string& device, c
   o.verify = !f.no_verify;
   o.compile_baseline = !f.no_compile;
   o.compile_baseline_mode = f.compile_baseline;
+  o.torch_ops_allowed = kb::policyAllowsTorchOps(f.policy);
   o.use_baseline_cache = !f.no_baseline_cache;
   if (!f.baseline_cache.empty()) o.baseline_cache_dir = f.baseline_cache;
   o.target_ci = f.target_ci;
@@ -144,6 +146,11 @@ int main(int argc, char** argv) {
   app.add_flag("--no-baseline-cache", f.no_baseline_cache, "Time eager and torch.compile again, and do not store them");
   app.add_flag("--no-verify", f.no_verify, "Skip the correctness seeds (sampled timed calls are still checked)");
   app.add_flag("--no-compile", f.no_compile, "Do not time torch.compile (no AOTInductor build)");
+  app.add_option("--policy", f.policy,
+                 "The policy a Python-format solution is judged by at run time: a file, or a name: paper (the "
+                 "default: only its own extension kernels may run) or kernelbench (torch operations' ATen, cuBLAS "
+                 "and cuDNN kernels too); $KB_POLICY sets the default")
+      ->type_name("POLICY");
   app.add_option("--compile-baseline", f.compile_baseline,
                  "Which torch.compile figure: auto (a Python-format solution: torch.compile in Python, eager in "
                  "Python too; otherwise the AOTInductor package, or torch.compile in Python on a GPU where the "
