@@ -272,6 +272,18 @@ std::string pythonKeyFields(const BuildOptions& options) {
   fs::path adapter = options.python_adapter.empty() ? pythonAdapterPath() : options.python_adapter;
   std::string fields = "python_init=" + options.python_init.dump();
   if (!adapter.empty()) fields += "\nadapter=" + sha256Hex(readFile(adapter));
+  // How extensions are built (v2: the dependency check, the precompiled
+  // headers), the workspace's module and flags, and the torch they are
+  // built against (its version.py names the version and the git commit).
+  const WorkspaceExtension w = workspaceExtension();
+  fields += "\nextensions=v2\nworkspace=" + w.name;
+  for (const auto& f : w.cflags) fields += " " + f;
+  for (const auto& f : w.cuda_cflags) fields += " " + f;
+#ifdef KB_TORCH_DIR
+  std::error_code ec;
+  if (const fs::path version = fs::path(KB_TORCH_DIR) / "version.py"; fs::exists(version, ec))
+    fields += "\ntorch=" + sha256Hex(readFile(version));
+#endif
   return fields;
 }
 

@@ -103,8 +103,9 @@ PythonStage stagePython(const solution::Solution& solution, const BuildOptions& 
 // Model was built with; docs/task-format.md); null when there is none.
 Json taskInitOf(const std::filesystem::path& task_dir);
 
-// What the cache key adds for a Python solution: the task's init and the
-// adapter's content.
+// What the cache key adds for a Python solution: the task's init, the
+// adapter's content, how its extensions are built (the workspace's flags
+// included) and the torch they are built against (torch/version.py).
 std::string pythonKeyFields(const BuildOptions& options);
 
 }  // namespace kb::build
