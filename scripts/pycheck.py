@@ -1,12 +1,17 @@
 """The static rules for Python-format solutions (docs/rules/python.md).
 
-    python pycheck.py ROOT FILE... [--torch-compute error|warning|off]
+    python pycheck.py ROOT FILE... [--torch-compute error|warning|off] [--extract] [--source-map]
 
 Parses each FILE (relative to ROOT) with Python's own `ast` -- the code is
 read, never run -- and prints one JSON object per finding:
 {"rule", "severity", "file", "line", "column", "message", "source_line"},
 then {"done": true, "files": N}. A file that does not parse prints
-{"parse_error": "FILE:LINE:COL: message"}.
+{"parse_error": "FILE:LINE:COL: message"}. --extract also prints each
+literal load_inline call's arguments ({"extension": {...}}, read by
+lib/build/python_build.cpp); --source-map, where each character of its
+cpp_sources and cuda_sources strings was written in the file
+({"source_map": {...}}, read by lib/eval/python_static.cpp: the Clang rules'
+findings in those strings point at the .py file).
 
 The rules judge what a construct does, not how it is spelled: an import
 binds a name, and every later use of that name (an alias, `from x import y`)
@@ -16,8 +21,11 @@ and the reference worker checks them: docs/threat-model.md).
 """
 
 import ast
+import io
 import json
+import re
 import sys
+import tokenize
 
 # Modules whose use is a rule of its own: module prefix -> (rule, why).
 MODULE_RULES = {
@@ -313,7 +321,7 @@ class Constants:
     dicts, concatenations): what load_inline's arguments may refer to."""
 
     def __init__(self, tree):
-        self.values, counts = {}, {}
+        self.values, self.nodes, counts = {}, {}, {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -326,6 +334,7 @@ class Constants:
                 if counts.get(name) == 1:
                     try:
                         self.values[name] = self.eval(node.value)
+                        self.nodes[name] = node.value
                     except ValueError:
                         pass
 
@@ -347,6 +356,86 @@ class Constants:
         raise ValueError(ast.dump(node)[:80])
 
 
+ESCAPE = re.compile(r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\})")
+
+
+def utf8_len(text):
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class SourceMap:
+    """Where each character of a literal string argument was written: a list
+    of segments [offset, line, column] (offset in the value's UTF-8 bytes;
+    line and column 1-based, the column in bytes): the value's bytes from
+    offset on continue the file's text from (line, column) until the next
+    segment (an escape, an implicit or `+` concatenation, a name bound
+    elsewhere starts one)."""
+
+    def __init__(self, lines, constants):
+        self.lines, self.constants = lines, constants
+
+    def of(self, node):
+        """The map of a string-valued node, or a list of maps for a list."""
+        if isinstance(node, ast.Name) and node.id in self.constants.nodes:
+            return self.of(self.constants.nodes[node.id])
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.of(e) for e in node.elts]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.of(node.left), self.of(node.right)
+            if isinstance(left, list) and left and isinstance(left[0], list) and isinstance(left[0][0], list):
+                return left + right  # lists of sources
+            shift = utf8_len(self.constants.eval(node.left))
+            return left + [[o + shift, line, col] for o, line, col in right]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return self.constant(node)
+        return [[0, node.lineno, node.col_offset + 1]]  # an f-string of constants: its start
+
+    def constant(self, node):
+        segment = ast.get_source_segment("\n".join(self.lines), node) or ""
+        start_line, start_col = node.lineno, node.col_offset  # bytes
+        first = self.lines[start_line - 1].encode("utf-8")[:start_col].decode("utf-8", "replace")
+        chars = []  # (value char, line, char column 0-based)
+        try:
+            # In parentheses: an implicit concatenation may span lines.
+            tokens = [t for t in tokenize.generate_tokens(io.StringIO("(" + segment + ")").readline)
+                      if t.type == tokenize.STRING]
+        except (tokenize.TokenError, SyntaxError):
+            return [[0, node.lineno, node.col_offset + 1]]
+        for tok in tokens:
+            line = start_line + tok.start[0] - 1
+            col = tok.start[1] + (len(first) - 1 if tok.start[0] == 1 else 0)
+            text = tok.string
+            prefix = re.match(r"[A-Za-z]*", text).group()
+            quote = text[len(prefix):len(prefix) + 3] if text[len(prefix):len(prefix) + 3] in ('"""', "'''") \
+                else text[len(prefix)]
+            body = text[len(prefix) + len(quote):len(text) - len(quote)]
+            col += len(prefix) + len(quote)
+            raw = "r" in prefix.lower()
+            i = 0
+            while i < len(body):
+                m = None if raw else ESCAPE.match(body, i)
+                if m:
+                    esc = m.group()
+                    value = "" if esc == "\\\n" else ast.literal_eval('"' + esc + '"')
+                    chars.extend((c, line, col) for c in value)
+                    for c in esc:
+                        line, col = (line + 1, 0) if c == "\n" else (line, col + 1)
+                    i += len(esc)
+                    continue
+                chars.append((body[i], line, col))
+                line, col = (line + 1, 0) if body[i] == "\n" else (line, col + 1)
+                i += 1
+        segments, offset, expect = [], 0, None
+        for c, line, col in chars:
+            text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
+            byte_col = utf8_len(text[:col]) + 1
+            if (line, byte_col) != expect:
+                segments.append([offset, line, byte_col])
+            expect = (line + 1, 1) if c == "\n" else (line, byte_col + utf8_len(c))
+            offset += utf8_len(c)
+        return segments or [[0, node.lineno, node.col_offset + 1]]
+
+
 def load_inline_calls(checker, tree):
     """Each load_inline(...) call: (node, {argument: value} or the reason it is not literal)."""
     constants = Constants(tree)
@@ -364,7 +453,7 @@ def load_inline_calls(checker, tree):
             except ValueError:
                 problem = f"argument {name}"
                 break
-        yield node, (args if problem is None else problem)
+        yield node, (args if problem is None else problem), dict(given)
 
 
 def main(argv):
@@ -376,6 +465,9 @@ def main(argv):
     extract = "--extract" in argv
     if extract:
         argv.remove("--extract")
+    source_map = "--source-map" in argv
+    if source_map:
+        argv.remove("--source-map")
     root, files = argv[0], argv[1:]
     for rel in files:
         with open(f"{root}/{rel}", encoding="utf-8", errors="replace") as f:
@@ -386,7 +478,7 @@ def main(argv):
         # ending of this script, which would be infra_error (no reward,
         # and so no penalty either).
         try:
-            check_file(rel, text, torch_compute, extract, len(files))
+            check_file(rel, text, torch_compute, extract, len(files), source_map)
         except SyntaxError as e:
             print(json.dumps({"parse_error": f"{rel}:{e.lineno or 0}:{e.offset or 0}: error: {e.msg}"}), flush=True)
         except (RecursionError, MemoryError, ValueError) as e:
@@ -394,21 +486,30 @@ def main(argv):
     print(json.dumps({"done": True, "files": len(files)}), flush=True)
 
 
-def check_file(rel, text, torch_compute, extract, nfiles):
+def check_file(rel, text, torch_compute, extract, nfiles, source_map=False):
     """Parses and checks one file, printing its findings (and, with
     extract, its load_inline calls); raises what parsing raises."""
     tree = ast.parse(text, filename=rel)
     checker = Checker(rel, text.splitlines(), torch_compute)
     checker.visit(tree)
-    for node, args in load_inline_calls(checker, tree):
+    maps = SourceMap(text.split("\n"), Constants(tree)) if source_map else None
+    for node, args, given in load_inline_calls(checker, tree):
         if isinstance(args, str):
             checker.add(node, "py-load-inline", f"load_inline's {args} is not a literal (or a module-level name "
                         "bound once to one): the build stage must read every source and flag without running code")
         elif not isinstance(args.get("name"), str) or not args["name"].isidentifier():
             checker.add(node, "py-load-inline", "load_inline's name must be a literal Python identifier")
-        elif extract:
-            args["file"], args["line"] = rel, node.lineno
-            print(json.dumps({"extension": args}), flush=True)
+        else:
+            if extract:
+                args["file"], args["line"] = rel, node.lineno
+                print(json.dumps({"extension": args}), flush=True)
+            if maps:
+                entry = {"file": rel, "line": node.lineno, "name": args["name"]}
+                for key in ("cpp_sources", "cuda_sources"):
+                    if key in given:
+                        m = maps.of(given[key])
+                        entry[key] = [m] if isinstance(args[key], str) else m
+                print(json.dumps({"source_map": entry}), flush=True)
     if rel.endswith("model_new.py") or nfiles == 1:
         if not checker.model_classes:
             checker.add(tree, "py-no-model", "defines no class ModelNew")

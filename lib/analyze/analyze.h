@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,21 @@ struct CheckOptions {
   std::filesystem::path resource_dir;       // Clang's resource directory
   std::filesystem::path cache_dir;          // precompiled headers live here
   unsigned jobs = 0;                        // parallel parses; 0 = all cores
+
+  // Torch-extension sources (a load_inline extension's generated main.cpp
+  // and cuda.cu, a workspace's binding.cpp and kernels/): parsed as torch's
+  // build compiles them (lib/build/python_build.h), against precompiled
+  // headers that add torch's (torch/extension.h; torch/types.h and ATen's
+  // CUDA context for .cu), without -fopenmp (g++ builds them without it).
+  struct TorchExtension {
+    std::vector<std::string> args;       // every parse: torch's and Python's -isystem, torch's -D
+    std::vector<std::string> cuda_args;  // .cu parses: nvcc's torch defines (__CUDA_NO_HALF_OPERATORS__, ...)
+    std::vector<std::filesystem::path> include_dirs;  // where `include` also accepts headers (torch's)
+    // Per source path: -DTORCH_EXTENSION_NAME=..., and the extension's own
+    // -D, -U, -O and -std flags (they decide what the preprocessor keeps).
+    std::map<std::string, std::vector<std::string>> file_args;
+  };
+  std::optional<TorchExtension> extension;
 };
 
 // CheckOptions filled from the build configuration and the environment

@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include <clang/AST/DeclTemplate.h>
 #include <clang/Basic/SourceManager.h>
 
 #include "analyze/rule.h"
@@ -65,5 +66,50 @@ std::string plainQualifiedName(const clang::NamedDecl* decl) {
   }
   return name;
 }
+
+namespace {
+
+bool bindingsOnly(clang::QualType t, int depth) {
+  if (t.isNull() || depth > 12) return false;
+  t = t.getCanonicalType().getNonReferenceType().getUnqualifiedType();
+  const auto* rec = t->getAsCXXRecordDecl();
+  if (!rec || !rec->hasDefinition()) return false;
+  rec = rec->getDefinition();
+  const std::string name = plainQualifiedName(rec);
+  if (name == "std::basic_string" || name == "std::allocator" || name == "std::char_traits") return true;
+  if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(rec)) {
+    const clang::TemplateArgumentList& args = spec->getTemplateArgs();
+    if (name == "std::function") {
+      // std::function<R(Args...)>: a binding takes the module.
+      if (args.size() != 1 || args[0].getKind() != clang::TemplateArgument::Type) return false;
+      const auto* fn = args[0].getAsType()->getAs<clang::FunctionProtoType>();
+      if (!fn) return false;
+      for (clang::QualType p : fn->getParamTypes()) {
+        const auto* r = p.getNonReferenceType()->getAsCXXRecordDecl();
+        if (r && plainQualifiedName(r) == "pybind11::module_") return true;
+      }
+      return false;
+    }
+    for (const char* c : {"std::vector", "std::pair", "std::tuple", "std::map", "std::unordered_map", "std::list",
+                          "std::deque", "std::less", "std::hash", "std::equal_to"}) {
+      if (name != c) continue;
+      for (const clang::TemplateArgument& a : args.asArray())
+        if (a.getKind() == clang::TemplateArgument::Type && !bindingsOnly(a.getAsType(), depth + 1)) return false;
+      return true;
+    }
+    if (name.rfind("std::", 0) == 0) return false;
+  } else if (name.rfind("std::", 0) == 0) {
+    return false;
+  }
+  for (const clang::CXXBaseSpecifier& b : rec->bases())
+    if (!bindingsOnly(b.getType(), depth + 1)) return false;
+  for (const clang::FieldDecl* f : rec->fields())
+    if (f->isMutable() || !bindingsOnly(f->getType(), depth + 1)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool holdsOnlyBindings(clang::QualType t) { return bindingsOnly(t, 0); }
 
 }  // namespace kb::analyze

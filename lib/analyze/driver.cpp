@@ -86,8 +86,24 @@ std::vector<std::string> baseArgs(const CheckOptions& o, const fs::path& shim, c
                      // content is the same.
                      "-fpch-validate-input-files-content",
                      "-I", interface_dir.string()});
-  if (mode != Mode::CudaDevice) a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
+  if (o.extension) {
+    // As torch's build compiles an extension: its headers and defines, and
+    // no OpenMP (g++ runs without -fopenmp, so `_OPENMP` is undefined and
+    // torch's headers do not include <omp.h>).
+    a.insert(a.end(), o.extension->args.begin(), o.extension->args.end());
+    if (mode != Mode::Cxx) a.insert(a.end(), o.extension->cuda_args.begin(), o.extension->cuda_args.end());
+  } else if (mode != Mode::CudaDevice) {
+    a.push_back("-fopenmp");  // so that OpenMP directives reach the AST
+  }
   return a;
+}
+
+// The headers a torch extension's precompiled header adds to the prelude:
+// what load_inline's generated files include first, and ATen's CUDA
+// context (streams, guards), which most CUDA sources include.
+const char* extensionPrelude(bool cuda) {
+  return cuda ? "\n#include <torch/types.h>\n#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n"
+              : "\n#include <torch/extension.h>\n";
 }
 
 // Matches only the declarations written in the solution's files. Without
@@ -201,6 +217,7 @@ struct PchSet {
   fs::path iface;         // a copy of the interface header: <iface>/kb/solution.h
   std::string interface_text;
   fs::path prelude, cxx_prelude;
+  std::string prelude_text, cxx_prelude_text;
   fs::path host, device, cxx;
   const fs::path& of(Mode m) const { return m == Mode::CudaHost ? host : m == Mode::CudaDevice ? device : cxx; }
   const fs::path& preludeOf(Mode m) const { return m == Mode::Cxx ? cxx_prelude : prelude; }
@@ -214,8 +231,8 @@ void writePchInputs(const PchSet& set) {
   if (!ec) fs::create_directories(set.iface / "kb", ec);
   if (ec) throw Error("cannot create cache directory " + set.shim.parent_path().string() + ": " + ec.message());
   writeFile(set.shim / "texture_fetch_functions.h", "// empty: Clang 19 cannot parse CUDA 13's\n");
-  writeFile(set.prelude, cudaPrelude());
-  writeFile(set.cxx_prelude, cxxPrelude());
+  writeFile(set.prelude, set.prelude_text);
+  writeFile(set.cxx_prelude, set.cxx_prelude_text);
   writeFile(set.iface / "kb" / "solution.h", set.interface_text);
 }
 
@@ -249,8 +266,17 @@ PchSet ensurePch(const CheckOptions& o) {
   key.update(o.gpu_arch);
   key.update(o.cuda_path.string());
   key.update(o.resource_dir.string());
-  key.update(cudaPrelude());
-  key.update(cxxPrelude());
+  set.prelude_text = cudaPrelude();
+  set.cxx_prelude_text = cxxPrelude();
+  if (o.extension) {
+    set.prelude_text += extensionPrelude(true);
+    set.cxx_prelude_text += extensionPrelude(false);
+    key.update("torch extension");
+    for (const auto& a : o.extension->args) key.update(a + "\n");
+    for (const auto& a : o.extension->cuda_args) key.update(a + "\n");
+  }
+  key.update(set.prelude_text);
+  key.update(set.cxx_prelude_text);
   key.update("pch-v3: -O3 host, -O0 device, -x c++ -O2 for .cpp; interface header copied into the cache; "
              "inputs validated by content");
   const fs::path dir = o.cache_dir / "pch" / key.hexDigest().substr(0, 16);
@@ -277,6 +303,10 @@ PchSet ensurePch(const CheckOptions& o) {
       const fs::path tmp = out.string() + uniqueSuffix();
       std::vector<std::string> args = baseArgs(o, set.shim, set.iface, mode);
       args.erase(std::find(args.begin(), args.end(), "-fsyntax-only"));
+      // torch's headers leave most template instantiation to the source
+      // (~4 s a parse): done once here instead (not on the device side, whose
+      // header then fails to load).
+      if (o.extension && mode != Mode::CudaDevice) args.push_back("-fpch-instantiate-templates");
       args.insert(args.end(), {"-S", "-o", tmp.string(), set.preludeOf(mode).string()});
       std::string diags;
       if (!invoke(args, std::make_unique<clang::GeneratePCHAction>(), &diags)) {
@@ -316,6 +346,10 @@ ParseOutput parseOne(const solution::Solution& solution, const StaticPolicy& pol
   inventory.registerMatchers(finder);
 
   std::vector<std::string> args = baseArgs(options, pch.shim, options.interface_include, mode);
+  if (options.extension) {
+    auto more = options.extension->file_args.find(file.path);
+    if (more != options.extension->file_args.end()) args.insert(args.end(), more->second.begin(), more->second.end());
+  }
   args.insert(args.end(), {"-I", solution.root.string(), use_pch ? "-include-pch" : "-include",
                            (use_pch ? pch.of(mode) : pch.preludeOf(mode)).string(),
                            file.absolute.string()});

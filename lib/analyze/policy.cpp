@@ -12,6 +12,7 @@
 #include "core/hash.h"
 #include "core/json.h"
 #include "core/paths.h"
+#include "core/policy_file.h"
 
 namespace kb::analyze {
 namespace {
@@ -49,52 +50,67 @@ std::filesystem::path defaultPolicyPath() {
   return dataPath("policy/default.json");
 }
 
+std::filesystem::path resolvePolicy(const std::filesystem::path& name_or_path) {
+  return resolvePolicyFile(name_or_path);
+}
+
 namespace {
 
-Json readPolicyJson(const std::filesystem::path& path, std::string* text) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read policy file " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  try {
-    return Json::parse(*text);
-  } catch (const Json::parse_error& e) {
-    throw UsageError(path.string() + ": invalid JSON: " + e.what());
+// The policy of torch-extension sources: the file's fields with its
+// "extension" object applied. Its rules are merged; its banned lists are
+// added to the same rule's lists (its message, if given, replaces); any
+// other key it names replaces the file's.
+Json extensionJson(const Json& j) {
+  Json ext = j;
+  ext.erase("extension");
+  for (const auto& [key, value] : j["extension"].items()) {
+    if (key == "rules" && ext.contains("rules")) {
+      ext["rules"].update(value);
+    } else if (key == "banned" && ext.contains("banned")) {
+      for (const auto& [id, b] : value.items()) {
+        Json& base = ext["banned"][id];
+        for (const auto& [field, list] : b.items()) {
+          if (list.is_array() && base.contains(field) && base[field].is_array())
+            for (const auto& item : list) base[field].push_back(item);
+          else
+            base[field] = list;
+        }
+      }
+    } else {
+      ext[key] = value;
+    }
   }
+  return ext;
 }
+
+StaticPolicy policyFromJson(const Json& j, const std::string& where, const std::string& name,
+                            const std::string& hash);
 
 }  // namespace
 
-std::filesystem::path resolvePolicy(const std::filesystem::path& name_or_path) {
-  const std::string s = name_or_path.string();
-  if (s == "paper") return dataPath("policy/default.json");
-  if (s.find('/') == std::string::npos && name_or_path.extension().empty() && !std::filesystem::exists(name_or_path))
-    return dataPath("policy/" + s + ".json");
-  return name_or_path;
-}
-
 StaticPolicy loadStaticPolicy(const std::filesystem::path& given) {
   const std::filesystem::path path = resolvePolicy(given);
+  // "extends" merged (core/policy_file.h): rules, python_rules and the keys
+  // of "extension" key by key, the file's winning.
   std::string text;
-  Json j = readPolicyJson(path, &text);
-  // "extends": a base policy file (beside this one) whose fields this file
-  // overrides; its rules and python_rules are merged, this file's winning.
-  if (j.contains("extends")) {
-    std::string base_text;
-    Json merged = readPolicyJson(path.parent_path() / j["extends"].get<std::string>(), &base_text);
-    for (const auto& [key, value] : j.items()) {
-      if (key == "extends") continue;
-      if ((key == "rules" || key == "python_rules") && merged.contains(key)) merged[key].update(value);
-      else merged[key] = value;
-    }
-    j = std::move(merged);
-    text = base_text + text;
-  }
+  Json j = readPolicyFile(path, &text);
   const std::string where = path.filename().string();
+  const std::string hash = "sha256:" + sha256Hex(text);
+  StaticPolicy p = policyFromJson(j, where, j.value("name", path.stem().string()), hash);
+  if (j.contains("extension")) {
+    if (!j["extension"].is_object()) throw UsageError(where + ": extension: expected an object");
+    p.extension = std::make_shared<StaticPolicy>(policyFromJson(extensionJson(j), where + ".extension", p.name, hash));
+  }
+  return p;
+}
+
+namespace {
+
+StaticPolicy policyFromJson(const Json& j, const std::string& where, const std::string& name,
+                            const std::string& hash) {
   StaticPolicy p;
-  p.name = j.value("name", path.stem().string());
-  p.source_hash = "sha256:" + sha256Hex(text);
+  p.name = name;
+  p.source_hash = hash;
   try {
     if (j.contains("rules")) {
       for (const auto& [id, sev] : j["rules"].items()) {
@@ -155,10 +171,18 @@ StaticPolicy loadStaticPolicy(const std::filesystem::path& given) {
     p.interpose_prefixes = strings(j, "interpose_prefixes", where);
     p.interpose_names = strings(j, "interpose_names", where);
     p.allow_constant_memory = j.value("allow_constant_memory", true);
+    p.mutable_global_macros = strings(j, "mutable_global_macros", where);
+    p.allow_binding_registry = j.value("allow_binding_registry", false);
+    for (const auto& re : p.mutable_global_macros) checkRegex(re, where + ".mutable_global_macros");
+    p.torch_compute_namespaces = strings(j, "torch_compute_namespaces", where);
+    p.torch_allow = strings(j, "torch_allow", where);
+    for (const auto& re : p.torch_allow) checkRegex(re, where + ".torch_allow");
   } catch (const Json::exception& e) {
     throw UsageError(where + ": " + e.what());
   }
   return p;
 }
+
+}  // namespace
 
 }  // namespace kb::analyze

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,26 @@ struct StaticPolicy {
   std::vector<std::string> interpose_prefixes;        // interpose
   std::vector<std::string> interpose_names;
   bool allow_constant_memory = true;               // mutable-global
+  // mutable-global: library macros whose own declarations are not state
+  // (regexes over the macro's name; PYBIND11_MODULE in an extension).
+  std::vector<std::string> mutable_global_macros;
+  // mutable-global and interpose: a variable that can hold nothing but a
+  // torch extension's bindings (holdsOnlyBindings: the CUDA Agent
+  // workspace's registry and REGISTER_BINDING's registrars) is no state,
+  // and making it at load time is the extension's registration.
+  bool allow_binding_registry = false;
   // Python-format solutions (scripts/pycheck.py, docs/rules/python.md):
   // rule id -> "error" | "warning" | "off"; missing rules are errors.
   std::map<std::string, std::string> python_rules;
+  // torch-api in torch extensions: functions of these namespaces (`at`,
+  // `torch`) may be called only when their qualified name matches
+  // torch_allow (allocation, shapes, views, streams: no compute).
+  std::vector<std::string> torch_compute_namespaces;
+  std::vector<std::string> torch_allow;  // regexes over qualified names
+  // The policy for torch-extension sources (load_inline's strings, a
+  // workspace's binding.cpp and kernels/): this one with the file's
+  // "extension" object applied (docs/policy.md); null when it has none.
+  std::shared_ptr<const StaticPolicy> extension;
 
   // "error", "warning" or "off" for a rule; rules missing from the file are on.
   std::string severityOf(const std::string& rule) const;

@@ -98,4 +98,11 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx);
 // Qualified name with inline namespaces (std::__cxx11, cub::CUB_200_NS) left out.
 std::string plainQualifiedName(const clang::NamedDecl* decl);
 
+// Whether a value of type `t` can hold nothing but a torch extension's
+// bindings: a class with no data (a registrar), std::function objects that
+// take a pybind11::module_, strings, and the standard containers, pairs and
+// classes made only of those (the CUDA Agent workspace's binding registry).
+// No number, pointer or tensor fits: such a value cannot carry a result.
+bool holdsOnlyBindings(clang::QualType t);
+
 }  // namespace kb::analyze

@@ -38,7 +38,7 @@ StaticOutcome StaticChecker::check(const solution::Solution& solution, const Sta
   if (!so.cuda_path.empty()) options.cuda_path = so.cuda_path;
   if (!so.cache_dir.empty()) options.cache_dir = so.cache_dir;
   options.jobs = so.jobs;
-  out.result = solution.isPython() ? checkPythonSolution(solution, pol) : analyze::checkSolution(solution, pol, options);
+  out.result = solution.isPython() ? checkPythonSolution(solution, pol, options) : analyze::checkSolution(solution, pol, options);
   header.finished_at = nowIso8601();
   header.status = out.status = analyze::staticStatus(out.result);
   out.seconds = out.result.seconds;

@@ -70,6 +70,9 @@ bool IncludeRule::allowedLocation(const std::string& path) const {
   if (ctx().pathInSolution(p.string())) return true;
   for (const fs::path& dir : {canon(o.interface_include), canon(o.cuda_path), canon(o.resource_dir)})
     if (under(p, dir)) return true;
+  if (o.extension)  // a torch extension's: torch's headers (the policy's include_deny still applies)
+    for (const fs::path& dir : o.extension->include_dirs)
+      if (under(p, canon(dir))) return true;
   // The C and C++ standard libraries (libstdc++ and glibc, as Debian and
   // Ubuntu lay them out); third-party folders under /usr/include are not.
   if (under(p, "/usr/include/c++") || under(p, "/usr/include/x86_64-linux-gnu") ||

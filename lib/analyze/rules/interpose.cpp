@@ -135,6 +135,8 @@ void InterposeRule::check(const MatchFinder::MatchResult& r) {
     // library is loaded, before any check of a call.
     if (!ctx().inSolution(v->getLocation(), sm) || v->getDeclContext()->isDependentContext()) return;
     if (v->isThisDeclarationADefinition() == VarDecl::DeclarationOnly || v->hasConstantInitialization()) return;
+    // A torch extension's registration (policy allow_binding_registry).
+    if (ctx().policy().allow_binding_registry && holdsOnlyBindings(v->getType())) return;
     report(v->getLocation(), sm, "'" + v->getNameAsString() +
                                      "' is initialised by code that runs when the library is loaded");
     return;

@@ -4,6 +4,8 @@
 
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
+#include <clang/Lex/Lexer.h>
+#include <llvm/Support/Regex.h>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -178,6 +180,20 @@ void MutableGlobalRule::registerMatchers(MatchFinder& finder) {
   finder.addMatcher(declRefExpr(to(storage)).bind("ios_storage"), this);
 }
 
+bool MutableGlobalRule::libraryMacro(SourceLocation loc, const SourceManager& sm, const LangOptions& lo) {
+  const auto& allow = ctx().policy().mutable_global_macros;
+  if (allow.empty() || !loc.isMacroID()) return false;
+  // Written by the macro's body in a header outside the solution, not by
+  // the solution (a macro of the solution's own, or one it redefined).
+  if (ctx().inSolution(sm.getSpellingLoc(loc), sm)) return false;
+  // The macro named in the solution's file: the outermost expansion.
+  const SourceLocation at = sm.getExpansionLoc(loc);
+  const std::string name(sm.getCharacterData(at), Lexer::MeasureTokenLength(at, sm, lo));
+  for (const auto& re : allow)
+    if (llvm::Regex(re).match(name)) return true;
+  return false;
+}
+
 void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
   if (const auto* e = r.Nodes.getNodeAs<Expr>("ios_storage")) {
@@ -204,6 +220,8 @@ void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   // A declaration Clang rejected (a parser limit: `int f( ;` reads as a
   // variable `f`) is not judged as a variable; see docs/rules/parser-limit.md.
   if (v->isInvalidDecl()) return;
+  if (libraryMacro(v->getLocation(), sm, r.Context->getLangOpts())) return;
+  if (ctx().policy().allow_binding_registry && holdsOnlyBindings(v->getType())) return;
   if (v->isThisDeclarationADefinition() == VarDecl::DeclarationOnly) return;
   if (v->hasAttr<CUDASharedAttr>()) return;
   if (v->hasAttr<CUDAConstantAttr>() && ctx().policy().allow_constant_memory) return;

@@ -5,6 +5,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
 #include <llvm/Demangle/Demangle.h>
+#include <llvm/Support/Regex.h>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -36,7 +37,28 @@ bool TorchApiRule::demanglesIntoForbidden(llvm::StringRef symbol, std::string* d
   return false;
 }
 
+std::string TorchApiRule::computeCall(const FunctionDecl* fn) const {
+  const auto& spaces = ctx().policy().torch_compute_namespaces;
+  if (spaces.empty() || !fn) return "";
+  const NamespaceDecl* outer = nullptr;
+  for (const DeclContext* dc = fn->getDeclContext(); dc; dc = dc->getParent())
+    if (const auto* ns = llvm::dyn_cast<NamespaceDecl>(dc))
+      if (!ns->isAnonymousNamespace()) outer = ns;
+  if (!outer || std::find(spaces.begin(), spaces.end(), outer->getName().str()) == spaces.end()) return "";
+  // Making, copying, moving and destroying a handle is no compute.
+  if (llvm::isa<CXXConstructorDecl>(fn) || llvm::isa<CXXDestructorDecl>(fn) || llvm::isa<CXXConversionDecl>(fn))
+    return "";
+  if (const auto* m = llvm::dyn_cast<CXXMethodDecl>(fn))
+    if (m->isCopyAssignmentOperator() || m->isMoveAssignmentOperator()) return "";
+  const std::string name = plainQualifiedName(fn);
+  for (const auto& re : ctx().policy().torch_allow)
+    if (llvm::Regex(re).match(name)) return "";
+  return name;
+}
+
 void TorchApiRule::registerMatchers(MatchFinder& finder) {
+  if (!ctx().policy().torch_compute_namespaces.empty())
+    finder.addMatcher(callExpr(callee(functionDecl().bind("callee"))).bind("call"), this);
   finder.addMatcher(namespaceDecl(hasParent(translationUnitDecl())).bind("ns"), this);
   finder.addMatcher(usingDirectiveDecl().bind("using"), this);
   finder.addMatcher(namespaceAliasDecl().bind("alias"), this);
@@ -50,7 +72,12 @@ void TorchApiRule::registerMatchers(MatchFinder& finder) {
 void TorchApiRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
   auto here = [&](SourceLocation loc) { return ctx().inSolution(loc, sm); };
-  if (const auto* ns = r.Nodes.getNodeAs<NamespaceDecl>("ns")) {
+  if (const auto* call = r.Nodes.getNodeAs<CallExpr>("call")) {
+    std::string name = computeCall(r.Nodes.getNodeAs<FunctionDecl>("callee"));
+    if (!name.empty() && here(call->getBeginLoc()))
+      report(call->getBeginLoc(), sm, "calls '" + name + "': torch compute (the policy allows torch in an "
+                                      "extension for allocation, shapes, views and streams only)");
+  } else if (const auto* ns = r.Nodes.getNodeAs<NamespaceDecl>("ns")) {
     if (here(ns->getLocation()) && forbiddenName(ns->getName()))
       report(ns->getLocation(), sm, "declares namespace '" + ns->getNameAsString() +
                                         "': a solution may not reach torch, ATen or c10");

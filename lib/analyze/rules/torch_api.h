@@ -3,6 +3,11 @@
 // solution can only reach torch by declaring its namespaces or its mangled
 // symbols itself; both are caught here, as is every use through `using`,
 // aliases, ADL, operators and templates.
+// In a torch extension (docs/rules/torch-api.md "Torch extensions") the
+// extension policy forbids fewer namespaces, and a call of a function of
+// its torch_compute_namespaces (`at`, `torch`) is a finding unless its
+// qualified name matches torch_allow: torch for allocation, shapes, views
+// and streams, no torch compute.
 #pragma once
 
 #include "analyze/rule.h"
@@ -19,6 +24,8 @@ class TorchApiRule : public Rule {
   bool forbidden(const clang::Decl* decl) const;
   bool forbiddenName(llvm::StringRef name) const;
   bool demanglesIntoForbidden(llvm::StringRef symbol, std::string* demangled) const;
+  // Why calling `fn` is torch compute the policy refuses, or "".
+  std::string computeCall(const clang::FunctionDecl* fn) const;
 };
 
 }  // namespace kb::analyze
