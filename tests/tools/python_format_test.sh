@@ -28,6 +28,12 @@ for name in $(jq -r '.solutions | keys[]' "$EXPECTED"); do
   got=$(jq -c '[.findings[] | select(.severity == "error") | .rule] | unique' "$TMP/$name.static.json" 2>/dev/null || echo '"no report"')
   verdict=""
   [ "$got" = "$want" ] || { verdict="FAIL(static)"; fails=$((fails + 1)); }
+  # "where": findings that must be reported at exactly FILE:LINE:COL:RULE
+  # (the Clang rules' findings in load_inline strings, mapped to the .py).
+  for w in $(jq -r '(.where // [])[]' <<<"$e"); do
+    jq -e --arg w "$w" 'any(.findings[]; "\(.file):\(.line):\(.column):\(.rule)" == $w)' \
+      "$TMP/$name.static.json" >/dev/null 2>&1 || { verdict="$verdict FAIL(where $w)"; fails=$((fails + 1)); }
+  done
 
   if [ "$DEVICE" = cpu ]; then want_cpu=$(jq -r .cpu <<<"$e"); else want_cpu=$(jq -r '.cuda // .cpu' <<<"$e"); fi
   "$KBCHECK" "$task" "$path" --policy "$policy" --device "$DEVICE" -q --json "$TMP/$name.cpu.json" 2>"$TMP/$name.cpu.err"
