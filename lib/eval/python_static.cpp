@@ -221,11 +221,16 @@ void addResult(analyze::StaticResult& into, analyze::StaticResult&& from) {
   }
 }
 
-// In an extension, the call's stream is torch's current stream (the adapter
-// makes it the harness's), not a kb::Context's.
+// An extension has no kb::Context: the call's stream is torch's current
+// stream (the adapter makes it the harness's), and state lives in
+// ModelNew's parameters and buffers, passed in.
 void extensionWording(analyze::Finding& f) {
-  for (std::size_t p; (p = f.message.find("ctx.stream()")) != std::string::npos;)
-    f.message.replace(p, 12, "at::cuda::getCurrentCUDAStream()");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    for (std::size_t p = 0; (p = f.message.find(from, p)) != std::string::npos; p += to.size())
+      f.message.replace(p, from.size(), to);
+  };
+  replace("ctx.stream()", "at::cuda::getCurrentCUDAStream()");
+  replace("ctx.create_state()", "a ModelNew buffer passed in");
 }
 
 // The Clang rules over each load_inline extension's generated main.cpp
@@ -301,6 +306,8 @@ void checkInlineExtensions(const solution::Solution& solution, const analyze::St
     const std::string root = gen.root.string() + "/";
     for (auto p = text.find(root); p != std::string::npos; p = text.find(root)) text.erase(p, root.size());
   }
+  std::error_code ec;
+  fs::remove_all(dir.path, ec);  // else the next check's makeScratchDir reclaims it
   for (auto& l : got.inventory.launches) l.file = "load_inline:" + l.file;
   for (auto& k : got.inventory.kernels) k.file = "load_inline:" + k.file;
   for (auto& c : got.inventory.library_calls) c.file = "load_inline:" + c.file;
