@@ -646,6 +646,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (own && isTrustedPythonAdapter(library)) {
     policy.own_kernels.insert(own->kernels.begin(), own->kernels.end());
     policy.torch_ops_allowed = o.torch_ops_allowed;
+    // Its extensions' <<<grid, block>>> launches: the legacy default
+    // stream, ordered inside the call by the adapter (provenance.h).
+    policy.legacy_stream = tj.value("legacy_stream", uint32_t{0});
   }
   allowLibrariesForOps(tj.value("ops", std::vector<std::string>{}), policy);
   r.provenance = checkProvenance(activities, calls, launch_stream, policy);

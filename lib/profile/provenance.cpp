@@ -249,7 +249,8 @@ ProvenanceReport checkProvenance(const std::vector<Activity>& activities,
     if (st != start.end() && st->second != 0 && a.start_ns + 1000 < st->second)
       add("before-start", describe(a) + ": began " + std::to_string((st->second - a.start_ns) / 1000) +
                               " us before the call's start event (outside the timed region)");
-    if (a.stream != launch_stream && !(a.graph != 0 && in_window))
+    const bool legacy_in_window = policy.legacy_stream != 0 && a.stream == policy.legacy_stream && in_window;
+    if (a.stream != launch_stream && !(a.graph != 0 && in_window) && !legacy_in_window)
       add("other-stream", describe(a) + ": not the launch stream " + std::to_string(launch_stream));
     if (m != marker.end() && m->second != 0 && a.end_ns > m->second)
       add("after-return", describe(a) + ": still running " +

@@ -76,6 +76,7 @@ struct CallWindow {
 // the GPU (lib/profile/timing.cpp). Call k's own launches carry k + 1.
 namespace harness_ids {
 constexpr uint64_t kHarness = 1ull << 40;      // the harness's work between calls
+constexpr uint64_t kLegacyProbe = kHarness + 1;  // the harness's probe of the legacy default stream's id
 constexpr uint64_t kMarkerBase = 1ull << 41;   // + call index: the end-of-call marker
 constexpr uint64_t kEagerBase = 1ull << 42;    // + baseline call index
 constexpr uint64_t kCompileBase = 1ull << 43;  // + baseline call index
@@ -106,6 +107,12 @@ double busyMilliseconds(const std::vector<Activity>& activities);
 
 struct ProvenancePolicy {
   std::set<std::string> own_kernels;  // the solution library's defined functions
+  // The legacy default stream's id (0: none accepted): a Python-format
+  // candidate's <<<grid, block>>> launches run there, and the trusted
+  // adapter orders that stream inside the call (it waits for the call's
+  // start; the call's stream waits for it before the outputs are copied),
+  // so its work inside the call's window is the call's, not other-stream.
+  uint32_t legacy_stream = 0;
   bool allow_gemm_library = false;    // cuBLAS / cuBLASLt kernels
   bool allow_conv_library = false;    // cuDNN kernels
   // Torch operations allowed (the `kernelbench` policy's Python-format

@@ -78,6 +78,7 @@
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #endif
 
@@ -280,6 +281,13 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
                                    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
         cupti(cuptiActivityEnable(k), "enable activity");
       push(kHarnessId);
+      // The legacy default stream's id as CUPTI names it (a Python-format
+      // candidate's <<<grid, block>>> launches run there: provenance's
+      // legacy_stream), from one memset of the harness's own there.
+      push(harness_ids::kLegacyProbe);
+      cudaError_t probe = cudaMemsetAsync(marker_.data_ptr(), 0, sizeof(int), cudaStreamLegacy);
+      pop();
+      if (probe != cudaSuccess) throw Error(std::string("probing the legacy stream: ") + cudaGetErrorString(probe));
       c10::cuda::device_synchronize();
     }
 #endif
@@ -884,6 +892,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       c10::cuda::device_synchronize();
       for (const auto& a : drain()) {
         if (a.external >= kMarkerBase && a.external < kEagerBase && launch_stream_ == 0) launch_stream_ = a.stream;
+        if (a.external == harness_ids::kLegacyProbe) legacy_stream_ = a.stream;
         by_id[a.external].push_back(a);
       }
     }
@@ -901,6 +910,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     rec["head_start_us"] = head_start_us_;
     rec["head_start_cycles"] = head_start_cycles_;
     rec["launch_stream"] = launch_stream_;
+    rec["legacy_stream"] = legacy_stream_;
     rec["ops"] = reference_.opKinds();
     rec["input_bytes"] = input_bytes_;
     rec["reference_output_bytes"] = output_bytes_;
@@ -1101,6 +1111,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   Participant eager_, compile_, candidate_;
   std::vector<CallInfo> calls_;
   uint32_t launch_stream_ = 0;
+  uint32_t legacy_stream_ = 0;  // the legacy default stream's CUPTI id (0: not seen)
   uint64_t dropped_ = 0;
 };
 

@@ -105,9 +105,24 @@ def stream_of(stream):
     return torch.cuda.stream(torch.cuda.ExternalStream(stream)) if stream else contextlib.nullcontext()
 
 def forward(model, inputs, stream):
-    """ModelNew's results and, for each, (sizes, kb_dtype, on_cuda)."""
+    """ModelNew's results and, for each, (sizes, kb_dtype, on_cuda).
+
+    KernelBench's extensions launch with <<<grid, block>>>: on the legacy
+    default stream, where KernelBench runs everything. The call's stream is
+    the harness's (non-blocking, so not ordered with it by CUDA), so the
+    legacy stream waits for the call's start and the call's stream for the
+    legacy stream's work before the outputs are copied and the call ends:
+    that work is inside the call's window, timed, and the run-time
+    provenance accepts it there (docs/kbprof.md)."""
     with torch.no_grad(), stream_of(stream):
-        out = model(*inputs)
+        legacy = torch.cuda.default_stream() if stream else None
+        if legacy is not None:
+            legacy.wait_stream(torch.cuda.current_stream())
+        try:
+            out = model(*inputs)
+        finally:
+            if legacy is not None:
+                torch.cuda.current_stream().wait_stream(legacy)
     if not isinstance(out, (tuple, list)):
         out = (out,)
     shapes = []

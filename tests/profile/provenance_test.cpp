@@ -322,6 +322,32 @@ TEST(Provenance, GraphBranchesOfASeedCallAreNotOtherStream) {
             std::vector<std::string>{"other-stream"});
 }
 
+TEST(TimedCall, LegacyStreamWorkInsideTheWindowIsAPythonCandidates) {
+  // A Python-format candidate's <<<grid, block>>> launch runs on the legacy
+  // default stream (id 3 here), which the adapter orders inside the call:
+  // accepted there when the policy names that stream, never otherwise, and
+  // never outside the window.
+  auto acts = honestCall();
+  acts.push_back(raw("_Z11relu_kernelPKfPfi", 3, 5, 270000, 350000));
+  profile::TimedCallActivities t = profile::classifyTimedCall(acts, 4);
+  profile::ProvenancePolicy python = ownPolicy();
+  python.legacy_stream = 3;
+  EXPECT_TRUE(profile::checkProvenance(t.owned, {t.window}, 7, python).ok())
+      << profile::checkProvenance(t.owned, {t.window}, 7, python).toJson().dump();
+  EXPECT_EQ(rules(profile::checkProvenance(t.owned, {t.window}, 7, ownPolicy())), std::vector<std::string>{"other-stream"});
+  // Another stream than the legacy one is still other-stream.
+  python.legacy_stream = 9;
+  EXPECT_EQ(rules(profile::checkProvenance(t.owned, {t.window}, 7, python)), std::vector<std::string>{"other-stream"});
+  // Legacy-stream work that began in the head start is outside the window.
+  python.legacy_stream = 3;
+  auto early = honestCall();
+  early.push_back(raw("_Z11relu_kernelPKfPfi", 3, 5, 100000, 350000));
+  auto t2 = profile::classifyTimedCall(early, 4);
+  auto r2 = rules(profile::checkProvenance(t2.owned, {t2.window}, 7, python));
+  EXPECT_NE(std::find(r2.begin(), r2.end(), "other-stream"), r2.end());
+  EXPECT_NE(std::find(r2.begin(), r2.end(), "before-start"), r2.end());
+}
+
 TEST(TimedCall, WorkFromAnotherThreadIsUnowned) {
   auto acts = honestCall();
   acts.push_back(raw("_Z11relu_kernelPKfPfi", 7, 0, 280000, 300000));  // no external id: another thread
