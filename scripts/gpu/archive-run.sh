@@ -33,6 +33,7 @@
 #                default and --compile-baseline python, and a torch-only ModelNew made from each
 #                .kb file (.kb/pyb, never the tree): eager and compile both Python's; reports
 #                into $OUT (pyb-*.json), one summary line each
+#   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth and the Python adapter (a short call)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
@@ -60,6 +61,11 @@ for step in "$@"; do
     build)
       (time bash scripts/gpu/build.sh $B) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
       [ -e $B/lib/pymodel/libkb_pymodel.so ] || echo "build: no Python adapter (python3-embed not found; see build.log)"
+      tail -3 "$OUT/build.log" ;;
+    tools)
+      (time bash scripts/gpu/build.sh $B tools/kbcheck/kbcheck tools/kbcheck/kbcheck-worker tools/kbprof/kbprof \
+        tools/kbsynth/kbsynth) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+      ninja -C $B lib/pymodel/libkb_pymodel.so >>"$OUT/build.log" 2>&1 || echo "tools: no Python adapter (see build.log)"
       tail -3 "$OUT/build.log" ;;
     suite)
       timeout "${SUITE_TIMEOUT:-540}" meson test -C $B --no-rebuild --print-errorlogs --suite gpu >"$OUT/gpu-suite.log" 2>&1
