@@ -87,11 +87,13 @@ chmod -R a+rwX "$WORK/tr"
 UNKNOWN='unknown flag --frobnicate \(see [a-z]+ --help\)$'
 
 # ---- every tool: no arguments, --version, --help, unknown flag -----------------
+declare -A VERSION_CASE
 for tool in "${TOOLS[@]}"; do
   expect "no arguments" "$tool" 2 -- "$tool"
   expect "--version" "$tool" 0 -- "$tool" --version
+  VERSION_CASE[$tool]=$n  # its stdout and stderr are read again below
   if [ "${EXE[$tool]}" != none ]; then
-    v=$("${EXE[$tool]}" --version 2>/dev/null)
+    v=$(cat "$WORK/case$n.out")  # what the case above printed on stdout
     if grep -Eq "[0-9]+\.[0-9]+" <<<"$v"; then ok "$tool: --version prints a version ($v)"; else bad "$tool: --version prints a version" "$v"; fi
   fi
   expect "--help" "$tool" 0 -- "$tool" --help
@@ -102,10 +104,19 @@ done
 # flag in each described: CLI11 puts the description at column 30, or, when
 # the flag's column (name, type, default) fills 30 characters, on the next
 # line, indented by 30.
+# Each --help is run once: help_check and subcommands share its text.
+declare -A HELP_TEXT HELP_RC
+help_text() {  # help_text TOOL [SUB...]: sets $text and $rc to `TOOL SUB... --help 2>&1`'s
+  local key="$*"
+  if [ -z "${HELP_RC[$key]+set}" ]; then
+    HELP_TEXT[$key]=$("${EXE[$1]}" "${@:2}" --help 2>&1)
+    HELP_RC[$key]=$?
+  fi
+  text=${HELP_TEXT[$key]}; rc=${HELP_RC[$key]}
+}
 help_check() {
   local tool="$1"; shift
-  local text; text=$("${EXE[$tool]}" "$@" --help 2>&1)
-  local rc=$?
+  local text rc; help_text "$tool" "$@"
   if [ $rc != 0 ]; then bad "$tool $* --help: exit $rc"; return; fi
   local undescribed
   undescribed=$(python3 -c '
@@ -125,7 +136,8 @@ for i, l in enumerate(lines):
   else bad "$tool $* --help: flags without a description" "$undescribed"; fi
 }
 subcommands() {  # the names listed under "Subcommands:"
-  "${EXE[$1]}" "${@:2}" --help 2>/dev/null | awk '/^Subcommands:/{s=1; next} /^[^ ]/{s=0} s && /^  [a-z]/{print $1}'
+  local text rc; help_text "$@"
+  printf '%s\n' "$text" | awk '/^Subcommands:/{s=1; next} /^[^ ]/{s=0} s && /^  [a-z]/{print $1}'
 }
 for tool in "${TOOLS[@]}"; do
   [ "${EXE[$tool]}" = none ] && continue
@@ -423,14 +435,16 @@ SIGINT_TARGET=pid SIGINT_DELAY=0.5 sigint "a serving server" kbserve 'listening 
 # full path, as build/tools/TOOL/TOOL).
 for tool in "${TOOLS[@]}"; do
   if [ "${EXE[$tool]}" = none ]; then bad "$tool: version line and usage line ($tool was not built)"; continue; fi
-  v=$("${EXE[$tool]}" --version 2>&1)
+  v=$(cat "$WORK/case${VERSION_CASE[$tool]}.out" "$WORK/case${VERSION_CASE[$tool]}.err")  # `TOOL --version 2>&1`, run above
   if [[ "$v" =~ ^$tool\ [0-9]+\.[0-9]+\.[0-9]+[^[:space:]]*$ ]]; then ok "$tool: --version is \"$tool VERSION\" ($v)"
   else bad "$tool: --version is \"$tool VERSION\"" "$v"; fi
   wrong=""
-  u=$("${EXE[$tool]}" --help 2>&1 | grep '^Usage:')
+  help_text "$tool"  # the --help texts run above (help_check)
+  u=$(grep '^Usage:' <<<"$text")
   [[ "$u" == "Usage: $tool "* ]] || wrong+="$u"$'\n'
   for sub in $(subcommands "$tool"); do
-    u=$("${EXE[$tool]}" "$sub" --help 2>&1 | grep '^Usage:')
+    help_text "$tool" "$sub"
+    u=$(grep '^Usage:' <<<"$text")
     [[ "$u" == "Usage: $tool $sub "* ]] || wrong+="$u"$'\n'
   done
   if [ -z "$wrong" ]; then ok "$tool: --help's usage lines name the tool, not a path"
