@@ -7,9 +7,9 @@
 #   2. a late target removed (report.json): make -n plans only that report,
 #      make remakes only it; every other target keeps its inode and mtime.
 #   3. the trained policy removed: train and curves are remade; synthesis,
-#      rollouts and reports are not. Then training (two steps) stopped by
-#      SIGINT after its first step: the next make continues from kbtrain's
-#      checkpoint (--resume) and does not redo the first step.
+#      rollouts and reports are not. That remake (training, two steps) is
+#      stopped by SIGINT after its first step: the next make continues from
+#      kbtrain's checkpoint (--resume) and does not redo the first step.
 #   4. an interrupted run: with trajectories.jsonl removed, make is stopped by
 #      SIGINT (its whole process group, as Ctrl-C does) once kbrollout has
 #      written its first rollout: no trajectories.jsonl appears, the partial
@@ -103,23 +103,16 @@ for f in "${TARGETS[@]}"; do
   check "$f not redone" same "$f"
 done
 
-# ---- 3. the train step's output removed -------------------------------------
+# ---- 3. the train step's output removed; training interrupted and continued -
+# policy/ removed: train and curves are remade; synthesis, rollouts and
+# reports are not. The remake runs two optimizer steps (2 episodes each) and
+# is stopped by SIGINT once the first is logged: kbtrain ends its step, writes
+# policy.part/checkpoint and exits 130; the next make continues from that
+# checkpoint. (One remake of policy/, interrupted and resumed, instead of a
+# plain remake and then an interrupted one: a kbtrain run less.)
 snap > "$T/before"; tick
 rm -rf "$OUT/policy"
-rl_make > "$T/run3.log" 2>&1 || { tail -20 "$T/run3.log"; bad "make after removing policy/"; }
-snap > "$T/after"
-for f in policy/train_summary.json curves.html; do check "$f remade" changed "$f"; done
-for f in composed/manifest.jsonl filtered/manifest.jsonl synth-stats.json trajectories.jsonl \
-         report.txt report.json report.md report.html; do
-  check "$f not redone" same "$f"
-done
-check "kbrollout did not run again" bash -c "! grep -q 'kbrollout run' '$T/run3.log'"
-
-# ---- 3b. training interrupted after its first step, continued from its checkpoint
-# Two optimizer steps (2 episodes each); SIGINT once the first is logged:
-# kbtrain ends its step, writes policy.part/checkpoint and exits 130.
 TVARS=(STEPS=2 TRAIN_ARGS=--batch-size=2)
-rm -rf "$OUT/policy"
 set -m
 rl_make "${TVARS[@]}" > "$T/train1.log" 2>&1 &
 mpid=$!
@@ -140,6 +133,7 @@ cp "$OUT/policy.part/metrics.jsonl" "$T/metrics.part"
 m=$(wc -l < "$T/metrics.part")
 check "training interrupted: $m of 2 steps logged" test "$m" -ge 1 -a "$m" -le 2
 rl_make "${TVARS[@]}" > "$T/train2.log" 2>&1 || { tail -20 "$T/train2.log"; bad "make after the training interruption"; }
+snap > "$T/after"
 check "training resumed: from the checkpoint" grep -q 'resuming the interrupted policy.part' "$T/train2.log"
 check "training resumed: step 1 not redone" bash -c "! grep -q 'grpo step 1/2' '$T/train2.log'"
 check "training resumed: steps 1 and 2 logged once each" \
@@ -148,6 +142,12 @@ check "training resumed: the logged steps kept" \
   bash -c "head -n $m '$OUT/policy/metrics.jsonl' | cmp -s - '$T/metrics.part'"
 check "training resumed: train_summary says 2 steps" jq -e '.steps == 2 and .stopped == false' "$OUT/policy/train_summary.json"
 check "training resumed: no partial output left" test -z "$(find "$OUT" -maxdepth 1 -name '*.part*')"
+for f in policy/train_summary.json curves.html; do check "$f remade" changed "$f"; done
+for f in composed/manifest.jsonl filtered/manifest.jsonl synth-stats.json trajectories.jsonl \
+         report.txt report.json report.md report.html; do
+  check "$f not redone" same "$f"
+done
+check "kbrollout did not run again" bash -c "! grep -q 'kbrollout run' '$T/train1.log' '$T/train2.log'"
 
 # ---- 4. interrupted during the rollouts, then resumed -------------------------
 snap > "$T/before"; tick
