@@ -48,6 +48,7 @@ expect() {
   [ -n "${EXE[${cmd[0]}]+set}" ] && cmd[0]="${EXE[${cmd[0]}]}"  # a tool's name: its executable
   timeout 300 "${cmd[@]}" >"$out" 2>"$err" </dev/null
   local rc=$?
+  last_rc=$rc
   if [ "$rc" != "$want" ]; then bad "$tool: $name: exit $rc, want $want" "$(cat "$err")"; return; fi
   if [ "$want" != 0 ]; then
     local lines; lines=$(grep -c '' "$err")
@@ -88,6 +89,9 @@ UNKNOWN='unknown flag --frobnicate \(see [a-z]+ --help\)$'
 
 # ---- every tool: no arguments, --version, --help, unknown flag -----------------
 declare -A VERSION_CASE
+# The --help texts (TOOL [SUB...] --help 2>&1 and its exit code), each run
+# once: the --help case below, help_check and subcommands share them.
+declare -A HELP_TEXT HELP_RC
 for tool in "${TOOLS[@]}"; do
   expect "no arguments" "$tool" 2 -- "$tool"
   expect "--version" "$tool" 0 -- "$tool" --version
@@ -97,6 +101,9 @@ for tool in "${TOOLS[@]}"; do
     if grep -Eq "[0-9]+\.[0-9]+" <<<"$v"; then ok "$tool: --version prints a version ($v)"; else bad "$tool: --version prints a version" "$v"; fi
   fi
   expect "--help" "$tool" 0 -- "$tool" --help
+  if [ "${EXE[$tool]}" != none ]; then
+    HELP_TEXT[$tool]=$(cat "$WORK/case$n.out" "$WORK/case$n.err"); HELP_RC[$tool]=$last_rc
+  fi
   expect "unknown flag" "$tool" 2 "^$tool: $UNKNOWN" -- "$tool" --frobnicate
 done
 
@@ -104,8 +111,6 @@ done
 # flag in each described: CLI11 puts the description at column 30, or, when
 # the flag's column (name, type, default) fills 30 characters, on the next
 # line, indented by 30.
-# Each --help is run once: help_check and subcommands share its text.
-declare -A HELP_TEXT HELP_RC
 help_text() {  # help_text TOOL [SUB...]: sets $text and $rc to `TOOL SUB... --help 2>&1`'s
   local key="$*"
   if [ -z "${HELP_RC[$key]+set}" ]; then
