@@ -68,8 +68,12 @@ int runStatic(const StaticFlags& flags) {
     if (!shown.empty() && shown.back() != '/') shown += '/';
     analyze::printDiagnostics(std::cerr, result, shown);
     if (result.infra_failed) std::cerr << "kbcheck: infra_error: " << result.infra_message << '\n';
+    // Sources the rules read: .cu/.cpp and, for a Python solution, its .py
+    // files (a load_inline string's generated sources are counted in parses).
+    std::size_t read = solution.sources().size();
+    for (const auto& f : solution.files) read += f.kind == solution::SourceKind::Python;
     std::cerr << "kbcheck static: " << result.errorCount() << " error(s), " << result.warningCount()
-              << " warning(s) in " << solution.sources().size() << " source(s), "
+              << " warning(s) in " << read << " source(s), "
               << result.translation_units << " parse(s), " << result.seconds << " s: "
               << statusName(out.status) << '\n';
   }
