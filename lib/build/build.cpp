@@ -350,6 +350,26 @@ void parallelFor(std::size_t n, int jobs, Fn fn) {
   for (auto& th : pool) th.join();
 }
 
+// The directories a compiler searches for <...> includes on its own (its
+// "#include <...> search starts here:" list from `-E -v`): its C++ library
+// and builtin headers, wherever the toolchain is installed. Empty when it
+// cannot be asked.
+std::vector<fs::path> compilerIncludeDirs(const fs::path& cxx) {
+  std::vector<fs::path> dirs;
+  if (cxx.empty()) return dirs;
+  ProcessResult r = runHelper({cxx.string(), "-xc++", "-E", "-v", "/dev/null"}, 30.0, false);
+  if (r.end != ProcessEnd::Exited || r.exit_code != 0) return dirs;
+  std::istringstream in(r.output);
+  std::string line;
+  bool listing = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("#include <...> search starts here:", 0) == 0) listing = true;
+    else if (line.rfind("End of search list.", 0) == 0) break;
+    else if (listing && !line.empty() && line[0] == ' ') dirs.push_back(line.substr(1));
+  }
+  return dirs;
+}
+
 // One torch extension for the trusted stage to compile and link into
 // work/ext/<name>.so: its translation units (relative to `dir`, where they
 // are staged and compiled) and the flags they take. load_inline's
@@ -389,6 +409,9 @@ std::vector<CompileStep> compileExtension(const Toolchain& tc, const BuildOption
   std::error_code ec;
   for (const fs::path& root : {work / "src", tc.cuda_home, fs::path("/usr/include"), fs::path("/usr/lib/gcc"), pch})
     if (!root.empty()) allowed.push_back(fs::weakly_canonical(root, ec));
+  // The host compiler's own headers wherever it lives (the GPU machine's
+  // g++ is /opt/gcc: its limits.h was refused there as a host file).
+  for (const fs::path& root : compilerIncludeDirs(tc.cxx)) allowed.push_back(fs::weakly_canonical(root, ec));
 
   struct Unit {
     std::string source;

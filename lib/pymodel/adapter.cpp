@@ -328,9 +328,21 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_python_prestart(cha
   if (!Py_IsInitialized()) problem = startPython();
   if (problem.empty()) {
     PyObject* globals = PyDict_New();
-    PyObject* ran = PyRun_String("import contextlib, json, traceback, types\n"
+    // What Python would do lazily at the candidate's first CUDA use
+    // (torch.cuda's initialisation, the modules the glue reads; no bytecode
+    // written) is done here, before confinement. Seen on the H200: a
+    // torch-only ModelNew on CUDA was stopped at an unlink the sandbox
+    // refuses, in start-up or the first call; the cause is not known yet,
+    // and this is a guess at it, not run on a GPU.
+    PyObject* ran = PyRun_String("import sys\n"
+                                 "sys.dont_write_bytecode = True\n"
+                                 "import contextlib, json, traceback, types\n"
                                  "import torch, torch.nn, torch.nn.functional, torch.utils.dlpack\n"
-                                 "import importlib.machinery, importlib.util, torch.utils.cpp_extension\n",
+                                 "import importlib.machinery, importlib.util, torch.utils.cpp_extension\n"
+                                 "import torch.backends.cudnn, torch.backends.cuda\n"
+                                 "if torch.cuda.is_available():\n"
+                                 "    torch.cuda.init()\n"
+                                 "    torch.cuda.current_stream(); torch.cuda.default_stream()\n",
                                  Py_file_input, globals, globals);
     if (!ran) problem = "importing torch failed: " + pythonError(nullptr);
     Py_XDECREF(ran);
