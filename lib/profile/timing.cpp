@@ -441,9 +441,13 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     // One candidate call; `timed` adds the parent's pacing, the timers and
     // the commit.
     auto candidateCall = [&](bool timed) {
+      CallParts& parts = timed ? timed_parts_ : warmup_parts_;
+      auto tp = Clock::now();
       uint64_t k = timed ? timed_calls_ : 0;
       uint64_t seed = timed ? askSeed(k) : freshSeed();
+      parts.ask += lap(tp);
       std::vector<c10::IValue> inputs = inputs_.make(seed);
+      parts.inputs += lap(tp);
       auto c = make_context();
       c->inputs = &inputs;
       for (const auto& spec : output_specs_) {
@@ -459,7 +463,9 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       }
       flushL2();
       synchronize(dev_);  // the harness's work is done before the call's window opens
+      parts.prepare += lap(tp);
       if (timed) askOk("begin " + std::to_string(k));
+      parts.ask += lap(tp);
       beginCall(timed ? "timed" : "warmup");
       int64_t index = static_cast<int64_t>(calls_.size()) - 1;
       headStart(index);
@@ -480,7 +486,9 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
         c->failure = firstLine(e.what_without_backtrace());
         rc = 1;
       }
+      parts.window += lap(tp);
       if (timed) askOk("end " + std::to_string(k));
+      parts.ask += lap(tp);
       if (rc != 0) failTiming("call " + std::to_string(index) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
       if (output_specs_.empty())
         for (const auto& o : c->outputs)
@@ -491,6 +499,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       if (cuda_)
         for (const auto& a : drain()) acts.push_back(a.toJson());
 #endif
+      parts.drain += lap(tp);
       if (!timed) {
         if (cuda_) {
           Json rec;
@@ -500,6 +509,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
           rec["activities"] = acts;
           send(rec);
         }
+        parts.commit += lap(tp);
+        ++parts.calls;
         return;
       }
       // The commit: everything the parent and the reference judge this
@@ -529,6 +540,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       output_bytes_ = bytes;
       sent_bytes_ += bytes;
       ++timed_calls_;
+      parts.commit += lap(tp);
+      ++parts.calls;
     };
 
     std::string stop = "no_candidate";
@@ -555,6 +568,27 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     int64_t index;
     std::string kind;
   };
+  // Where a candidate call's wall time went, summed over the calls of one
+  // kind (the timing record's `parts`; nothing in it is judged): questions
+  // to the parent, the inputs, outputs/scratch/L2 flush up to the drained
+  // GPU, the call's window (head start, kb_forward, marker, synchronisation),
+  // CUPTI's drain, and the record sent.
+  struct CallParts {
+    uint64_t calls = 0;
+    double ask = 0, inputs = 0, prepare = 0, window = 0, drain = 0, commit = 0;
+    Json toJson() const {
+      return Json{{"calls", calls},           {"ask_seconds", ask},       {"inputs_seconds", inputs},
+                  {"prepare_seconds", prepare}, {"window_seconds", window}, {"drain_seconds", drain},
+                  {"commit_seconds", commit}};
+    }
+  };
+  // Seconds since `t`, which moves to now.
+  static double lap(Clock::time_point& t) {
+    auto now = Clock::now();
+    double s = std::chrono::duration<double>(now - t).count();
+    t = now;
+    return s;
+  }
   struct Stopwatch {
     Clock::time_point host;
 #if KB_WITH_CUDA
@@ -958,6 +992,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     rec["stop"] = stop;
     rec["seconds"] = seconds;
     rec["cupti_dropped"] = dropped_;
+    rec["parts"] = Json{{"warmup", warmup_parts_.toJson()}, {"timed", timed_parts_.toJson()}};
     send(rec);
   }
 
@@ -1080,6 +1115,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   std::string gpu_, arch_;
   uint64_t l2_bytes_ = 0, flush_bytes_ = 0, input_bytes_ = 0, output_bytes_ = 0, sent_bytes_ = 0;
   uint64_t timed_calls_ = 0;
+  CallParts warmup_parts_, timed_parts_;
   double bandwidth_gbps_ = 0;
   double head_start_us_ = 0;
   int64_t head_start_cycles_ = 0;

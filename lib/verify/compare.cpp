@@ -5,12 +5,13 @@
 
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -559,8 +560,10 @@ int referenceMain(int argc, char** argv) {
     // reference runs once and is kept for the others.
     struct SeedReference {
       std::vector<std::string> input_digests;  // the inputs as made, to compare with the candidate's record
+      std::vector<c10::IValue> pristine;       // the inputs as made, for the float64 copy (rounding)
       std::vector<at::Tensor> expected;
       std::vector<at::Tensor> rounding;  // |float32 - float64 reference| per float32 output, in float32 (undefined: none)
+      bool rounding_done = false;        // made only where the plain tolerance fails (recheck below)
       std::vector<bool> ref_modified;  // inputs the reference itself writes into
     };
     // The float32 reference's own rounding error, from its float64 copy on
@@ -645,14 +648,33 @@ int referenceMain(int argc, char** argv) {
                         "): " + std::string(e.what_without_backtrace()).substr(0, std::string(e.what_without_backtrace()).find('\n')));
       }
       checkDeclaredOutputs(task.info(), r.expected);
-      r.rounding = roundingOf(pristine, r.expected);
       run_s += since(tr);
       r.ref_modified.assign(pristine.size(), false);
       for (size_t i = 0; i < pristine.size(); ++i)
         if (pristine[i].isTensor())
           r.ref_modified[i] = !sameBytes(ref_inputs[i].toTensor(), pristine[i].toTensor());
+      r.pristine = pristine;
       if (keep) kept.emplace(seed, r);
       return r;
+    };
+    // The rounding allowance only widens the band (an element within
+    // atol + rtol |r| is within atol + rtol |r| + 2 u), so the float64 copy
+    // runs only where the plain check finds values wrong: the same verdict,
+    // without a second reference run per call for a candidate that passes.
+    // `check(rounding)` is the check; `inputs()` the pristine inputs.
+    double rounding_s = 0;  // the last recheck's float64 run (reference time, not compare time)
+    auto recheck = [&](SeedCheck sc, const std::function<SeedCheck(const std::vector<at::Tensor>&)>& check,
+                       const std::vector<c10::IValue>& pristine, const std::vector<at::Tensor>& expected,
+                       std::vector<at::Tensor>& rounding, bool& rounding_done) {
+      if (sc.status != Status::Incorrect || wide_failed) return sc;
+      auto tr = Clock::now();
+      if (!rounding_done) rounding = roundingOf(pristine, expected);
+      rounding_done = true;
+      rounding_s = since(tr);
+      run_s += rounding_s;
+      bool any = false;
+      for (const auto& t : rounding) any = any || t.defined();
+      return any ? check(rounding) : sc;
     };
     for (size_t k = 0; k < req.candidate_results.size(); ++k) {
       auto tk = Clock::now();
@@ -673,10 +695,18 @@ int referenceMain(int argc, char** argv) {
           message = "no result for seed " + std::to_string(seed) + " although the worker finished";
           break;
         }
-        const SeedReference ref = referenceFor(seed);
+        SeedReference ref = referenceFor(seed);
         auto tc2 = Clock::now();
-        SeedCheck sc = checkSeed(*rec, ref.input_digests, ref.ref_modified, ref.expected, ref.rounding, req.atol, req.rtol);
-        compare_s += since(tc2);
+        rounding_s = 0;
+        auto check = [&](const std::vector<at::Tensor>& rounding) {
+          return checkSeed(*rec, ref.input_digests, ref.ref_modified, ref.expected, rounding, req.atol, req.rtol);
+        };
+        SeedCheck sc = check(ref.rounding_done ? ref.rounding : std::vector<at::Tensor>{});
+        if (!ref.rounding_done) {
+          sc = recheck(sc, check, ref.pristine, ref.expected, ref.rounding, ref.rounding_done);
+          if (ref.rounding_done && keep) kept[seed] = ref;
+        }
+        compare_s += since(tc2) - rounding_s;
         if (sc.status != Status::Ok &&
             (status == Status::Ok ||
              (sc.status == Status::HackDetected && status != Status::HackDetected))) {
@@ -705,11 +735,16 @@ int referenceMain(int argc, char** argv) {
         auto tr = Clock::now();
         std::vector<at::Tensor> expected;
         for (const auto& t : reference.run(inputs)) expected.push_back(t.detach());
-        std::vector<at::Tensor> rounding = roundingOf(pristine, expected);
         run_s += since(tr);
         auto tc2 = Clock::now();
-        SeedCheck sc = checkCall(*rec, expected, rounding, req.atol, req.rtol);
-        compare_s += since(tc2);
+        rounding_s = 0;
+        auto check = [&](const std::vector<at::Tensor>& rounding) {
+          return checkCall(*rec, expected, rounding, req.atol, req.rtol);
+        };
+        std::vector<at::Tensor> rounding;
+        bool rounding_done = false;
+        SeedCheck sc = recheck(check({}), check, pristine, expected, rounding, rounding_done);
+        compare_s += since(tc2) - rounding_s;
         if (sc.status != Status::Ok &&
             (status == Status::Ok || (sc.status == Status::HackDetected && status != Status::HackDetected))) {
           status = sc.status;

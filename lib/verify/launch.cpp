@@ -91,6 +91,7 @@ Json WorkerRun::toJson() const {
       seeds += r.header.value("seconds", 0.0);
     } else if (type == "timing") {
       phases["timing_seconds"] = r.header.value("seconds", 0.0);
+      if (r.header.contains("parts")) phases["timing"] = r.header["parts"];
     } else if (type == "done") {
       phases["outside_main_seconds"] = process.wall_seconds - r.header.value("seconds", 0.0);
     }

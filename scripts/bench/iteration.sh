@@ -66,6 +66,7 @@ for i in $(seq 1 "$N"); do
     + (.parent_clock.bounded_calls // 0 | tostring) + " calls bounded, message: " + .message
     + "\n     kbprof: before the workers " + (.prepare_seconds // 0 | tostring | .[0:5]) + " s, after the verdict "
     + (.after_seconds // 0 | tostring | .[0:5]) + " s; start-up parts " + ((.worker.phases.startup // {}) | tostring)
+    + "\n     timed loop parts " + ((.worker.phases.timing // {}) | tostring)
     + "\n     reference check parts " + ((.reference_phases // {}) | tostring)' "$WORK/prof-$i.json"
 done
 med=$(printf '%s\n' "${totals[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
