@@ -645,6 +645,16 @@ void Service::run(Job& job) {
   bool cuda = rq.device == "cuda";
   agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
   agent::ResourcePool::Lease lease = pool.acquire(job.id);
+  // The wait for a lease can be long (one GPU, many evaluations built): one
+  // cancelled meanwhile, or past its deadline, ends here, before it takes
+  // the GPU for verify and profile (and a drain waits for it).
+  if (cancelRequested(job) || pastDeadline(job)) {
+    bool c = cancelRequested(job);
+    finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
+           c ? "cancelled by the client while it waited for a device" : "the deadline passed while it waited for a device; not scored",
+           eval::checkReportJson(session.result(), ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
+    return;
+  }
   std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
   session.request().verify.device = session.request().profile.device = device;
   session.run();

@@ -7,21 +7,39 @@ p50/p99 latency, and, for comparison, the same evaluations run one after
 another with kbprof (GPU) or kbcheck (CPU), which is what a user without the
 service runs.
 
-    python3 scripts/bench/serve_load.py --tasks DIR --solutions DIR [--device cuda]
-        [--clients 64] [--rounds 4] [--kbserve build/tools/kbserve/kbserve] [--sequential 1]
+    python3 -u scripts/bench/serve_load.py --tasks DIR --solutions DIR [--device cuda]
+        [--clients 64] [--rounds 4] [--seconds 200] [--kbserve build/tools/kbserve/kbserve]
+        [--sequential 1] [--sequential-seconds 40] [--warmup-seconds 60]
 
 SOLUTIONS holds DIR/<task folder>/forward.cpp (kbrollout --replay's layout);
-<task folder> is the folder under TASKS with the task's task.json. Every
-round submits each solution once more, with a fresh idempotency key: the
-build cache answers the builds after the first round, as it does in RL
-where many samples repeat; verify and profile run every time. Needs the
-kbserve package (PYTHONPATH=python or pip install -e .).
+<task folder> is the folder under TASKS with the task's task.json.
+
+Phases, each printed as it starts, with a progress line every --progress-s
+seconds and a summary line as it ends:
+  warm-up     each solution once with the static and build stages only, so
+              that the build cache holds every library before the timed load
+              (all rounds' copies of one solution submitted together would
+              otherwise build it several times at once); bounded by
+              --warmup-seconds (0: none: the timed load builds cold)
+  load        every solution once per round (--rounds), with a fresh
+              idempotency key, from --clients clients; verify and profile run
+              every time; the busy fraction is the server's over this phase
+  sequential  the same solutions one after another with kbprof / kbcheck
+              (--sequential rounds, within --sequential-seconds)
+The whole run stays within --seconds (counted from the server's start):
+the load stops taking new work when only the sequential phase's share is
+left, and what is still running then is cancelled and not counted. SIGTERM
+or SIGINT (`timeout`'s kill) ends the run the same way: the phase in
+progress stops, the summary of what was measured so far is printed, and
+the server is stopped (its outstanding evaluations cancelled). Every line
+is flushed as it is written, so a killed run still leaves what it saw.
+Needs the kbserve package (PYTHONPATH=python or pip install -e .).
 """
 import argparse
 import asyncio
 import json
 import os
-import statistics
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,8 +48,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
-from kbserve.client import AsyncClient, evaluation_request  # noqa: E402
+from kbserve.client import AsyncClient, evaluation_request, parse_metrics  # noqa: E402
 from kbserve.server import LocalServer  # noqa: E402
+
+T0 = time.monotonic()
+
+
+SUMMARY = []  # the phases' summary lines, printed again at the very end
+
+
+def say(*parts, summary=False):
+    line = " ".join(str(p) for p in parts)
+    print(f"[{time.monotonic() - T0:6.1f} s] {line}", flush=True)
+    if summary:
+        SUMMARY.append(line)
 
 
 def solutions(tasks: Path, sols: Path):
@@ -47,39 +77,251 @@ def solutions(tasks: Path, sols: Path):
     return out
 
 
-def metric(text: str, name: str) -> float:
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    return float("nan")
-
-
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
-async def load(url, work, clients, device, stages):
+def counts(d):
+    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "none"
+
+
+def stage_seconds(ev):
+    """'build 0.1 verify 2.3 profile 4.0' from an evaluation's reports."""
+    parts = []
+    stages = (ev.get("report") or {}).get("stages") or {}
+    for name in ("static", "build", "verify"):
+        s = stages.get(name) or {}
+        if not s.get("skipped", True) and s.get("seconds") is not None:
+            parts.append(f"{name} {s['seconds']:.1f}")
+    prof = ev.get("profile")
+    if isinstance(prof, dict):
+        if prof.get("seconds") is not None:
+            parts.append(f"profile {prof['seconds']:.1f}")
+        if prof.get("speedup_vs_eager") is not None:
+            parts.append(f"(speedup vs eager {prof['speedup_vs_eager']:.2f})")
+    return " ".join(parts)
+
+
+class Phase:
+    """What one phase of evaluations through the server measured."""
+
+    def __init__(self, name, total):
+        self.name, self.total = name, total
+        self.latencies, self.statuses = [], {}
+        self.in_flight = 0
+        self.started = time.monotonic()
+        self.ended = None
+        self.seen = set()  # (task, status) already printed
+        self.busy0 = None  # (busy fraction, uptime) at the start
+        self.busy = float("nan")  # over the phase
+        self.stopped = ""  # why it ended before all its work was done
+
+    def wall(self):
+        return (self.ended or time.monotonic()) - self.started
+
+    def done(self):
+        return len(self.latencies)
+
+    def record(self, task, ev, latency, verbose):
+        self.latencies.append(latency)
+        st = ev.get("status") or ev.get("state") or "?"
+        self.statuses[st] = self.statuses.get(st, 0) + 1
+        if verbose or (task, st) not in self.seen:
+            self.seen.add((task, st))
+            msg = (ev.get("message") or "").replace("\n", " ")
+            say(f"{self.name}: {task}: {st} in {latency:.1f} s (queued {ev.get('queue_seconds') or 0:.1f} s; "
+                f"{stage_seconds(ev)})" + (f": {msg[:300]}" if msg and st != "ok" else ""))
+
+
+async def server_gauges(client, busy_name):
+    m = parse_metrics(await client.metrics())
+    g = lambda n: m.get((n, ()), float("nan"))  # noqa: E731
+    return g(busy_name), g("kbserve_uptime_seconds"), g("kbserve_queue_depth"), g("kbserve_running")
+
+
+def busy_between(a, b):
+    """The busy fraction between two (fraction, uptime) samples."""
+    (f0, u0), (f1, u1) = a, b
+    return (f1 * u1 - f0 * u0) / (u1 - u0) if u1 > u0 else float("nan")
+
+
+async def run_phase(phase, url, work, clients, device, stages, deadline, stop, busy_name, progress_s, per, verbose):
+    """work: [(key, task, files)]; ends when all are done, at `deadline`
+    (monotonic) or when `stop` is set; what is outstanding then is cancelled."""
     queue = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
-    latencies, statuses = [], {}
+    outstanding = {}  # evaluation id -> task
+    async with AsyncClient(url, timeout=60) as admin:
+        try:
+            f, u, _, _ = await server_gauges(admin, busy_name)
+            phase.busy0 = (f, u)
+        except Exception as e:  # noqa: BLE001
+            say(f"{phase.name}: /metrics failed: {e!r}")
 
-    async def one_client(k):
-        async with AsyncClient(url, timeout=3600) as c:
+        async def one_client(k):
+            async with AsyncClient(url, timeout=120) as c:
+                while True:
+                    try:
+                        key, task, files = queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        return
+                    t0 = time.monotonic()
+                    phase.in_flight += 1
+                    ev_id = None
+                    try:
+                        # Submitted without waiting, so that its id is known
+                        # (and cancelled) if the phase ends before it does.
+                        ev = await c.submit_request(evaluation_request(task, files, device=device, stages=stages,
+                                                                       idempotency_key=key))
+                        ev_id = ev["id"]
+                        outstanding[ev_id] = task
+                        if ev.get("state") not in ("done", "cancelled"):
+                            ev = await c.wait(ev_id, poll_s=20)
+                    except asyncio.CancelledError:
+                        phase.in_flight -= 1
+                        raise  # still in `outstanding`: cancelled on the server below
+                    except Exception as e:  # noqa: BLE001
+                        ev = {"status": "client_error", "message": f"{type(e).__name__}: {e}"}
+                    phase.in_flight -= 1
+                    if ev_id:
+                        outstanding.pop(ev_id, None)
+                    phase.record(task, ev, time.monotonic() - t0, verbose)
+
+        async def progress():
             while True:
+                await asyncio.sleep(progress_s)
+                line = (f"{phase.name}: {phase.done()}/{phase.total} done ({counts(phase.statuses)}), "
+                        f"{phase.in_flight} in flight, {queue.qsize()} not sent; "
+                        f"{phase.done() / max(phase.wall(), 1e-9) * 3600 / per[0]:.0f} {per[1]}")
                 try:
-                    key, task, files = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                t0 = time.monotonic()
-                ev = await c.evaluate_request(evaluation_request(task, files, device=device, stages=stages,
-                                                                 idempotency_key=key), timeout=3600)
-                latencies.append(time.monotonic() - t0)
-                statuses[ev.get("status")] = statuses.get(ev.get("status"), 0) + 1
+                    f, u, q, r = await server_gauges(admin, busy_name)
+                    if phase.busy0:
+                        line += f"; busy {busy_between(phase.busy0, (f, u)):.2f}"
+                    line += f" (server: queue {q:.0f}, running {r:.0f})"
+                except Exception as e:  # noqa: BLE001
+                    line += f" (/metrics failed: {e!r})"
+                say(line)
 
-    await asyncio.gather(*(one_client(k) for k in range(clients)))
-    return latencies, statuses
+        tasks = [asyncio.create_task(one_client(k)) for k in range(clients)]
+        ticker = asyncio.create_task(progress())
+        all_done = asyncio.ensure_future(asyncio.gather(*tasks, return_exceptions=True))
+        stopper = asyncio.create_task(stop.wait())
+        timeout = max(0.0, deadline - time.monotonic())
+        await asyncio.wait([all_done, stopper], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        phase.ended = time.monotonic()
+        if not all_done.done():
+            phase.stopped = "stopped by a signal" if stop.is_set() else "its time ran out"
+        ticker.cancel()
+        stopper.cancel()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, ticker, stopper, all_done, return_exceptions=True)
+        # What the server still runs for this phase: cancelled (queued ones at
+        # once, running ones at their next stage boundary), never counted.
+        if outstanding:
+            ids = list(outstanding)
+            res = await asyncio.gather(*(admin.cancel(i) for i in ids), return_exceptions=True)
+            say(f"{phase.name}: cancelled {len(ids)} outstanding evaluation(s) "
+                f"({sum(not isinstance(r, Exception) for r in res)} answered)")
+        try:
+            f, u, _, _ = await server_gauges(admin, busy_name)
+            if phase.busy0:
+                phase.busy = busy_between(phase.busy0, (f, u))
+        except Exception as e:  # noqa: BLE001
+            say(f"{phase.name}: /metrics failed: {e!r}")
+
+
+def phase_summary(phase, per, what):
+    wall = phase.wall()
+    line = (f"{phase.name}: {phase.done()} of {phase.total} evaluations ({what}) in {wall:.1f} s: "
+            f"{phase.done() / max(wall, 1e-9) * 3600 / per[0]:.0f} {per[1]}; busy fraction {phase.busy:.2f}; "
+            f"latency p50 {pct(phase.latencies, .5):.2f} s, p99 {pct(phase.latencies, .99):.2f} s; "
+            f"statuses {counts(phase.statuses)}")
+    if phase.stopped:
+        line += f"; NOT ALL DONE: {phase.stopped}"
+    say(line, summary=True)
+
+
+async def sequential(a, sols, gpus, budget_end, stop):
+    tool = "kbprof" if a.device == "cuda" else "kbcheck"
+    say(f"sequential: {tool} one after another, {a.sequential} round(s) of {len(sols)}, "
+        f"until {max(0.0, budget_end - time.monotonic()):.0f} s from now")
+    t0 = t_last = time.monotonic()
+    n, statuses, why = 0, {}, ""
+    for _ in range(a.sequential):
+        for task, task_dir, sol_dir, _ in sols:
+            left = budget_end - time.monotonic()
+            if stop.is_set() or left <= 1:
+                why = "stopped by a signal" if stop.is_set() else "its time ran out"
+                break
+            with tempfile.NamedTemporaryFile(suffix=".json") as rep:
+                cmd = ([a.kbprof, str(task_dir), str(sol_dir), "--json", rep.name] if a.device == "cuda" else
+                       [a.kbcheck, str(task_dir), str(sol_dir), "--device", "cpu", "--json", rep.name])
+                s0 = time.monotonic()
+                proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.DEVNULL,
+                                                            stderr=subprocess.DEVNULL, start_new_session=True)
+                waiter = asyncio.ensure_future(proc.wait())
+                stopper = asyncio.ensure_future(stop.wait())
+                await asyncio.wait([waiter, stopper], timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                stopper.cancel()
+                if not waiter.done():
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    await waiter
+                    why = "stopped by a signal" if stop.is_set() else "its time ran out"
+                    say(f"sequential: {task}: killed after {time.monotonic() - s0:.1f} s ({why}); not counted")
+                    break
+                try:
+                    st = json.loads(Path(rep.name).read_text() or "{}").get("status", f"exit {proc.returncode}")
+                except (OSError, ValueError):
+                    st = f"exit {proc.returncode}"
+            n += 1
+            t_last = time.monotonic()
+            statuses[st] = statuses.get(st, 0) + 1
+            say(f"sequential: {task}: {st} in {time.monotonic() - s0:.1f} s")
+        if why:
+            break
+    seq = t_last - t0  # to the end of the last one that finished (a killed one is not counted)
+    rate = f"{n / seq * 3600 / (gpus or 1):.0f} {'per GPU-hour' if gpus else 'per hour'}" if n else "no rate"
+    say(f"{tool} one after another: {n} evaluations in {seq:.1f} s: {rate}; statuses {counts(statuses)}"
+        + (f"; NOT ALL DONE: {why}" if why else ""), summary=True)
+
+
+async def amain(a, sols, server, url, gpus, stop):
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda s=sig: (say(f"{signal.Signals(s).name}: stopping; the summary follows"),
+                                                    stop.set()))
+    start = time.monotonic()
+    end = start + a.seconds
+    seq_share = min(a.sequential_seconds, a.seconds / 3) if a.sequential else 0.0
+    stages = ["build", "verify", "profile"] if a.device == "cuda" else ["static", "build", "verify"]
+    busy_name = "kbserve_gpu_busy_fraction" if a.device == "cuda" else "kbserve_cpu_busy_fraction"
+    per = (gpus or 1, f"per GPU-hour ({gpus} GPUs)" if gpus else f"per hour on {a.cpu_slots} CPU slots")
+    if a.warmup_seconds > 0 and not stop.is_set():
+        wstages = ["static", "build"] if a.device == "cpu" else ["build"]
+        work = [(f"warmup-{i}-{time.time_ns()}", task, files) for i, (task, _, _, files) in enumerate(sols)]
+        w = Phase("warm-up", len(work))
+        say(f"warm-up: {len(work)} builds (stages {','.join(wstages)}), at most {a.warmup_seconds:.0f} s")
+        await run_phase(w, url, work, len(work), a.device, wstages, min(end - seq_share, start + a.warmup_seconds),
+                        stop, busy_name, a.progress_s, (1, "per hour"), a.verbose)
+        phase_summary(w, (1, "per hour"), "builds")
+    load = None
+    if not stop.is_set():
+        work = [(f"bench-{r}-{i}-{time.time_ns()}", task, files) for r in range(a.rounds)
+                for i, (task, _, _, files) in enumerate(sols)]
+        load = Phase("load", len(work))
+        budget = end - seq_share - time.monotonic()
+        say(f"load: {len(work)} evaluations ({len(sols)} solutions x {a.rounds} rounds, stages {','.join(stages)}) "
+            f"from {a.clients} clients, at most {max(0.0, budget):.0f} s")
+        await run_phase(load, url, work, a.clients, a.device, stages, end - seq_share, stop, busy_name,
+                        a.progress_s, per, a.verbose)
+        phase_summary(load, per, f"{len(sols)} solutions x {a.rounds} rounds from {a.clients} clients")
+    return load, end
 
 
 def main():
@@ -89,54 +331,85 @@ def main():
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=200,
+                    help="the whole run's budget from the server's start (warm-up, load, sequential); default 200")
+    ap.add_argument("--warmup-seconds", type=float, default=60,
+                    help="the build warm-up's budget (0: no warm-up; the load builds cold); default 60")
+    ap.add_argument("--progress-s", type=float, default=10, help="seconds between progress lines")
+    ap.add_argument("--verbose", action="store_true", help="a line for every evaluation (default: the first of "
+                    "each task and status)")
     ap.add_argument("--kbserve", default=str(ROOT / "build/tools/kbserve/kbserve"))
     ap.add_argument("--kbprof", default=str(ROOT / "build/tools/kbprof/kbprof"))
     ap.add_argument("--kbcheck", default=str(ROOT / "build/tools/kbcheck/kbcheck"))
     ap.add_argument("--cpu-slots", type=int, default=os.cpu_count())
     ap.add_argument("--sequential", type=int, default=1, help="rounds of the one-after-another comparison (0: none)")
+    ap.add_argument("--sequential-seconds", type=float, default=40,
+                    help="the comparison's share of --seconds (at most a third of it); default 40")
+    ap.add_argument("--server-log", type=Path, help="kbserve's stdout and stderr (default: next to its state)")
     ap.add_argument("--serve-args", default="", help="more kbserve flags, space-separated")
     a = ap.parse_args()
+    # Line by line into a file too (python3 without -u buffers a file in
+    # blocks, and a kill loses the block).
+    sys.stdout.reconfigure(line_buffering=True)
     sols = solutions(a.tasks, a.solutions)
     if not sols:
         sys.exit("serve_load: no forward.cpp under " + str(a.solutions))
-    stages = ["build", "verify", "profile"] if a.device == "cuda" else ["static", "build", "verify"]
-    work = [(f"bench-{r}-{i}-{time.time_ns()}", task, files) for r in range(a.rounds)
-            for i, (task, _, _, files) in enumerate(sols)]
+    gpus = 0
+    if a.device == "cuda":
+        try:
+            gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout.count("GPU ")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            say(f"nvidia-smi -L failed ({e!r}): rates are per server, not per GPU")
     state = Path(tempfile.mkdtemp(prefix="kbserve-bench-"))
     extra = ["--gpus", "auto" if a.device == "cuda" else "none", "--queue-limit", str(max(256, 2 * a.clients))]
-    extra += a.serve_args.split() if a.serve_args else []
-    server = LocalServer(a.tasks, state / "state", binary=a.kbserve, cpu_slots=a.cpu_slots, extra_args=extra)
-    url = server.start()
+    more = a.serve_args.split() if a.serve_args else []
+    if not any(m.startswith("--drain-s") for m in more):
+        extra += ["--drain-s", "20"]  # a stop stays short: outstanding work is cancelled first anyway
+    extra += more
+    server = LocalServer(a.tasks, state / "state", binary=a.kbserve, cpu_slots=a.cpu_slots, extra_args=extra,
+                         log_path=a.server_log)
+    say(f"serve_load: {len(sols)} solutions, device {a.device} ({gpus} GPUs), budget {a.seconds:.0f} s; "
+        f"starting {' '.join(server.command())} (log {server.log_path})")
+    # Until the event loop takes them over, SIGTERM / SIGINT end the start
+    # quietly (the server is stopped below).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        t0 = time.monotonic()
-        latencies, statuses = asyncio.run(load(url, work, a.clients, a.device, stages))
-        wall = time.monotonic() - t0
-        import urllib.request
-        metrics = urllib.request.urlopen(url + "/metrics").read().decode()
+        url = server.start()
+        say(f"kbserve listening at {url}")
+    except KeyboardInterrupt:
+        say("stopped by a signal while kbserve started")
+        server.stop(timeout=10)
+        return 130
+    code = 0
+    try:
+        stop = asyncio.Event()
+        loop = asyncio.new_event_loop()
+        try:
+            load, end = loop.run_until_complete(amain(a, sols, server, url, gpus, stop))
+            if a.sequential and not stop.is_set():
+                loop.run_until_complete(sequential(a, sols, gpus, end, stop))
+        finally:
+            loop.close()
+        if stop.is_set():
+            code = 143
+    except KeyboardInterrupt:
+        say("stopped by a signal")
+        code = 130
     finally:
-        server.stop()
-    busy = metric(metrics, "kbserve_gpu_busy_fraction" if a.device == "cuda" else "kbserve_cpu_busy_fraction")
-    gpus = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")) \
-        if a.device == "cuda" else 0
-    per = f"per GPU-hour ({gpus} GPUs)" if gpus else f"per hour on {a.cpu_slots} CPU slots"
-    rate = len(latencies) / wall * 3600 / (gpus or 1)
-    print(f"kbserve: {len(latencies)} evaluations ({len(sols)} solutions x {a.rounds} rounds, stages {','.join(stages)}) "
-          f"from {a.clients} clients in {wall:.1f} s: {rate:.0f} {per}; busy fraction {busy:.2f}; "
-          f"latency p50 {pct(latencies, .5):.2f} s, p99 {pct(latencies, .99):.2f} s; statuses {statuses}")
-    if a.sequential:
-        t0 = time.monotonic()
-        n = 0
-        for _ in range(a.sequential):
-            for task, task_dir, sol_dir, _ in sols:
-                cmd = ([a.kbprof, str(task_dir), str(sol_dir), "--json", os.devnull] if a.device == "cuda" else
-                       [a.kbcheck, str(task_dir), str(sol_dir), "--device", "cpu", "--json", os.devnull])
-                subprocess.run(cmd, capture_output=True)
-                n += 1
-        seq = time.monotonic() - t0
-        tool = "kbprof" if a.device == "cuda" else "kbcheck"
-        print(f"{tool} one after another: {n} evaluations in {seq:.1f} s: {n / seq * 3600 / (gpus or 1):.0f} "
-              f"{'per GPU-hour' if gpus else 'per hour'}")
+        # A further signal while stopping must not leave the server behind.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        say("stopping kbserve (outstanding evaluations were cancelled; at most 30 s)")
+        rc = server.stop(timeout=30)
+        tail = server._log_since(0).strip().splitlines()[-8:]
+        say(f"kbserve exited {rc}; its log {server.log_path} ends:")
+        for line in tail:
+            print("    " + line, flush=True)
+        print("summary:" + ("" if SUMMARY else " nothing measured"), flush=True)
+        for line in SUMMARY:
+            print("  " + line, flush=True)
+    return code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -35,7 +35,7 @@
 #                into $OUT (pyb-*.json), one summary line each
 #   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth and the Python adapter (a short call)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
-#   serve        imports every .kb/level2/*.py without baselines and runs
+#   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
 set -uo pipefail
@@ -88,7 +88,7 @@ for step in "$@"; do
       echo "bench rc=$?"; tail -12 "$OUT/bench-l2-12.log" ;;
     python)
       [ -e $B/lib/pymodel/libkb_pymodel.so ] || { echo "python: no adapter in this build (python3-embed missing)"; continue; }
-      KB_SOURCE_ROOT=$S timeout 400 bash tests/tools/python_format_test.sh $B/tools/kbcheck/kbcheck $S cuda \
+      KB_SOURCE_ROOT=$S timeout "${PYTHON_TIMEOUT:-540}" bash tests/tools/python_format_test.sh $B/tools/kbcheck/kbcheck $S cuda \
         >"$OUT/python-format.log" 2>&1
       echo "python rc=$?"; tail -16 "$OUT/python-format.log" ;;
     pybaseline)
@@ -137,10 +137,12 @@ for step in "$@"; do
       tar czf "$OUT/audit-reports.tgz" -C /tmp/audit reports import.log import.jsonl 2>/dev/null
       grep -v "^  " "$OUT/audit.log" | tail -12; grep "^Status counts" "$OUT/audit-results.md" ;;
     serve)
+      (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve) >"$OUT/serve-build.log" 2>&1 || { tail -30 "$OUT/serve-build.log"; exit 1; }
+      tail -3 "$OUT/serve-build.log"
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
       echo "import rc=$?"; tail -2 "$OUT/serve-import.log"
       T=$(dirname "$(dirname "$(find /tmp/kbs -name task.json | head -1)")")  # the folder of task folders
-      PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 scripts/bench/serve_load.py --tasks "$T" \
+      PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 -u scripts/bench/serve_load.py --tasks "$T" \
         --solutions testdata/solutions-kernelbench/level2 --device cuda --clients "${CLIENTS:-32}" --rounds "${ROUNDS:-4}" \
         --sequential 1 --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
         >"$OUT/serve-bench.log" 2>&1
