@@ -390,7 +390,7 @@ struct ExtensionBuild {
 // that file) is dropped.
 std::vector<CompileStep> compileExtension(const Toolchain& tc, const BuildOptions& o, const ExtensionBuild& e,
                                           const fs::path& work, const fs::path& cache, int jobs,
-                                          std::map<std::string, std::string>& libs) {
+                                          std::map<std::string, std::string>& libs, std::atomic<bool>* refused = nullptr) {
   const bool cuda = o.target == BuildTarget::Cuda;
   const TorchExtensionFlags tf = torchExtensionFlags(cuda);
   const std::string define = "-DTORCH_EXTENSION_NAME=" + e.name;
@@ -446,6 +446,7 @@ std::vector<CompileStep> compileExtension(const Toolchain& tc, const BuildOption
     if (std::string why = includeOutside(e.dir / dep, e.dir, allowed); !why.empty()) {
       steps[i].ok = false;
       steps[i].diagnostics = units[i].source + ": error: the compiler " + why + " (docs/solution-format.md)\n";
+      if (refused) *refused = true;  // a policy refusal, never a fallback
     }
   });
   if (!std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; })) return steps;
@@ -478,7 +479,8 @@ CompileStep refusal(const std::string& tool, const std::string& where, const std
 // work. The candidate never runs a compiler (docs/solution-format.md).
 std::vector<CompileStep> buildExtensions(const Toolchain& tc, const BuildOptions& o,
                                          const std::vector<InlineExtension>& exts, const fs::path& work,
-                                         const fs::path& cache, int jobs, std::map<std::string, std::string>& libs) {
+                                         const fs::path& cache, int jobs, std::map<std::string, std::string>& libs,
+                                         std::map<std::string, std::string>& failed) {
   std::vector<CompileStep> steps;
   const bool cuda = o.target == BuildTarget::Cuda;
   std::set<std::string> names;
@@ -506,7 +508,19 @@ std::vector<CompileStep> buildExtensions(const Toolchain& tc, const BuildOptions
       writeFile(b.dir / "cuda.cu", extensionCudaSource(e));
       b.cuda_units.push_back("cuda.cu");
     }
-    std::vector<CompileStep> built = compileExtension(tc, o, b, work, cache, jobs, libs);
+    std::atomic<bool> refused{false};
+    std::vector<CompileStep> built = compileExtension(tc, o, b, work, cache, jobs, libs, &refused);
+    if (!libs.count(e.name) && !refused) {
+      // The compiler said no: the solution runs without this extension
+      // (CompileStep::fallback); its load_inline raises with the first error.
+      std::string first;
+      for (auto& s : built)
+        if (!s.ok) {
+          s.fallback = true;
+          if (first.empty()) first = s.diagnostics.substr(0, s.diagnostics.find('\n'));
+        }
+      failed[e.name] = first.empty() ? "the compiler failed" : first;
+    }
     steps.insert(steps.end(), built.begin(), built.end());
   }
   return steps;
@@ -627,6 +641,7 @@ Json BuildResult::toJson() const {
     step["source"] = s.source;
     step["tool"] = s.tool;
     step["ok"] = s.ok;
+    if (s.fallback) step["fallback"] = true;
     step["seconds"] = s.seconds;
     step["command"] = s.command;
     steps.push_back(step);
@@ -730,16 +745,16 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
     const bool workspace = solution.format == solution::Format::Workspace;
     if ((workspace || !extensions.extensions.empty()) && !torchExtensionFlags(false).available)
       return infra("this build has no torch to build torch extensions against");
-    std::map<std::string, std::string> libs;
+    std::map<std::string, std::string> libs, failed;
     const int ext_jobs = options.jobs > 0 ? options.jobs
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    extension_steps = buildExtensions(tc, options, extensions.extensions, work, cache, ext_jobs, libs);
+    extension_steps = buildExtensions(tc, options, extensions.extensions, work, cache, ext_jobs, libs, failed);
     if (workspace) {
       std::vector<CompileStep> ws = buildWorkspaceExtension(tc, options, solution, work, cache, ext_jobs, libs);
       extension_steps.insert(extension_steps.end(), ws.begin(), ws.end());
     }
-    if (libs.size() == extensions.extensions.size() + (workspace ? 1 : 0)) {
-      PythonStage staged = stagePython(solution, options, work, libs);
+    if (libs.size() + failed.size() == extensions.extensions.size() + (workspace ? 1 : 0)) {
+      PythonStage staged = stagePython(solution, options, work, libs, failed);
       if (!staged.ok) return infra(staged.problem);
     }
   }
@@ -789,7 +804,7 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
   }
 
   steps.insert(steps.end(), extension_steps.begin(), extension_steps.end());
-  bool compiled = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
+  bool compiled = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok || s.fallback; });
   if (compiled && !options.device_only && !solution.isPython()) {
     std::vector<std::string> objs;
     for (const auto& o : objects) objs.push_back(o.substr(3));  // relative to work
@@ -804,13 +819,13 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
     replaceAll(s.diagnostics, src_prefix, "");
     if (!s.ok) diag += s.diagnostics;
   }
-  bool all_ok = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok; });
+  bool all_ok = std::all_of(steps.begin(), steps.end(), [](const CompileStep& s) { return s.ok || s.fallback; });
   result.status = all_ok ? Status::Ok : Status::CompileError;
   result.diagnostics = trimDiagnostics(diag, options.max_errors, options.max_diagnostic_bytes,
                                        &result.diagnostics_truncated);
   if (!all_ok) {
     for (const auto& s : steps)
-      if (!s.ok) {
+      if (!s.ok && !s.fallback) {
         result.message = (s.source.empty() ? std::string("link") : s.source) + ": " + s.tool +
                          " failed";
         break;

@@ -61,6 +61,12 @@ struct CompileStep {
   double seconds = 0.0;
   std::string diagnostics;             // verbatim, trimmed
   std::vector<std::string> command;    // argv (nvrtc: the options)
+  // A load_inline extension's step that failed in the compiler (not a
+  // refusal): the solution is built without that extension, and its
+  // load_inline raises as torch's does when a build fails, so the
+  // solution's own fallback (a try/except, as KernelBench's harness allows)
+  // decides; the build is not compile_error for it.
+  bool fallback = false;
 };
 
 struct BuildResult {

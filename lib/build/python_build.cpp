@@ -154,7 +154,8 @@ TorchExtensionFlags torchExtensionFlags(bool cuda) {
 }
 
 PythonStage stagePython(const solution::Solution& solution, const BuildOptions& options, const fs::path& work,
-                        const std::map<std::string, std::string>& extensions) {
+                        const std::map<std::string, std::string>& extensions,
+                        const std::map<std::string, std::string>& failed) {
   PythonStage out;
   fs::path adapter = options.python_adapter.empty() ? pythonAdapterPath() : options.python_adapter;
   if (adapter.empty() || !fs::exists(adapter)) {
@@ -183,6 +184,8 @@ PythonStage stagePython(const solution::Solution& solution, const BuildOptions& 
   config["entry"] = solution.entry;
   config["extensions"] = Json::object();
   for (const auto& [name, file] : extensions) config["extensions"][name] = file;
+  config["failed_extensions"] = Json::object();
+  for (const auto& [name, why] : failed) config["failed_extensions"][name] = why;
   config["init"] = options.python_init;
   writeJsonFile(work / "pymodel.json", config);
   out.ok = true;

@@ -94,10 +94,13 @@ struct PythonStage {
 };
 
 // Writes the adapter (as solution.so), the solution's .py files and
-// pymodel.json (the entry, the task's init, and `extensions`: each built
-// extension's name -> its library, relative to `work`) into `work`.
+// pymodel.json (the entry, the task's init, `extensions`: each built
+// extension's name -> its library, relative to `work`, and
+// `failed_extensions`: each load_inline extension the compiler refused ->
+// its first error line, which that load_inline raises) into `work`.
 PythonStage stagePython(const solution::Solution& solution, const BuildOptions& options,
-                        const std::filesystem::path& work, const std::map<std::string, std::string>& extensions);
+                        const std::filesystem::path& work, const std::map<std::string, std::string>& extensions,
+                        const std::map<std::string, std::string>& failed = {});
 
 // The "init" object of TASK_DIR/task.json (the seed and arguments the task's
 // Model was built with; docs/task-format.md); null when there is none.

@@ -109,6 +109,13 @@ std::string renderCheckText(const Result& result) {
       if (s.status != Status::Ok) {
         out << "  " << s.detail.value("message", "") << "\n";
         out << s.detail.value("diagnostics", "");
+      } else if (s.detail.contains("steps")) {
+        // load_inline extensions the compiler rejected: built without them
+        // (docs/solution-format.md), said here so nobody reads "ok" as "compiled".
+        for (const auto& st : s.detail["steps"])
+          if (st.value("fallback", false))
+            out << "  " << st.value("source", "") << ": " << st.value("tool", "")
+                << " failed: built without this extension (its load_inline raises; the solution's fallback runs)\n";
       }
     } else if (s.name == "verify" && s.detail.is_object()) {
       const Json& w = s.detail["worker"];

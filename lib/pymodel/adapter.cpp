@@ -98,11 +98,17 @@ def load(folder, params, device):
     import importlib.machinery, importlib.util
     import torch.utils.cpp_extension
     built = cfg.get("extensions", {})
+    # Extensions the compiler refused (build.h CompileStep::fallback): their
+    # load_inline raises as torch's does when a build fails, so a solution's
+    # own try/except decides, as under KernelBench's harness.
+    failed = cfg.get("failed_extensions", {})
     def built_spec(name):
         lib = folder + "/" + built[name]
         return importlib.util.spec_from_file_location(
             name, lib, loader=importlib.machinery.ExtensionFileLoader(name, lib))
     def load_inline(name, *args, **kwargs):
+        if name in failed:
+            raise RuntimeError(f"Error building extension '{name}': {failed[name]}")
         if name not in built:
             raise RuntimeError(f"load_inline({name!r}): the build stage built no extension of that name")
         module = importlib.util.module_from_spec(built_spec(name))
