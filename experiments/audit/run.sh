@@ -2,8 +2,9 @@
 # The audit of published solutions (issue 37): each solution of a corpus
 # (claims.json and <id>/model_new.py, written by extract.py outside the
 # tree) through kbcheck --policy kernelbench, then kbprof where that
-# passed, with the claimed speed-ups beside ours in results.md and
-# results.json. README.md says what is measured and how.
+# passed, with the claimed speed-ups beside ours in PREFIX.md and
+# PREFIX.json (--out; with --kbreward also kbreward's tables and page).
+# README.md says what is measured and how; the Makefile wraps it.
 #
 #   experiments/audit/run.sh [--audit .kb/audit] [--kb .kb/kb-tasks] [--device cuda|cpu] [--out DIR] ...
 #   experiments/audit/run.sh --prepare-from KB_DIR [--audit .kb/audit] [--kb .kb/kb-tasks]
@@ -27,9 +28,9 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 AUDIT=$ROOT/.kb/audit KB=$ROOT/.kb/kb-tasks DEVICE=cuda BIN=$ROOT/build WORK=/tmp/kb-audit OUT=$HERE/results
 JOBS=4 COMPILE_BASELINE=python ONLY="" PREPARE="" DEADLINE=480 CHECK_TIMEOUT=300 PROF_TIMEOUT=120 BUDGET=3 MAX_ROUNDS=30
-IMPORT_TIMEOUT=240 WORKER_TIMEOUT=120
+IMPORT_TIMEOUT=240 WORKER_TIMEOUT=120 TABLES=""
 usage() {
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
   cat <<EOF
 Options (defaults in brackets):
   --audit DIR         claims.json and the solutions [$AUDIT]
@@ -39,6 +40,7 @@ Options (defaults in brackets):
   --bin DIR           build folder with tools/{kbsynth,kbcheck,kbprof} [$BIN]
   --work DIR          imported tasks, reports, logs [$WORK]
   --out PREFIX        writes PREFIX.md and PREFIX.json [$OUT]
+  --kbreward          also kbreward's tables of the same reports and the page: PREFIX.kbreward.{md,json}, PREFIX.html
   --only IDS          comma-separated solution ids (folder names) [all]
   --compile-baseline K  kbprof --compile-baseline (python, auto, aoti, none) [$COMPILE_BASELINE]
   -j N                kbcheck runs at once [$JOBS]
@@ -67,6 +69,7 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift ;;
     --max-rounds) MAX_ROUNDS=$2; shift ;;
     --import-timeout) IMPORT_TIMEOUT=$2; shift ;;
+    --kbreward) TABLES=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
@@ -123,17 +126,18 @@ check_one() {
   local id=$1 level=$2 task=$3 t="$WORK/tasks/$prefix/level$2/$3" r="$WORK/reports/$1"
   if [ ! -f "$t/task.json" ]; then  # the static stage needs no task: its verdict is still recorded
     "$KBCHECK" static "$AUDIT/$id" --policy kernelbench -q --json "$r.static.json" >"$r.check.log" 2>&1
-    jq -c '{status: (if .status == "ok" then "not_run" else .status end), stage: "static",
+    jq -c --arg tid "$prefix/level$level/$task" '{tool: "kbcheck", written_by: "run.sh", task_id: $tid, solution_hash,
+            status: (if .status == "ok" then "not_run" else .status end), stage: "static",
             message: (if .status == "ok" then "the task was not imported (static: ok)" else .message end),
             stages: {static: {status: .status, report: .}}}' "$r.static.json" >"$r.check.json" 2>/dev/null ||
-      echo '{"status":"not_run","message":"the task was not imported"}' >"$r.check.json"
+      echo "{\"tool\":\"kbcheck\",\"written_by\":\"run.sh\",\"task_id\":\"$prefix/level$level/$task\",\"status\":\"not_run\",\"message\":\"the task was not imported\"}" >"$r.check.json"
     echo "  $id: $(jq -r .status "$r.check.json") (task not imported)"; return
   fi
   timeout "$CHECK_TIMEOUT" "$KBCHECK" "$t" "$AUDIT/$id" --policy kernelbench --device "$DEVICE" --timeout "$WORKER_TIMEOUT" \
     -q --json "$r.check.json" >"$r.check.log" 2>&1
   local rc=$?
   if [ $rc -eq 124 ] || [ ! -s "$r.check.json" ]; then
-    echo "{\"status\":\"not_run\",\"message\":\"kbcheck gave no report (exit $rc; the audit's bound is ${CHECK_TIMEOUT} s)\"}" >"$r.check.json"
+    echo "{\"tool\":\"kbcheck\",\"written_by\":\"run.sh\",\"task_id\":\"$prefix/level$level/$task\",\"status\":\"not_run\",\"message\":\"kbcheck gave no report (exit $rc; the audit's bound is ${CHECK_TIMEOUT} s)\"}" >"$r.check.json"
   fi
   echo "  $id: $(jq -r .status "$r.check.json")"
 }
@@ -142,14 +146,22 @@ export WORK AUDIT KBCHECK DEVICE CHECK_TIMEOUT WORKER_TIMEOUT prefix
 echo "== kbcheck -j $JOBS $(date +%T)"
 ids | xargs -P "$JOBS" -L 1 bash -c 'check_one "$@"' _
 
-# 3. kbprof, one at a time, where kbcheck passed.
+# 3. kbprof, one at a time, where kbcheck passed. A profile that gave no
+# report gets one written here (written_by "run.sh", status not_run), with
+# the candidate's task_id and solution_hash from its kbcheck report, so that
+# kbreward joins it to the candidate (and excludes it, not_run being no
+# status of its closed set) instead of skipping it.
+not_run_prof() {
+  jq -c --arg msg "$2" '{tool: "kbprof", written_by: "run.sh", task_id, solution_hash, status: "not_run", message: $msg}' \
+    "$1.check.json" >"$1.prof.json"
+}
 echo "== kbprof $(date +%T)"
 while read -r id level task; do
   r="$WORK/reports/$id"
   rm -f "$r.prof.json"
   [ "$(jq -r .status "$r.check.json" 2>/dev/null)" = ok ] || continue
   if [ $(( $(date +%s) - T0 )) -ge "$DEADLINE" ]; then
-    echo "{\"status\":\"not_run\",\"message\":\"the audit's deadline (${DEADLINE} s) passed before this profile\"}" >"$r.prof.json"
+    not_run_prof "$r" "the audit's deadline (${DEADLINE} s) passed before this profile"
     echo "  $id: not_run (deadline)"; continue
   fi
   t="$WORK/tasks/$prefix/level$level/$task"
@@ -157,12 +169,20 @@ while read -r id level task; do
     --budget "$BUDGET" --max-rounds "$MAX_ROUNDS" --timeout "$PROF_TIMEOUT" -q --json "$r.prof.json" >"$r.prof.log" 2>&1
   rc=$?
   if [ $rc -eq 124 ] || [ ! -s "$r.prof.json" ]; then
-    echo "{\"status\":\"not_run\",\"message\":\"kbprof gave no report (exit $rc; the audit's bound is ${PROF_TIMEOUT} s)\"}" >"$r.prof.json"
+    not_run_prof "$r" "kbprof gave no report (exit $rc; the audit's bound is ${PROF_TIMEOUT} s)"
   fi
   echo "  $id: $(jq -r '[.status, (.speedup_vs_eager // "-"), (.speedup_vs_compile // "-")] | join(" ")' "$r.prof.json")"
 done < <(ids)
 
-# 4. The table.
-python3 "$HERE/report.py" "$CLAIMS" "$WORK" "$OUT" --device "$DEVICE" --tasks "$WORK/tasks/$prefix" --only "$ONLY" --seconds $(( $(date +%s) - T0 ))
-echo "== done in $(( $(date +%s) - T0 )) s: $OUT.md, $OUT.json"
+# 4. The tables: ours, and with --kbreward kbreward's over the same reports
+# (and its page, $OUT.html); KernelBench's verdicts beside ours when
+# kb_harness.py wrote kb-harness.json beside $OUT.
+KBREWARD=$BIN/tools/kbreward/kbreward extra=() made=""
+if [ -n "$TABLES" ]; then
+  if [ -x "$KBREWARD" ]; then extra+=(--kbreward "$KBREWARD" --html); made=", $OUT.html, $OUT.kbreward.md, $OUT.kbreward.json"
+  else echo "run.sh: no $KBREWARD: no kbreward tables" >&2; fi
+fi
+python3 "$HERE/report.py" "$CLAIMS" "$WORK" "$OUT" --device "$DEVICE" --tasks "$WORK/tasks/$prefix" --only "$ONLY" \
+  --seconds $(( $(date +%s) - T0 )) --kb-harness "$(dirname "$OUT")/kb-harness.json" "${extra[@]}"
+echo "== done in $(( $(date +%s) - T0 )) s: $OUT.md, $OUT.json$made"
 [ $missing -eq 0 ]
