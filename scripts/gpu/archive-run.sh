@@ -33,6 +33,9 @@
 #                default and --compile-baseline python, and a torch-only ModelNew made from each
 #                .kb file (.kb/pyb, never the tree): eager and compile both Python's; reports
 #                into $OUT (pyb-*.json), one summary line each
+#   kbharness    KernelBench's own harness (eval_kernel_against_ref) on the audit's solutions:
+#                experiments/audit/kb_harness.py with .kb/kernelbench-src (its README says how to
+#                make it); kb-harness.json into $OUT, for report.py's KernelBench columns
 #   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth and the Python adapter (a short call)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
@@ -136,6 +139,14 @@ for step in "$@"; do
       echo "audit rc=$?"
       tar czf "$OUT/audit-reports.tgz" -C /tmp/audit reports import.log import.jsonl 2>/dev/null
       grep -v "^  " "$OUT/audit.log" | tail -12; grep "^Status counts" "$OUT/audit-results.md" ;;
+    kbharness)
+      # KernelBench's own harness on the audit's solutions (experiments/audit/kb_harness.py),
+      # its source from .kb/kernelbench-src (a git archive of KernelBench, never the tree).
+      timeout "${KBH_TIMEOUT:-540}" python3 -u experiments/audit/kb_harness.py --src .kb/kernelbench-src \
+        --claims .kb/audit/claims.json --audit .kb/audit --kb .kb/kb-tasks --out "$OUT/kb-harness.json" \
+        --work /tmp/kbh --timeout 120 --deadline "${KBH_DEADLINE:-480}" >"$OUT/kb-harness.log" 2>&1
+      echo "kbharness rc=$?"; tail -8 "$OUT/kb-harness.log"
+      jq -r '.solutions | to_entries[] | "\(.key) \(.value.status) \(.value.speedup // "-")"' "$OUT/kb-harness.json" 2>/dev/null | tail -45 ;;
     serve)
       (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve) >"$OUT/serve-build.log" 2>&1 || { tail -30 "$OUT/serve-build.log"; exit 1; }
       tail -3 "$OUT/serve-build.log"
