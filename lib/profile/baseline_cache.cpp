@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -34,7 +35,17 @@ Json baselineKeyJson(const BaselineKey& key) {
          {"torch_version", key.torch_version}, {"method", key.method}};
   // Entries written before the baselines had kinds are LibTorch and AOTInductor's.
   if (key.baselines != baselineKindsName("libtorch", "aoti")) j["baselines"] = key.baselines;
+  if (!key.model_hash.empty()) j["model_hash"] = key.model_hash;
   return j;
+}
+
+bool kindsRunModelPy(const std::string& kinds) { return kinds.find("python") != std::string::npos; }
+
+std::string modelSourceHash(const fs::path& task_dir) {
+  std::ifstream in(task_dir / "model.py", std::ios::binary);
+  if (!in) return "";
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return "sha256:" + sha256Hex(bytes);
 }
 
 fs::path baselineCacheFile(const fs::path& dir, const BaselineKey& key) {

@@ -31,7 +31,17 @@ struct BaselineKey {
   std::string torch_version;  // "2.11.0"
   std::string method = timingMethodName(0);  // changes when the timing method does
   std::string baselines = baselineKindsName("libtorch", "aoti");  // which baselines
+  // The Python baselines run model.py itself, which taskContentHash does
+  // not read: its hash (modelSourceHash) when either kind is Python's, ""
+  // otherwise (and then not in the key: the native entries keep theirs).
+  std::string model_hash;
 };
+
+// Whether baseline kinds `kinds` (baselineKindsName) run model.py in Python.
+bool kindsRunModelPy(const std::string& kinds);
+
+// SHA-256 of the task's model.py ("" when it has none).
+std::string modelSourceHash(const std::filesystem::path& task_dir);
 
 // <dir>/<task hash prefix>-<gpu>-<driver>-<torch>.json for the LibTorch and
 // AOTInductor baselines (the name they always had), with -<baselines>

@@ -112,6 +112,54 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
+std::string text(const Json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// The baselines of the worker's "baselines" record `tj` (the figures it
+// measured, or the cache entry whose eager time it re-checked) into r's
+// eager and compile figures and their kinds. `build_error`: why the
+// AOTInductor package could not be built here ("" none).
+void readBaselines(const Json& tj, const std::string& build_error, const ProfileOptions& o, ProfileResult& r) {
+  auto participant = [&](const char* name, TimingStats& out) {
+    if (!tj.contains(name)) return;
+    out.event = summarize(numbers(tj[name]["event_ms"]));
+    out.device = summarize(numbers(tj[name]["device_ms"]));
+  };
+  r.eager_baseline = text(tj, "eager_baseline");
+  r.compile_baseline = text(tj, "compile_baseline");
+  r.compile_baseline_reason = text(tj, "compile_baseline_reason");
+  r.python_baselines = tj.value("python_baselines", Json());
+  r.baselines_cached = tj.value("baselines_cached", false);
+  if (r.baselines_cached) {
+    const Json& c = tj["cached"];
+    if (c.contains("eager")) r.eager = TimingStats::fromJson(c["eager"]);
+    if (c.contains("compile") && c["compile"].contains("median_ms")) r.compile = TimingStats::fromJson(c["compile"]);
+    // No compile baseline chosen ("+none": not asked, or no package): this
+    // run's own reason, not the one of the run that wrote the entry.
+    else if (text(tj, "baseline_kinds").ends_with("+none") && tj.contains("compile_error"))
+      r.compile.error = text(tj, "compile_error");
+    else if (c.contains("compile")) r.compile.error = c["compile"].value("error", "not timed");
+    // What the cached figures are (the entry says; the key's kinds are what
+    // was chosen before a fallback).
+    if (c.contains("eager_baseline")) r.eager_baseline = text(c, "eager_baseline");
+    if (c.contains("compile_baseline")) r.compile_baseline = text(c, "compile_baseline");
+    if (c.contains("compile_baseline_reason")) r.compile_baseline_reason = text(c, "compile_baseline_reason");
+  } else {
+    participant("eager", r.eager);
+    participant("compile", r.compile);
+  }
+  if (!r.compile.present() && r.compile.error.empty())
+    r.compile.error = tj.contains("compile_error") ? tj["compile_error"].get<std::string>()
+                      : !build_error.empty()         ? build_error
+                      : !o.compile_baseline          ? "not asked (--no-compile)"
+                                                     : "not timed";
+  if (!r.compile.present()) {
+    r.compile_baseline.clear();
+    r.compile_baseline_reason = r.compile.error;
+  }
+}
+
 }  // namespace
 
 Json TimingStats::toJson() const {
@@ -198,6 +246,7 @@ Json ProfileResult::toJson() const {
   j["input_method"] = input_method.empty() ? Json(nullptr) : Json(input_method);
   j["baseline_check"] = baseline_check;
   j["baselines_written"] = baselines_written;
+  j["baselines_cached"] = baselines_cached;
   j["baseline_cache_note"] = baseline_cache_note.empty() ? Json(nullptr) : Json(baseline_cache_note);
   j["rounds"] = rounds;
   j["stop"] = stop;
@@ -311,10 +360,11 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
                           : !st.compile_error.empty() ? "AOTInductor: " + st.compile_error.substr(0, st.compile_error.find('\n'))
                                                       : std::string("no AOTInductor package");
   // The worker reads the cache (and re-checks a hit); --baseline-only
-  // measures afresh. Host-clock times on a CPU are never cached.
+  // measures afresh. Host-clock times on a CPU are cached only when asked
+  // (--cache-cpu-baselines: the harness's tests).
   st.cache_dir = o.baseline_cache_dir.empty() ? defaultBaselineCacheDir() : o.baseline_cache_dir;
   st.task_hash = taskContentHash(bundle.dir, r.arch);
-  if (o.use_baseline_cache && with_candidate && !cpu) {
+  if (o.use_baseline_cache && with_candidate && (!cpu || o.cache_cpu_baselines)) {
     profile["baseline_cache_dir"] = st.cache_dir.string();
     profile["task_hash"] = st.task_hash;
   }
@@ -322,6 +372,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   profile["keep_bytes"] = o.keep_bytes;
   profile["null_calls"] = with_candidate ? std::max(1, o.null_calls) : 0;
   profile["check_rounds"] = o.check_rounds;
+  profile["check_tolerance"] = o.check_tolerance;
   profile["warmup"] = o.warmup;
   profile["head_start_us"] = o.head_start_us;
   profile["min_rounds"] = o.min_rounds;
@@ -438,29 +489,91 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   }
   r.worker_seconds = since(tw);
   verify::WorkerDirGuard cleanup(r.worker, o.keep_worker_dir);
-  // A broken protocol is the candidate's doing whatever else the worker's
-  // end says (the harness asks only in turn).
-  if (pacer && !pacer->violation().empty())
-    if (Judgement j = judgeProtocol(pacer->violation(), pacer->done(), 0, 0); !j.ok()) return judged(j);
   // What the trusted phase measured: the "baselines" record, which left the
   // worker before its "hello" (before the candidate's library was opened).
   const Json* baselines = nullptr;
   const Json* timing = nullptr;
-  bool hello_seen = false;
+  bool hello_seen = false, forged_baselines = false;
   for (const auto& rec : r.worker.records) {
     std::string type = rec.header.value("type", "");
     if (type == "hello") hello_seen = true;
     if (type == "baselines") {
-      if (baselines || hello_seen) {
-        if (r.worker.status == Status::Ok || r.worker.status == Status::RuntimeError)
-          return done(Status::HackDetected, "a baselines record after the candidate's code was loaded: "
-                                            "something other than the harness wrote to the channel");
-      }
-      baselines = &rec.header;
+      if (baselines || hello_seen) forged_baselines = true;  // a second one, or one after hello
+      else baselines = &rec.header;
     }
     if (type == "timing") timing = &rec.header;
   }
-  if (r.worker.status != Status::Ok) return done(r.worker.status, r.worker.message);
+  // The baselines this run measured (in the worker before any candidate
+  // code was loaded) go to the cache, unless another process had the GPU
+  // when the run began or ended: then they may be slowed by a neighbour.
+  // Also when the candidate then failed: the record left the worker before
+  // its library was opened, whatever the candidate did afterwards (a
+  // channel with a second or late baselines record is not read for them,
+  // and an infra_error says nothing about the candidate, so maybe about
+  // the machine: neither is cached).
+  auto storeBaselines = [&](const Json& tj, const ProfileResult& b) {
+    bool measured_here = !b.baselines_cached && b.eager.present() && !tj.value("gpu", "").empty();
+    if (!measured_here || !o.use_baseline_cache) return;
+    if (tj.contains("not_cacheable")) {
+      r.baseline_cache_note = "not cached: " + text(tj, "not_cacheable");
+    } else if (r.device != "cpu") {
+      std::optional<std::vector<long>> after = gpuComputePids(gpuIndex(r.device));
+      if (!st.foreign_before || !after)
+        r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
+      else if (!st.foreign_before->empty() || !after->empty())
+        r.baseline_cache_note = "not cached: other processes had the GPU (pids " +
+                                std::to_string((st.foreign_before->empty() ? *after : *st.foreign_before).front()) + "...)";
+    } else if (!o.cache_cpu_baselines) {
+      r.baseline_cache_note = "not cached: host-clock times on a CPU";
+    }
+    if (!r.baseline_cache_note.empty()) return;
+    BaselineKey key;
+    key.task_hash = st.task_hash;
+    key.gpu = tj.value("gpu", "");
+    key.driver = tj.value("driver", r.driver);
+    key.torch_version = tj.value("torch_version", "");
+    // As the worker keys it (timing.cpp runBaselines): no head start on the CPU.
+    key.method = timingMethodName(r.device == "cpu" ? 0.0 : o.head_start_us);
+    key.baselines = tj.value("baseline_kinds", key.baselines);
+    if (kindsRunModelPy(key.baselines)) key.model_hash = modelSourceHash(st.bundle.dir);
+    Json entry;
+    entry["eager"] = b.eager.toJson();
+    entry["compile"] = b.compile.present() ? b.compile.toJson() : Json{{"error", b.compile.error}};
+    entry["eager_baseline"] = b.eager_baseline;
+    entry["compile_baseline"] = b.compile_baseline.empty() ? Json(nullptr) : Json(b.compile_baseline);
+    entry["compile_baseline_reason"] = b.compile_baseline_reason.empty() ? Json(nullptr) : Json(b.compile_baseline_reason);
+    entry["measured_at"] = nowIso8601();
+    try {
+      writeBaselineCache(st.cache_dir, key, entry);
+      r.baselines_written = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kbprof: warning: cannot write the baseline cache: %s\n", e.what());
+    }
+  };
+  // The candidate failed after the baselines were measured: the report is
+  // the failure's, the baselines still go to the cache.
+  auto failedAfterBaselines = [&](Status s, const std::string& message) {
+    if (baselines && !forged_baselines && r.worker.status != Status::InfraError && s != Status::InfraError) {
+      // The reference worker holds a device context while it waits: gone
+      // (it is not asked any more) before nvidia-smi says who has the GPU.
+      st.reference.reset();
+      ProfileResult b;
+      readBaselines(*baselines, st.compile_error, o, b);
+      storeBaselines(*baselines, b);
+    }
+    return done(s, message);
+  };
+  // A broken protocol is the candidate's doing whatever else the worker's
+  // end says (the harness asks only in turn).
+  if (pacer && !pacer->violation().empty())
+    if (Judgement j = judgeProtocol(pacer->violation(), pacer->done(), 0, 0); !j.ok()) {
+      r.evidence.insert(r.evidence.end(), j.evidence.begin(), j.evidence.end());
+      return failedAfterBaselines(j.status, j.message);
+    }
+  if (forged_baselines && (r.worker.status == Status::Ok || r.worker.status == Status::RuntimeError))
+    return done(Status::HackDetected, "a baselines record after the candidate's code was loaded: "
+                                      "something other than the harness wrote to the channel");
+  if (r.worker.status != Status::Ok) return failedAfterBaselines(r.worker.status, r.worker.message);
   if (!baselines || !timing) return done(Status::InfraError, "the worker finished without its baselines or timing record");
 
   const Json& tj = *baselines;
@@ -502,50 +615,15 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     st.verdict_at = Clock::now();
     r.reference_phases = v.phases;
     r.seeds = v.seeds;
-    if (v.status != Status::Ok) {
-      return done(v.status, referenceFailureMessage(r.seeds, v.status, v.message, r.timed_calls));
-    }
+    if (v.status != Status::Ok)
+      return failedAfterBaselines(v.status, referenceFailureMessage(r.seeds, v.status, v.message, r.timed_calls));
   }
 
   // 5. Timings, provenance, timer consistency, plausibility: each from a
   // record that left the worker before candidate code could touch it (the
   // baselines before the library was opened, each timed call's commit
   // before the next call's seed was given), or from this process itself.
-  auto participant = [&](const char* name, TimingStats& out) {
-    if (!tj.contains(name)) return;
-    out.event = summarize(numbers(tj[name]["event_ms"]));
-    out.device = summarize(numbers(tj[name]["device_ms"]));
-  };
-  auto text = [](const Json& j, const char* key) {
-    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-  };
-  r.eager_baseline = text(tj, "eager_baseline");
-  r.compile_baseline = text(tj, "compile_baseline");
-  r.compile_baseline_reason = text(tj, "compile_baseline_reason");
-  r.python_baselines = tj.value("python_baselines", Json());
-  if (tj.value("baselines_cached", false)) {
-    const Json& c = tj["cached"];
-    if (c.contains("eager")) r.eager = TimingStats::fromJson(c["eager"]);
-    if (c.contains("compile") && c["compile"].contains("median_ms")) r.compile = TimingStats::fromJson(c["compile"]);
-    else if (c.contains("compile")) r.compile.error = c["compile"].value("error", "not timed");
-    // What the cached figures are (the entry says; the key's kinds are what
-    // was chosen before a fallback).
-    if (c.contains("eager_baseline")) r.eager_baseline = text(c, "eager_baseline");
-    if (c.contains("compile_baseline")) r.compile_baseline = text(c, "compile_baseline");
-    if (c.contains("compile_baseline_reason")) r.compile_baseline_reason = text(c, "compile_baseline_reason");
-  } else {
-    participant("eager", r.eager);
-    participant("compile", r.compile);
-  }
-  if (!r.compile.present() && r.compile.error.empty())
-    r.compile.error = tj.contains("compile_error")   ? tj["compile_error"].get<std::string>()
-                      : !st.compile_error.empty()      ? st.compile_error
-                      : !o.compile_baseline            ? "not asked (--no-compile)"
-                                                       : "not timed";
-  if (!r.compile.present()) {
-    r.compile_baseline.clear();
-    r.compile_baseline_reason = r.compile.error;
-  }
+  readBaselines(tj, st.compile_error, o, r);
 
   // The candidate's activities: the calls outside the loop by the ids they
   // were launched under (their "activities" records), each timed call by
@@ -709,42 +787,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (r.candidate.present() && r.compile.present())
     r.speedup_vs_compile = speedup(r.compile.event.median, r.candidate.event.median);
 
-  // The baselines this run measured (in the worker before any candidate
-  // code was loaded) go to the cache, unless another process had the GPU
-  // when the run began or ended: then they may be slowed by a neighbour.
-  bool measured_here = !tj.value("baselines_cached", false) && r.eager.present() && !r.gpu.empty();
-  if (measured_here && r.device != "cpu" && o.use_baseline_cache) {
-    std::optional<std::vector<long>> after = gpuComputePids(gpuIndex(r.device));
-    if (!st.foreign_before || !after)
-      r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
-    else if (!st.foreign_before->empty() || !after->empty())
-      r.baseline_cache_note = "not cached: other processes had the GPU (pids " +
-                              std::to_string((st.foreign_before->empty() ? *after : *st.foreign_before).front()) + "...)";
-  } else if (measured_here && r.device == "cpu") {
-    r.baseline_cache_note = "not cached: host-clock times on a CPU";
-  }
-  if (o.use_baseline_cache && measured_here && r.baseline_cache_note.empty()) {
-    BaselineKey key;
-    key.task_hash = st.task_hash;
-    key.gpu = r.gpu;
-    key.driver = tj.value("driver", r.driver);
-    key.torch_version = r.torch_version;
-    key.method = timingMethodName(o.head_start_us);
-    key.baselines = tj.value("baseline_kinds", key.baselines);
-    Json entry;
-    entry["eager"] = r.eager.toJson();
-    entry["compile"] = r.compile.present() ? r.compile.toJson() : Json{{"error", r.compile.error}};
-    entry["eager_baseline"] = r.eager_baseline;
-    entry["compile_baseline"] = r.compile_baseline.empty() ? Json(nullptr) : Json(r.compile_baseline);
-    entry["compile_baseline_reason"] = r.compile_baseline_reason.empty() ? Json(nullptr) : Json(r.compile_baseline_reason);
-    entry["measured_at"] = nowIso8601();
-    try {
-      writeBaselineCache(st.cache_dir, key, entry);
-      r.baselines_written = true;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "kbprof: warning: cannot write the baseline cache: %s\n", e.what());
-    }
-  }
+  storeBaselines(tj, r);
 
   if (Judgement j = judgeProvenance(r.provenance); !j.ok()) return judged(j);
   if (Judgement j = judgePrecision(r.precision); !j.ok()) return judged(j);

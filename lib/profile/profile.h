@@ -69,8 +69,14 @@ struct ProfileOptions {
   // nothing inside, timed by this process's clock, whose longest bounds
   // every timed call from below (profile/pacing.h).
   int null_calls = 10;
-  // A cached baseline is re-checked with this many eager calls before use.
+  // A cached baseline is re-checked with this many eager calls before use;
+  // it stands when their median is within max(check_tolerance, 3 x its 95%
+  // interval) of the cached one.
   int check_rounds = 10;
+  double check_tolerance = 0.05;
+  // Cache host-clock baselines of a CPU run too (off: a CPU run neither
+  // reads nor writes the cache): the harness's own tests of the cache.
+  bool cache_cpu_baselines = false;
   double plausibility_slack = 0.8;
   // The policy lets a Python-format candidate call torch operations in
   // forward (core/policy_file.h policyAllowsTorchOps: kernelbench): its
@@ -136,6 +142,7 @@ struct ProfileResult {
   std::string timing_method;          // "cuda_events" or "host_clock" (CPU)
   Json baseline_check;                // the re-check of a cached baseline (null: none)
   bool baselines_written = false;     // this run's baselines went to the cache
+  bool baselines_cached = false;      // this run's baselines came from the cache (re-checked)
   std::string baseline_cache_note;    // why they did not, when measured here
   int rounds = 0;
   std::string stop;                   // "precise", "budget" or "max_rounds"

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -354,12 +355,16 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (opts_.contains("baseline_cache_dir")) {
       key_.task_hash = opts_.value("task_hash", "");
       key_.gpu = gpu_;
-      key_.driver = nvidiaDriverVersion();
+      key_.driver = cuda_ ? nvidiaDriverVersion() : "";  // the parent's key: the record's "driver"
       key_.torch_version = task::torchVersion();
       key_.method = timingMethodName(cuda_ ? opts_.value("head_start_us", 0.0) : 0.0);
       key_.baselines = baselineKindsName(chosen_eager_, chosen_compile_);
+      if (kindsRunModelPy(key_.baselines)) key_.model_hash = modelSourceHash(task_.bundle().dir);
       if (auto hit = readBaselineCache(opts_["baseline_cache_dir"].get<std::string>(), key_)) cached_ = *hit;
     }
+    // A hit of Python baselines opens model.py's Model for the re-check
+    // only: torch.compile is not run (the cached figure, or the cached
+    // reason it has none, stands unless the re-check disagrees).
     if (!cached_.is_null() && eager_kind_ == "python") openPython(false);
     if (!cached_.is_null()) {
       // A cache hit is re-checked: a short run of the eager baseline here, in
@@ -373,9 +378,14 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       for (int i = 0; i < rounds; ++i) baselineCall(eager_, true);
       SampleStats s = summarize(eager_.event_ms);
       double tolerance = std::max(opts_.value("check_tolerance", 0.05), 3 * s.ciHalfWidth());
-      bool agrees = cached_median > 0 && std::abs(s.median / cached_median - 1.0) <= tolerance;
+      // Within a factor 1 + tolerance either way: a cached median far slower
+      // than the re-check (which would inflate every speed-up) fails however
+      // noisy the re-check was (|ratio - 1| can never exceed 1 that way).
+      double ratio = cached_median > 0 ? s.median / cached_median : 0.0;
+      bool agrees = ratio > 0 && std::abs(std::log(ratio)) <= std::log1p(tolerance);
       check_["cached_median_ms"] = cached_median;
       check_["check_median_ms"] = s.median;
+      check_["ratio"] = ratio;
       check_["rounds"] = rounds;
       check_["tolerance"] = tolerance;
       check_["agrees"] = agrees;
@@ -385,7 +395,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       if (agrees) {
         measure = false;
       } else {
-        // The GPU disagrees with the cache: measure both afresh, report it.
+        // The GPU disagrees with the cache: measure both afresh, report it
+        // (Python's: opened again below, this time with torch.compile).
         cached_replaced_ = cached_;
         cached_ = Json();
       }
@@ -864,6 +875,9 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     } catch (const std::exception&) {
     }
     rep["open_seconds"] = since(tp);
+    // Whether this profile ran torch.compile (false: eager only, a cache
+    // hit's re-check or no compile figure asked).
+    rep["compile_run"] = compile;
     if (compile) {
       if (rep.contains("compile_error")) {
         compile_error_ = "python_compile: " + rep["compile_error"].get<std::string>();
@@ -887,6 +901,9 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (compile) {
       compile_error_ = why + (compile_reason_.empty() ? "" : " (" + compile_reason_ + ")");
       compile_kind_.clear();
+      // The harness's failure, not torch.compile's verdict on the task:
+      // not a figure to keep (the next profile tries again).
+      not_cacheable_ = "the Python baselines could not be opened: " + why;
     }
   }
 
@@ -957,6 +974,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
     if (!check_.is_null()) rec["baseline_check"] = check_;
     if (!cached_replaced_.is_null()) rec["cached_replaced"] = cached_replaced_;
     if (!compile_error_.empty()) rec["compile_error"] = compile_error_;
+    if (!not_cacheable_.empty()) rec["not_cacheable"] = not_cacheable_;
     // Which baselines these are (docs/kbprof.md "Baselines"): the eager
     // reference as LibTorch ran it or as Python runs model.py; the compile
     // figure from AOTInductor's package or from torch.compile in Python;
@@ -1130,6 +1148,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
   double baseline_seconds_ = 0;
   std::optional<task::CompiledBaseline> compiled_;
   std::string compile_error_;
+  std::string not_cacheable_;  // why these baselines must not go to the cache ("": they may)
   // The baselines' kinds (chooseBaselines): eager "libtorch" or "python";
   // compile "aoti", "python_compile" or "" (none, compile_error_ says why),
   // and why it is not "aoti" when it is not.

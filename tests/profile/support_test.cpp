@@ -154,5 +154,40 @@ TEST(BaselineCache, TaskHashFollowsTheFiles) {
   fs::remove_all(d);
 }
 
+// The Python baselines' entries (docs/kbprof.md "Baselines"): a file of
+// their own beside the native one, never served for it or the other way
+// round, and keyed by model.py too (the code they time).
+TEST(BaselineCache, PythonKindsAreAnEntryOfTheirOwn) {
+  fs::path d = tempDir("kinds");
+  profile::BaselineKey native{"sha256:0123456789abcdef0123", "NVIDIA H200", "580.1", "2.11.0"};
+  profile::BaselineKey python = native;
+  python.baselines = profile::baselineKindsName("python", "python_compile");
+  EXPECT_EQ(python.baselines, "python+python_compile");
+  EXPECT_TRUE(profile::kindsRunModelPy(python.baselines));
+  EXPECT_TRUE(profile::kindsRunModelPy(profile::baselineKindsName("libtorch", "python_compile")));
+  EXPECT_FALSE(profile::kindsRunModelPy(native.baselines));
+  EXPECT_NE(profile::baselineCacheFile(d, native), profile::baselineCacheFile(d, python));
+  EXPECT_EQ(profile::baselineCacheFile(d, python).filename(),
+            "0123456789abcdef-NVIDIA_H200-580.1-2.11.0-python_python_compile.json");
+
+  std::ofstream(d / "model.py") << "class Model: pass\n";
+  python.model_hash = profile::modelSourceHash(d);
+  EXPECT_EQ(python.model_hash.rfind("sha256:", 0), 0u);
+  profile::writeBaselineCache(d, python, Json{{"eager", {{"median_ms", 2.5}}}, {"compile", {{"error", "torch.compile: x"}}}});
+  EXPECT_FALSE(profile::readBaselineCache(d, native));
+  auto hit = profile::readBaselineCache(d, python);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ((*hit)["compile"]["error"], "torch.compile: x");  // a failed compile is an entry too
+  EXPECT_FALSE(profile::baselineKeyJson(native).contains("model_hash"));  // the native key as it was
+
+  // model.py changed: the entry is not a hit (the file is replaced on the next write).
+  std::ofstream(d / "model.py") << "class Model: x = 1\n";
+  profile::BaselineKey changed = python;
+  changed.model_hash = profile::modelSourceHash(d);
+  EXPECT_NE(changed.model_hash, python.model_hash);
+  EXPECT_FALSE(profile::readBaselineCache(d, changed));
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace kb

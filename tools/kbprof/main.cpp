@@ -17,10 +17,10 @@ struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision, policy;
   std::string compile_baseline = "auto";
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
-       late_start = false;
+       late_start = false, cache_cpu_baselines = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
   int warmup = 3, min_rounds = 10, max_rounds = 100, kernels = 10, check_rounds = 10, null_calls = 10;
-  double keep_gib = 4.0;
+  double keep_gib = 4.0, check_tolerance = 0.05;
 };
 
 int exitCode(kb::Status s) {
@@ -89,6 +89,8 @@ kb::profile::ProfileOptions options(const Flags& f, const std::string& device, c
   o.null_calls = f.null_calls;
   if (!f.precision.empty()) o.precision = f.precision;
   o.check_rounds = f.check_rounds;
+  o.check_tolerance = f.check_tolerance;
+  o.cache_cpu_baselines = f.cache_cpu_baselines;
   o.keep_bytes = static_cast<uint64_t>(f.keep_gib * double(1ull << 30));
   o.limits.wall_seconds = f.timeout;
   o.limits.cpu_seconds = static_cast<uint64_t>(f.timeout) * 2 + 1;
@@ -193,6 +195,14 @@ int main(int argc, char** argv) {
                  "measures both again and replaces the cache)")
       ->capture_default_str()
       ->check(CLI::Range(3, 10000));
+  app.add_option("--check-tolerance", f.check_tolerance,
+                 "A cached baseline stands when the re-check's eager median is within max(this fraction, 3 x "
+                 "its 95% interval) of the cached one")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 10.0));
+  app.add_flag("--cache-cpu-baselines", f.cache_cpu_baselines,
+               "With --device cpu, read and write the baseline cache too (host-clock times vary with the "
+               "machine's load: for the harness's own tests)");
   app.add_option("--timeout", f.timeout, "Wall-clock limit of the worker, start-up and baselines included (s)")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
