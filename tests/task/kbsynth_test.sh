@@ -138,7 +138,7 @@ expect "out of memory: built again alone" test "$(jq -r '.compiled.ran_alone' "$
 expect "out of memory: says it builds them again" grep -q "2 baseline(s) ran the GPU out of memory beside the others" "$WORK/oom.err"
 
 # 5c. A build the alarm cannot reach (SIGALRM ignored under torch.export):
-# its worker is killed 30 s after $KB_BASELINE_TIMEOUT, the timeout recorded
+# its worker is killed 10 s after $KB_BASELINE_TIMEOUT (1 s here), the timeout recorded
 # for the next run.
 mkdir -p "$WORK/stall-src"
 cp "$KB_SOURCE_ROOT/testdata/baseline-stall/export_stall.py" "$WORK/stall-src/"
