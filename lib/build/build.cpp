@@ -739,7 +739,10 @@ BuildResult buildSolution(const solution::Solution& solution, const BuildOptions
 
   std::vector<CompileStep> extension_steps;
   if (solution.isPython()) {
-    if (options.device_only) return infra("--device-only builds CUDA sources; a Python solution has none");
+    // A question the solution cannot answer, not the machine's failure.
+    if (options.device_only)
+      throw UsageError("--device-only checks the device code of .cu files with NVRTC; " + solution.entry +
+                       " is a Python-format solution (its torch extensions are built by `kbcheck build`)");
     ExtensionList extensions = readInlineExtensions(solution);
     if (!extensions.problem.empty()) return infra(extensions.problem);
     const bool workspace = solution.format == solution::Format::Workspace;
