@@ -607,6 +607,18 @@ void Service::complete(Job& job, const eval::Result& result) {
   finish(job, status, result.message, std::move(report), std::move(profile), std::move(reward), State::Done);
 }
 
+// A built evaluation cancelled by its client, or past its deadline, ends
+// with what it has (`when`, `when_deadline`: where it stood, for the message).
+bool Service::endedAfterBuild(Job& job, const eval::Result& result, const std::string& when,
+                              const std::string& when_deadline) {
+  if (!cancelRequested(job) && !pastDeadline(job)) return false;
+  bool c = cancelRequested(job);
+  finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
+         c ? "cancelled by the client " + when : "the deadline passed " + when_deadline + "; not scored",
+         eval::checkReportJson(result, ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
+  return true;
+}
+
 bool Service::endedBeforeStart(Job& job) {
   if (!pastDeadline(job)) return false;
   finish(job, Status::InfraError, "the deadline passed before the evaluation started (queued " +
@@ -635,26 +647,14 @@ void Service::run(Job& job) {
     complete(job, session.result());
     return;
   }
-  if (cancelRequested(job) || pastDeadline(job)) {
-    bool c = cancelRequested(job);
-    finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
-           c ? "cancelled by the client after its build" : "the deadline passed after the build; not scored",
-           eval::checkReportJson(session.result(), ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
-    return;
-  }
+  if (endedAfterBuild(job, session.result(), "after its build", "after the build")) return;
   bool cuda = rq.device == "cuda";
   agent::ResourcePool& pool = cuda ? *gpu_pool_ : *cpu_pool_;
   agent::ResourcePool::Lease lease = pool.acquire(job.id);
   // The wait for a lease can be long (one GPU, many evaluations built): one
   // cancelled meanwhile, or past its deadline, ends here, before it takes
   // the GPU for verify and profile (and a drain waits for it).
-  if (cancelRequested(job) || pastDeadline(job)) {
-    bool c = cancelRequested(job);
-    finish(job, c ? std::nullopt : std::optional<Status>(Status::InfraError),
-           c ? "cancelled by the client while it waited for a device" : "the deadline passed while it waited for a device; not scored",
-           eval::checkReportJson(session.result(), ""), nullptr, nullptr, c ? State::Cancelled : State::Done);
-    return;
-  }
+  if (endedAfterBuild(job, session.result(), "while it waited for a device", "while it waited for a device")) return;
   std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
   session.request().verify.device = session.request().profile.device = device;
   session.run();

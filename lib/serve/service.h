@@ -127,6 +127,8 @@ class Service {
   bool cancelRequested(Job& job);
   bool pastDeadline(const Job& job) const;
   bool endedBeforeStart(Job& job);
+  bool endedAfterBuild(Job& job, const eval::Result& result, const std::string& when,
+                       const std::string& when_deadline);
   eval::Request baseRequest(const Job& job) const;
  public:
   // What no candidate worker may read (ServiceOptions::hide_state_from_workers).
