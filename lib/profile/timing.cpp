@@ -111,9 +111,14 @@ constexpr auto kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 // CUPTI hands buffers to callbacks that carry no user pointer, so the
 // completed buffers wait here: the one piece of process-wide state, in the
 // worker process only.
+// Every timed call is drained (a forced flush hands back the buffer in use),
+// so buffers are small and used again rather than allocated per call: a
+// call's records take a few KiB, and a long baseline run asks for more.
 struct CuptiBuffers {
+  static constexpr size_t kBytes = size_t{1} << 20;
   std::mutex mutex;
   std::vector<std::pair<uint8_t*, size_t>> done;
+  std::vector<uint8_t*> spare;  // drained, ready to hand out again
   uint64_t dropped = 0;
 };
 CuptiBuffers& cuptiBuffers() {
@@ -122,9 +127,17 @@ CuptiBuffers& cuptiBuffers() {
 }
 
 void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *size = 16u << 20;
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *size = CuptiBuffers::kBytes;
   *max_records = 0;
+  {
+    std::lock_guard<std::mutex> lock(cuptiBuffers().mutex);
+    if (!cuptiBuffers().spare.empty()) {
+      *buffer = cuptiBuffers().spare.back();
+      cuptiBuffers().spare.pop_back();
+      return;
+    }
+  }
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
 }
 
 void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
@@ -1107,7 +1120,8 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
         }
         raw.push_back({a, corr});
       }
-      std::free(buffer);
+      std::lock_guard<std::mutex> lock(cuptiBuffers().mutex);
+      cuptiBuffers().spare.push_back(buffer);
     }
     std::vector<Activity> out;
     for (auto& [a, corr] : raw) {

@@ -267,12 +267,18 @@ void WebSocketServer::serve(int fd) {
     over_capacity = m.serving >= m.options.max_connections;
     ++m.serving;
   }
+  // The slot is freed when serve() ends, or before a refusal is written:
+  // a client that has read its refusal finds the slot free again.
   struct Release {
     Impl& m;
-    ~Release() {
+    bool held = true;
+    void now() {
+      if (!held) return;
+      held = false;
       std::lock_guard lock(m.mu);
       --m.serving;
     }
+    ~Release() { now(); }
   } release{m};
   if (stopping) return;
 
@@ -295,6 +301,7 @@ void WebSocketServer::serve(int fd) {
       refusal = UpgradeRefusal{426, "GET /ws is OpenEnv's WebSocket endpoint: connect with a WebSocket client"};
   }
   if (refusal) {
+    release.now();
     writeRefusal(ioc, stream, request.version(), *refusal, m.options.handshake_seconds);
     return;
   }
