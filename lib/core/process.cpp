@@ -328,7 +328,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
       cleanup();
       return r;
     }
-    ::fcntl(res[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for large records; best effort
+    // Fewer wake-ups for large records (a timed call's outputs cross here):
+    // 16 MiB where the system allows it (pipe-max-size, or privileges), else
+    // 1 MiB; best effort.
+    if (::fcntl(res[1], F_SETPIPE_SZ, 16 << 20) < 0) ::fcntl(res[1], F_SETPIPE_SZ, 1 << 20);
   }
   pid_t pid = spawnChild(spec, out[1], res[1], r.message);
   closeFd(out[1]);

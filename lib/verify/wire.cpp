@@ -54,24 +54,27 @@ std::string dtypeName(int32_t dtype) {
   }
 }
 
-bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>& parts, uint64_t* written) {
+namespace {
+
+// The record's header and payload length (magic, header length, header,
+// payload length); with `written`, the header is padded so that the payload
+// starts on a 64-byte boundary of the channel.
+std::string recordPrefix(const Json& header, uint64_t payload_bytes, const uint64_t* written) {
   std::string h = header.dump();
-  uint64_t pl = 0;
-  for (const auto& part : parts) pl += part.size();
   if (written) {
-    // magic + length + header + payload length, then the payload.
     uint64_t start = *written + 4 + 4 + h.size() + 8;
     h.append(static_cast<std::size_t>((64 - start % 64) % 64), ' ');
   }
-  uint32_t hl = static_cast<uint32_t>(h.size());
-  std::vector<struct iovec> iov;
-  iov.push_back({const_cast<char*>(kMagic), 4});
-  iov.push_back({&hl, 4});
-  iov.push_back({h.data(), h.size()});
-  iov.push_back({&pl, 8});
-  for (const auto& part : parts)
-    if (!part.empty()) iov.push_back({const_cast<char*>(part.data()), part.size()});
-  uint64_t total = 4 + 4 + h.size() + 8 + pl;
+  const uint32_t hl = static_cast<uint32_t>(h.size());
+  std::string prefix(kMagic, 4);
+  prefix.append(reinterpret_cast<const char*>(&hl), 4);
+  prefix += h;
+  prefix.append(reinterpret_cast<const char*>(&payload_bytes), 8);
+  return prefix;
+}
+
+// Writes every byte of `iov` (advanced in place); false on a write error.
+bool writeAll(int fd, std::vector<struct iovec>& iov) {
   std::size_t first = 0;
   while (first < iov.size()) {
     int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
@@ -86,7 +89,37 @@ bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>
       iov[first].iov_len -= left;
     }
   }
-  if (written) *written += total;
+  return true;
+}
+
+}  // namespace
+
+bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>& parts, uint64_t* written) {
+  uint64_t pl = 0;
+  for (const auto& part : parts) pl += part.size();
+  std::string prefix = recordPrefix(header, pl, written);
+  std::vector<struct iovec> iov;
+  iov.push_back({prefix.data(), prefix.size()});
+  for (const auto& part : parts)
+    if (!part.empty()) iov.push_back({const_cast<char*>(part.data()), part.size()});
+  if (!writeAll(fd, iov)) return false;
+  if (written) *written += prefix.size() + pl;
+  return true;
+}
+
+bool writeRecordStreamed(int fd, const Json& header, uint64_t payload_bytes,
+                         const std::function<std::string_view()>& next, uint64_t* written) {
+  std::string prefix = recordPrefix(header, payload_bytes, written);
+  std::vector<struct iovec> iov{{prefix.data(), prefix.size()}};
+  if (!writeAll(fd, iov)) return false;
+  for (uint64_t sent = 0; sent < payload_bytes;) {
+    std::string_view piece = next();
+    if (piece.empty() || piece.size() > payload_bytes - sent) return false;
+    iov = {{const_cast<char*>(piece.data()), piece.size()}};
+    if (!writeAll(fd, iov)) return false;
+    sent += piece.size();
+  }
+  if (written) *written += prefix.size() + payload_bytes;
   return true;
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +57,12 @@ bool writeRecord(int fd, const Json& header, const std::vector<std::string_view>
 inline bool writeRecord(int fd, const Json& header, std::string_view payload) {
   return writeRecord(fd, header, std::vector<std::string_view>{payload});
 }
+// writeRecord with a payload made while it is written (a device tensor
+// copied through a small host buffer): `next` gives the payload's bytes in
+// order, piece by piece, `payload_bytes` in all; false on a write error or
+// when `next` gives an empty piece or more than the total.
+bool writeRecordStreamed(int fd, const Json& header, uint64_t payload_bytes,
+                         const std::function<std::string_view()>& next, uint64_t* written = nullptr);
 
 // Parses the records in `path`, mapped read-only (payloads are views of the
 // mapping, not copies). Stops at the first malformed one and says so in

@@ -406,18 +406,19 @@ std::string firstLine(const std::string& s) {
 
 namespace {
 
-// A host copy of `t` (kept in `out.keep`) and its wire description.
-WireTensor toWire(const at::Tensor& t, WirePayload& out) {
+// The wire description of `t`, whose bytes join `out` (on its device: send
+// copies them out when the record is written).
+Json wireHeader(const at::Tensor& t, WirePayload& out) {
+  at::Tensor c = t.detach().contiguous();
   WireTensor w;
-  at::Tensor cpu = t.detach().to(at::kCPU).contiguous();
-  w.dtype = kbDtypeOf(cpu.scalar_type());
-  w.sizes.assign(cpu.sizes().begin(), cpu.sizes().end());
-  w.bytes = std::string_view(static_cast<const char*>(cpu.data_ptr()), cpu.nbytes());
+  w.dtype = kbDtypeOf(c.scalar_type());
+  w.sizes.assign(c.sizes().begin(), c.sizes().end());
   w.data_ptr = reinterpret_cast<uint64_t>(t.storage().data());
   w.storage_bytes = t.storage().nbytes();
-  out.parts.push_back(w.bytes);
-  out.keep.push_back(std::move(cpu));
-  return w;
+  Json h = tensorHeader(w);
+  h["nbytes"] = c.nbytes();
+  out.tensors.push_back(std::move(c));
+  return h;
 }
 
 Json range(const std::string& kind, const std::string& name, const at::Tensor& t) {
@@ -437,11 +438,73 @@ Json range(const std::string& kind, const std::string& name, const at::Tensor& t
   ::_exit(code);
 }
 
+namespace {
+// The worker process's one result channel: the bytes written to it so far
+// (writeRecord aligns each payload by them) and the staging buffer.
+struct ResultChannel {
+  uint64_t written = 0;
+  at::Tensor staging;  // page-locked bytes (CUDA); undefined: none
+};
+ResultChannel& resultChannel() {
+  static ResultChannel channel;
+  return channel;
+}
+}  // namespace
+
+void setStagingBuffer(at::Tensor pinned) { resultChannel().staging = std::move(pinned); }
+
 void send(const Json& header, const WirePayload& payload) {
-  // Bytes written to fd 3 so far: the channel is this process's one stream,
-  // and the count lets writeRecord align each payload for the reader.
-  static uint64_t written = 0;
-  if (!writeRecord(kResultFd, header, payload.parts, &written)) {
+  ResultChannel& ch = resultChannel();
+  bool on_host = true;
+  uint64_t total = 0;
+  for (const auto& t : payload.tensors) {
+    on_host = on_host && t.device().is_cpu();
+    total += t.nbytes();
+  }
+  bool ok = false;
+  if (on_host) {
+    std::vector<std::string_view> parts;
+    for (const auto& t : payload.tensors) parts.emplace_back(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    ok = writeRecord(kResultFd, header, parts, &ch.written);
+  } else {
+    // Device tensors through the staging buffer, a piece at a time: no host
+    // copy of a whole output is allocated (and faulted in) per call, and the
+    // copy out of the device runs at page-locked speed.
+    std::size_t index = 0;
+    int64_t offset = 0;
+    at::Tensor piece;  // ordinary host memory when there is no staging buffer
+    auto next = [&]() -> std::string_view {
+      while (index < payload.tensors.size() && offset >= static_cast<int64_t>(payload.tensors[index].nbytes())) {
+        ++index;
+        offset = 0;
+      }
+      if (index == payload.tensors.size()) return {};
+      const at::Tensor& t = payload.tensors[index];
+      const int64_t n = static_cast<int64_t>(t.nbytes());
+      at::Tensor bytes = t.reshape({-1}).view(at::kByte);
+      if (t.device().is_cpu()) {
+        offset = n;
+        return {static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(n)};
+      }
+      int64_t len = n - offset;
+      if (ch.staging.defined()) {
+        len = std::min<int64_t>(len, ch.staging.numel());
+        piece = ch.staging.narrow(0, 0, len);
+        piece.copy_(bytes.narrow(0, offset, len));
+      } else {
+        piece = bytes.narrow(0, offset, len).to(at::kCPU);
+      }
+      offset += len;
+      return {static_cast<const char*>(piece.data_ptr()), static_cast<std::size_t>(len)};
+    };
+    try {
+      ok = writeRecordStreamed(kResultFd, header, total, next, &ch.written);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kbcheck-worker: copying a record's tensors to the host failed: %s\n", firstLine(e.what()).c_str());
+      ok = false;
+    }
+  }
+  if (!ok) {
     std::fprintf(stderr, "kbcheck-worker: cannot write to the result channel\n");
     finish(70);
   }
@@ -487,6 +550,9 @@ Device setUpDevice(const std::string& name) {
     if (create && set_stream && create(&h) == 0 && set_stream(h, d.stream) == 0) d.cudnn = h;
   }
   if (!d.cudnn) d.notes = "cudnn handle unavailable";
+  // The result channel's page-locked staging buffer (send): allocated now,
+  // as confinement may refuse what pinning host memory needs.
+  setStagingBuffer(at::empty({int64_t{8} << 20}, at::TensorOptions().dtype(at::kByte).pinned_memory(true)));
   // Make sure the context and the allocator are up before confinement.
   at::empty({1}, at::TensorOptions().device(d.device)).fill_(0);
   c10::cuda::device_synchronize();
@@ -565,8 +631,7 @@ WirePayload describeCall(const kb_context& c, const std::vector<c10::IValue>& in
       outs.push_back(m);
       continue;
     }
-    WireTensor w = toWire(c.outputs[i], payload);
-    Json h = tensorHeader(w);
+    Json h = wireHeader(c.outputs[i], payload);
     h["index"] = i;
     outs.push_back(h);
   }
@@ -604,8 +669,7 @@ WirePayload describeOutputs(const std::vector<at::Tensor>& outputs, Json& rec) {
       outs.push_back(Json{{"index", i}, {"missing", true}});
       continue;
     }
-    WireTensor w = toWire(outputs[i], payload);
-    Json h = tensorHeader(w);
+    Json h = wireHeader(outputs[i], payload);
     h["index"] = i;
     outs.push_back(h);
   }

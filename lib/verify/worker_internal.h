@@ -99,12 +99,16 @@ struct Device {
 void poison(at::Tensor& t);
 std::string firstLine(const std::string& s);
 [[noreturn]] void finish(int code);
-// The bytes of a record's tensors, on the host: `parts` are views of `keep`.
+// A record's tensors, contiguous, in payload order: host ones are written as
+// they lie, device ones copied through the staging buffer piece by piece.
 struct WirePayload {
-  std::vector<at::Tensor> keep;
-  std::vector<std::string_view> parts;
+  std::vector<at::Tensor> tensors;
 };
 void send(const Json& header, const WirePayload& payload = {});
+// The page-locked host buffer device tensors cross on their way to the
+// channel (set once on a GPU, before confinement; without one, pieces are
+// copied to ordinary host memory).
+void setStagingBuffer(at::Tensor pinned);
 // Sends a "violation" record (the solution broke the harness's protocol:
 // hack_detected, lib/verify/launch.cpp) and ends the worker.
 [[noreturn]] void sendViolation(const std::string& message);
