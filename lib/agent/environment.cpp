@@ -106,6 +106,8 @@ class LibraryEnvironment : public Environment {
     q.verify.scratch_dir = q.profile.scratch_dir = o_.scratch_dir;
     q.profile.arch = o_.arch;
     q.profile.budget_seconds = o_.profile_budget_seconds;
+    q.profile.compile_baseline_mode = o_.compile_baseline;
+    q.profile.build_compiled = o_.build_compiled;
     q.stage_errors_as_infra = true;
     return q;
   }

@@ -72,6 +72,10 @@ struct EnvironmentOptions {
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
   double profile_budget_seconds = 5.0;     // timed rounds of one profile (kbprof --budget-s)
+  // The compile figure (kbprof --compile-baseline) and whether a missing
+  // AOTInductor package is built (profile::ProfileOptions; kbserve: off).
+  std::string compile_baseline = "auto";
+  bool build_compiled = true;
   // A shared server's settings (kbserve sessions): the build cache, the
   // workers' scratch directory, and what no candidate worker may read.
   std::filesystem::path build_cache_dir;   // empty: lib/build's default

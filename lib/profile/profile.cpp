@@ -273,6 +273,7 @@ struct PreparedProfile::State {
   bool device_missing = false;  // a kb::Error (no GPU here: the machine's fault, exit 3)
   task::TaskBundle bundle;
   std::string compile_error, task_hash;
+  std::string package_missing;  // why there is no usable package (build_compiled off)
   fs::path cache_dir, binary, scratch;
   verify::WorkerRequest req;
   verify::WorkerLimits limits;  // o.limits with the result channel sized for the task
@@ -331,8 +332,13 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
 
   // 2. The compiled baseline, once per task and architecture.
   r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
-  if (o.compile_baseline && o.compile_baseline_mode != "none" && o.compile_baseline_mode != "python" &&
-      !r.arch.empty() && !cpu) {
+  // With build_compiled off (kbserve) a package missing or unusable is not
+  // built: no "aoti" figure, and the worker says why.
+  const bool wants_package = o.compile_baseline && o.compile_baseline_mode != "none" &&
+                             o.compile_baseline_mode != "python" && !r.arch.empty() && !cpu;
+  if (wants_package && !o.build_compiled) {
+    if (auto why = task::checkCompiled(bundle, r.arch)) st.package_missing = *why;
+  } else if (wants_package) {
     auto tb = Clock::now();
     try {
       bundle = python::ensureCompiled(bundle, r.arch, r.device, o.python);
@@ -353,12 +359,14 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // ("python_compile"; on the CPU only for Python-format candidates or when
   // asked: CPU timings are the harness's tests); why there is no package.
   const std::string mode = o.compile_baseline ? o.compile_baseline_mode : "none";
-  profile["compile"] = mode != "none" && mode != "python" && st.compile_error.empty() && !cpu;
+  profile["compile"] =
+      mode != "none" && mode != "python" && st.compile_error.empty() && st.package_missing.empty() && !cpu;
   profile["compile_baseline"] = mode;
   profile["python_compile"] = !cpu;
   profile["aoti_missing"] = cpu ? std::string("no AOTInductor package for CPU timings")
                           : !st.compile_error.empty() ? "AOTInductor: " + st.compile_error.substr(0, st.compile_error.find('\n'))
-                                                      : std::string("no AOTInductor package");
+                          : !st.package_missing.empty() ? "no AOTInductor package (not built here: " + st.package_missing + ")"
+                                                        : std::string("no AOTInductor package");
   // The worker reads the cache (and re-checks a hit); --baseline-only
   // measures afresh. Host-clock times on a CPU are cached only when asked
   // (--cache-cpu-baselines: the harness's tests).

@@ -8,7 +8,7 @@
 //   1. the library's imports are read (profile/elf_symbols.h): torch
 //      symbols or the dynamic loader's look-ups end it as hack_detected;
 //   2. the compiled baseline is built if missing (scripts/baseline.py,
-//      once per task and GPU architecture);
+//      once per task and GPU architecture; not with build_compiled off);
 //   3. one worker: the baselines first, before the candidate's library is
 //      loaded (or, cached for this task, GPU, driver and torch, a short
 //      re-check of them); then, confined, the correctness seeds (unless
@@ -49,6 +49,11 @@ struct ProfileOptions {
   // AOTInductor's package, or torch.compile in Python on a GPU where the
   // package is missing or failed), "aoti", "python", "none".
   std::string compile_baseline_mode = "auto";
+  // Build AOTInductor's package when the bundle lacks it (scripts/baseline.py,
+  // tens of seconds); off: a missing package is only a missing figure ("no
+  // AOTInductor package": "aoti" has none, "auto" falls back to torch.compile
+  // in Python on a GPU). kbserve: off, never a build inside a GPU lease.
+  bool build_compiled = true;
   bool use_baseline_cache = true;
   std::filesystem::path baseline_cache_dir;  // empty: defaultBaselineCacheDir()
   double target_ci = 0.01;             // stop when the 95% CI of every median is within ±1%

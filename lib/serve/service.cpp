@@ -76,6 +76,7 @@ struct Service::Job {
 Service::Service(TaskStore& tasks, ServiceOptions options)
     : tasks_(tasks), options_(std::move(options)), checker_(options_.static_policy),
       torch_ops_allowed_(policyAllowsTorchOps(options_.static_policy)) {
+  serviceProfileOptions(options_);  // a bad compile_baseline: UsageError before anything starts
   std::error_code ec;
   fs::create_directories(options_.state_dir / "work", ec);
   fs::create_directories(options_.state_dir / "scratch", ec);
@@ -549,6 +550,17 @@ std::vector<fs::path> Service::hiddenDirs() const {
   return {options_.state_dir, options_.build_cache.empty() ? build::defaultBuildCacheDir() : options_.build_cache};
 }
 
+profile::ProfileOptions serviceProfileOptions(const ServiceOptions& options) {
+  const std::string& mode = options.compile_baseline;
+  if (mode != "auto" && mode != "aoti" && mode != "python" && mode != "none")
+    throw UsageError("--compile-baseline: " + mode + " is none of auto, aoti, python, none");
+  profile::ProfileOptions p;
+  p.budget_seconds = options.profile_budget_seconds;
+  p.compile_baseline_mode = mode;
+  p.build_compiled = false;
+  return p;
+}
+
 eval::Request Service::baseRequest(const Job& job) const {
   const EvaluationRequest& rq = job.request;
   eval::Request q;
@@ -563,7 +575,7 @@ eval::Request Service::baseRequest(const Job& job) const {
   q.build.cache_dir = options_.build_cache;
   q.verify.limits.wall_seconds = options_.verify_timeout_seconds;
   q.verify.limits.cpu_seconds = static_cast<uint64_t>(options_.verify_timeout_seconds) + 1;
-  q.profile.budget_seconds = options_.profile_budget_seconds;
+  q.profile = serviceProfileOptions(options_);
   q.profile.torch_ops_allowed = torch_ops_allowed_;
   // Every client's files are in the state directory and the build cache:
   // no candidate worker may read them (its own library excepted), and the

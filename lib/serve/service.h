@@ -44,6 +44,13 @@ struct ServiceOptions {
   std::string arch = "sm_90";
   double verify_timeout_seconds = 60;     // per worker (kbcheck --timeout)
   double profile_budget_seconds = 5;      // kbprof --budget-s
+  // Which torch.compile figure a profile times (kbprof --compile-baseline):
+  // "aoti" (the task's AOTInductor package when it has one, else none),
+  // "auto" and "python" (torch.compile in Python in the worker where there
+  // is no package, resp. always), "none". Never a package build inside a
+  // GPU lease (ProfileOptions::build_compiled off): kbsynth import
+  // --compiled cuda builds them.
+  std::string compile_baseline = "aoti";
   // CPU verifications of one task taken together (one reference worker,
   // eval::evaluateBatch); 1: never.
   size_t batch_max = 8;
@@ -51,6 +58,12 @@ struct ServiceOptions {
   // build cache hold every client's files. Filled by the server.
   bool hide_state_from_workers = true;
 };
+
+// The profile options of every evaluation and session of the service,
+// before each request's own (device, hidden directories): the budget, the
+// compile figure, never a package build. Throws kb::UsageError for an
+// unknown compile_baseline.
+profile::ProfileOptions serviceProfileOptions(const ServiceOptions& options);
 
 enum class State { Queued, Running, Done, Cancelled };
 std::string_view stateName(State s);

@@ -94,7 +94,10 @@ Json Sessions::reset(const Json& body) {
   eo.arch = service_.options().arch;
   eo.cpu_pool = service_.cpuPool();
   eo.gpu_pool = service_.gpuPool();
-  eo.profile_budget_seconds = service_.options().profile_budget_seconds;
+  const profile::ProfileOptions po = serviceProfileOptions(service_.options());
+  eo.profile_budget_seconds = po.budget_seconds;
+  eo.compile_baseline = po.compile_baseline_mode;
+  eo.build_compiled = po.build_compiled;
   eo.build_cache_dir = service_.options().build_cache;
   eo.scratch_dir = service_.options().state_dir / "scratch";
   eo.hidden_dirs = service_.hiddenDirs();

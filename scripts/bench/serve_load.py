@@ -9,18 +9,30 @@ service runs.
 
     python3 -u scripts/bench/serve_load.py --tasks DIR --solutions DIR [--device cuda]
         [--clients 64] [--rounds 4] [--seconds 200] [--kbserve build/tools/kbserve/kbserve]
-        [--sequential 1] [--sequential-seconds 40] [--warmup-seconds 60]
+        [--sequential 1] [--sequential-seconds 40] [--warmup-seconds 60] [--compile-baseline none]
 
 SOLUTIONS holds DIR/<task folder>/forward.cpp (kbrollout --replay's layout);
 <task folder> is the folder under TASKS with the task's task.json.
 
+--compile-baseline (default none) is the torch.compile figure both sides
+time: kbserve --compile-baseline and kbprof --compile-baseline, kbprof with
+--no-aoti-build (kbserve never builds an AOTInductor package, so neither
+does the comparison). `aoti` needs tasks imported with their packages
+(kbsynth import --compiled cuda); `auto` and `python` run torch.compile in
+Python the first time per task (the warm-up's).
+
 Phases, each printed as it starts, with a progress line every --progress-s
 seconds and a summary line as it ends:
-  warm-up     each solution once with the static and build stages only, so
-              that the build cache holds every library before the timed load
-              (all rounds' copies of one solution submitted together would
-              otherwise build it several times at once); bounded by
-              --warmup-seconds (0: none: the timed load builds cold)
+  warm-up     each solution once, so that the build cache holds every library
+              before the timed load (all rounds' copies of one solution
+              submitted together would otherwise build it several times at
+              once); on a GPU with the build and profile stages, from a few
+              clients, so that each task's baselines are measured (torch.compile
+              too, where asked) and stored in the baseline cache that kbserve
+              and kbprof share: the load and the comparison then measure
+              steady-state evaluations (a cache hit re-checks the eager figure
+              only); on the CPU the static and build stages. Bounded by
+              --warmup-seconds (0: none: the timed load starts cold)
   load        every solution once per round (--rounds), with a fresh
               idempotency key, from --clients clients; on a GPU the stages are
               build and profile (the profile checks the correctness seeds, as
@@ -88,6 +100,26 @@ def counts(d):
     return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "none"
 
 
+def baseline_cache_dir():
+    """Where kbserve and kbprof (this process's children, with its
+    environment) keep the baselines: lib/profile defaultBaselineCacheDir."""
+    if os.environ.get("KB_BASELINE_CACHE"):
+        return Path(os.environ["KB_BASELINE_CACHE"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "kernelbench-rl/baselines"
+    if os.environ.get("HOME"):
+        return Path(os.environ["HOME"]) / ".cache/kernelbench-rl/baselines"
+    return Path(tempfile.gettempdir()) / "kernelbench-rl-baselines"
+
+
+def baselines(prof):
+    """Where a profile's baselines came from: 'cached', 'written' (measured
+    and stored), 'not cached' (measured, not stored); None: no profile."""
+    if not isinstance(prof, dict):
+        return None
+    return "cached" if prof.get("baselines_cached") else "written" if prof.get("baselines_written") else "not cached"
+
+
 def stage_seconds(ev):
     """'build 0.1 verify 2.3 profile 4.0' from an evaluation's reports."""
     parts = []
@@ -102,6 +134,12 @@ def stage_seconds(ev):
             parts.append(f"profile {prof['seconds']:.1f}")
         if prof.get("speedup_vs_eager") is not None:
             parts.append(f"(speedup vs eager {prof['speedup_vs_eager']:.2f})")
+        where = baselines(prof)
+        note = (prof.get("baseline_cache_note") or "").removeprefix("not cached: ") if where == "not cached" else ""
+        note = f" ({note})" if note else ""
+        reason = (prof.get("compile_baseline_reason") or "")[:120]
+        compile_kind = prof.get("compile_baseline") or ("none" + (f" ({reason})" if reason else ""))
+        parts.append(f"[baselines {where}{note}; compile {compile_kind}]")
     return " ".join(parts)
 
 
@@ -118,6 +156,7 @@ class Phase:
         self.busy0 = None  # (busy fraction, uptime) at the start
         self.busy = float("nan")  # over the phase
         self.stopped = ""  # why it ended before all its work was done
+        self.baselines = {}  # profiles by where their baselines came from (baselines())
 
     def wall(self):
         return (self.ended or time.monotonic()) - self.started
@@ -129,6 +168,9 @@ class Phase:
         self.latencies.append(latency)
         st = ev.get("status") or ev.get("state") or "?"
         self.statuses[st] = self.statuses.get(st, 0) + 1
+        where = baselines(ev.get("profile"))
+        if where:
+            self.baselines[where] = self.baselines.get(where, 0) + 1
         if verbose or (task, st) not in self.seen:
             self.seen.add((task, st))
             msg = (ev.get("message") or "").replace("\n", " ")
@@ -241,6 +283,8 @@ def phase_summary(phase, per, what):
             f"{phase.done() / max(wall, 1e-9) * 3600 / per[0]:.0f} {per[1]}; busy fraction {phase.busy:.2f}; "
             f"latency p50 {pct(phase.latencies, .5):.2f} s, p99 {pct(phase.latencies, .99):.2f} s; "
             f"statuses {counts(phase.statuses)}")
+    if phase.baselines:
+        line += f"; baselines {counts(phase.baselines)}"
     if phase.stopped:
         line += f"; NOT ALL DONE: {phase.stopped}"
     say(line, summary=True)
@@ -251,7 +295,7 @@ async def sequential(a, sols, gpus, budget_end, stop):
     say(f"sequential: {tool} one after another, {a.sequential} round(s) of {len(sols)}, "
         f"until {max(0.0, budget_end - time.monotonic()):.0f} s from now")
     t0 = t_last = time.monotonic()
-    n, statuses, why = 0, {}, ""
+    n, statuses, cache, why = 0, {}, {}, ""
     for _ in range(a.sequential):
         for task, task_dir, sol_dir, _ in sols:
             left = budget_end - time.monotonic()
@@ -259,7 +303,9 @@ async def sequential(a, sols, gpus, budget_end, stop):
                 why = "stopped by a signal" if stop.is_set() else "its time ran out"
                 break
             with tempfile.NamedTemporaryFile(suffix=".json") as rep:
-                cmd = ([a.kbprof, str(task_dir), str(sol_dir), "--json", rep.name] if a.device == "cuda" else
+                # The same torch.compile figure as the server's, never an AOTInductor build.
+                cmd = ([a.kbprof, str(task_dir), str(sol_dir), "--json", rep.name, "--compile-baseline",
+                        a.compile_baseline, "--no-aoti-build"] if a.device == "cuda" else
                        [a.kbcheck, str(task_dir), str(sol_dir), "--device", "cpu", "--json", rep.name])
                 s0 = time.monotonic()
                 proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.DEVNULL,
@@ -278,19 +324,26 @@ async def sequential(a, sols, gpus, budget_end, stop):
                     say(f"sequential: {task}: killed after {time.monotonic() - s0:.1f} s ({why}); not counted")
                     break
                 try:
-                    st = json.loads(Path(rep.name).read_text() or "{}").get("status", f"exit {proc.returncode}")
+                    doc = json.loads(Path(rep.name).read_text() or "{}")
                 except (OSError, ValueError):
-                    st = f"exit {proc.returncode}"
+                    doc = {}
+                st = doc.get("status", f"exit {proc.returncode}")
             n += 1
             t_last = time.monotonic()
             statuses[st] = statuses.get(st, 0) + 1
-            say(f"sequential: {task}: {st} in {time.monotonic() - s0:.1f} s")
+            # kbprof's report is the profile itself: its seconds and where its baselines came from.
+            prof = doc if a.device == "cuda" and doc.get("timings") else None
+            if prof:
+                where = baselines(prof)
+                cache[where] = cache.get(where, 0) + 1
+            say(f"sequential: {task}: {st} in {time.monotonic() - s0:.1f} s"
+                + (f" ({stage_seconds({'profile': prof})})" if prof else ""))
         if why:
             break
     seq = t_last - t0  # to the end of the last one that finished (a killed one is not counted)
     rate = f"{n / seq * 3600 / (gpus or 1):.0f} {'per GPU-hour' if gpus else 'per hour'}" if n else "no rate"
     say(f"{tool} one after another: {n} evaluations in {seq:.1f} s: {rate}; statuses {counts(statuses)}"
-        + (f"; NOT ALL DONE: {why}" if why else ""), summary=True)
+        + (f"; baselines {counts(cache)}" if cache else "") + (f"; NOT ALL DONE: {why}" if why else ""), summary=True)
 
 
 async def amain(a, sols, server, url, gpus, stop):
@@ -309,13 +362,19 @@ async def amain(a, sols, server, url, gpus, stop):
     busy_name = "kbserve_gpu_busy_fraction" if a.device == "cuda" else "kbserve_cpu_busy_fraction"
     per = (gpus or 1, f"per GPU-hour ({gpus} GPUs)" if gpus else f"per hour on {a.cpu_slots} CPU slots")
     if a.warmup_seconds > 0 and not stop.is_set():
-        wstages = ["static", "build"] if a.device == "cpu" else ["build"]
+        # On a GPU each solution's first profile measures its task's baselines (the server leases a
+        # GPU to one evaluation at a time, so nothing else is on it and they are cached); a few
+        # clients, so that a build overlaps a profile and the lines come as each one ends.
+        wstages = ["static", "build"] if a.device == "cpu" else ["build", "profile"]
+        wclients = len(sols) if a.device == "cpu" else min(len(sols), 2 * max(1, gpus))
         work = [(f"warmup-{i}-{time.time_ns()}", task, files) for i, (task, _, _, files) in enumerate(sols)]
         w = Phase("warm-up", len(work))
-        say(f"warm-up: {len(work)} builds (stages {','.join(wstages)}), at most {a.warmup_seconds:.0f} s")
-        await run_phase(w, url, work, len(work), a.device, wstages, min(end - seq_share, start + a.warmup_seconds),
-                        stop, busy_name, a.progress_s, (1, "per hour"), a.verbose)
-        phase_summary(w, (1, "per hour"), "builds")
+        what = "builds" if a.device == "cpu" else "evaluations (the baselines into the cache)"
+        say(f"warm-up: {len(work)} {what} (stages {','.join(wstages)}) from {wclients} clients, "
+            f"at most {a.warmup_seconds:.0f} s")
+        await run_phase(w, url, work, wclients, a.device, wstages, min(end - seq_share, start + a.warmup_seconds),
+                        stop, busy_name, a.progress_s, (1, "per hour"), True)
+        phase_summary(w, (1, "per hour"), what)
     load = None
     if not stop.is_set():
         work = [(f"bench-{r}-{i}-{time.time_ns()}", task, files) for r in range(a.rounds)
@@ -342,7 +401,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=200,
                     help="the whole run's budget from the server's start (warm-up, load, sequential); default 200")
     ap.add_argument("--warmup-seconds", type=float, default=60,
-                    help="the build warm-up's budget (0: no warm-up; the load builds cold); default 60")
+                    help="the warm-up's budget (0: no warm-up; the load starts cold); default 60")
+    ap.add_argument("--compile-baseline", default="none", choices=["auto", "aoti", "python", "none"],
+                    help="the torch.compile figure, kbserve's and kbprof's --compile-baseline (kbprof with "
+                    "--no-aoti-build: neither builds AOTInductor's package); default none")
     ap.add_argument("--progress-s", type=float, default=10, help="seconds between progress lines")
     ap.add_argument("--verbose", action="store_true", help="a line for every evaluation (default: the first of "
                     "each task and status)")
@@ -371,12 +433,16 @@ def main():
     state = Path(tempfile.mkdtemp(prefix="kbserve-bench-"))
     extra = ["--gpus", "auto" if a.device == "cuda" else "none", "--queue-limit", str(max(256, 2 * a.clients))]
     more = a.serve_args.split() if a.serve_args else []
+    if any(m.startswith("--compile-baseline") for m in more):
+        sys.exit("serve_load: give --compile-baseline, not in --serve-args (kbprof takes it too)")
+    extra += ["--compile-baseline", a.compile_baseline]
     if not any(m.startswith("--drain-s") for m in more):
         extra += ["--drain-s", "20"]  # a stop stays short: outstanding work is cancelled first anyway
     extra += more
     server = LocalServer(a.tasks, state / "state", binary=a.kbserve, cpu_slots=a.cpu_slots, extra_args=extra,
                          log_path=a.server_log)
-    say(f"serve_load: {len(sols)} solutions, device {a.device} ({gpus} GPUs), budget {a.seconds:.0f} s; "
+    say(f"serve_load: {len(sols)} solutions, device {a.device} ({gpus} GPUs), budget {a.seconds:.0f} s, "
+        f"compile baseline {a.compile_baseline}, baseline cache {baseline_cache_dir()} (kbserve's and kbprof's); "
         f"starting {' '.join(server.command())} (log {server.log_path})")
     # Until the event loop takes them over, SIGTERM / SIGINT end the start
     # quietly (the server is stopped below).

@@ -40,7 +40,9 @@
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
-#                (issue 36); needs httpx & co. in .carry/py (copied from the venv)
+#                (issue 36; its default --compile-baseline none: no torch.compile figure and
+#                no AOTInductor build on either side, kbserve or kbprof); needs httpx & co.
+#                in .carry/py (copied from the venv)
 set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
 OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"

@@ -41,6 +41,7 @@ def test_short_run_prints_every_phase(kbserve_bin, tmp_path):
     assert p.wait(timeout=180) == 0, log.read_text()
     text = log.read_text()
     assert "warm-up: 1 of 1 evaluations" in text, text
+    assert "compile baseline none" in text and "--compile-baseline none" in text, text  # kbserve's flag
     assert "load: 2 of 2 evaluations" in text and "statuses ok 2" in text, text
     assert text.rstrip().splitlines()[-3] == "summary:", text
     assert "NOT ALL DONE" not in text, text

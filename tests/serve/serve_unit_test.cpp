@@ -1,5 +1,6 @@
 // lib/serve's parts alone: request parsing and file names, the journal's
-// replay (a torn last line), the metrics text, --listen and --gpus.
+// replay (a torn last line), the metrics text, --listen and --gpus, the
+// profile options the service's options make.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -135,4 +136,27 @@ TEST(ServeConfig, ListenAndGpus) {
   EXPECT_EQ(parseGpus("none").size(), 0u);
   EXPECT_EQ(parseGpus("0,3"), (std::vector<std::string>{"0", "3"}));
   EXPECT_THROW(parseGpus("0,x"), kb::UsageError);
+}
+
+// kbserve --compile-baseline reaches every evaluation's and session's
+// profile options; the service never builds an AOTInductor package.
+TEST(ServeConfig, CompileBaselineReachesTheProfile) {
+  ServiceOptions o;
+  kb::profile::ProfileOptions p = serviceProfileOptions(o);
+  EXPECT_EQ(p.compile_baseline_mode, "aoti");
+  EXPECT_TRUE(p.compile_baseline);
+  EXPECT_FALSE(p.build_compiled);
+  EXPECT_TRUE(kb::profile::ProfileOptions().build_compiled);  // kbprof's default: unchanged
+  o.compile_baseline = "none";
+  o.profile_budget_seconds = 2.5;
+  p = serviceProfileOptions(o);
+  EXPECT_EQ(p.compile_baseline_mode, "none");
+  EXPECT_EQ(p.budget_seconds, 2.5);
+  EXPECT_FALSE(p.build_compiled);
+  for (const char* mode : {"auto", "python"}) {
+    o.compile_baseline = mode;
+    EXPECT_EQ(serviceProfileOptions(o).compile_baseline_mode, mode);
+  }
+  o.compile_baseline = "bogus";
+  EXPECT_THROW(serviceProfileOptions(o), kb::UsageError);
 }

@@ -425,9 +425,12 @@ then ok "kbtrain: SIGINT: a checkpoint was written"; else bad "kbtrain: SIGINT: 
 expect "--listen without a port" kbserve 2 "listen" -- kbserve --tasks "$T/tasks" --listen 127.0.0.1 --gpus none
 expect "--listen with a bad port" kbserve 2 "port" -- kbserve --tasks "$T/tasks" --listen 127.0.0.1:99999 --gpus none
 expect "--gpus bogus" kbserve 2 "gpus" -- kbserve --tasks "$T/tasks" --gpus zero,one
+expect "--compile-baseline bogus" kbserve 2 "^kbserve: --compile-baseline: bogus" -- kbserve --tasks "$T/tasks" --gpus none --compile-baseline bogus
 expect "missing --tasks" kbserve 2 -- kbserve --tasks "$WORK/nonexistent" --gpus none
 mkdir -p "$WORK/no-tasks"
 expect "--tasks without a bundle" kbserve 2 "no task" -- kbserve --tasks "$WORK/no-tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state0"
+expect "--compile-baseline none (parsed: the next error is the task folder's)" kbserve 2 "no task" -- \
+  kbserve --tasks "$WORK/no-tasks" --gpus none --listen 127.0.0.1:0 --state-dir "$WORK/serve-state5" --compile-baseline none
 expect "an open address without a token" kbserve 2 "token" -- kbserve --tasks "$T/tasks" --gpus none --listen 0.0.0.0:0 --state-dir "$WORK/serve-state1"
 expect "an unreadable --token-file" kbserve 2 -- "${AS_USER[@]}" "${EXE[kbserve]}" --tasks "$T/tasks" --gpus none --listen 127.0.0.1:0 --token-file "$UNREAD/report.jsonl" --state-dir "$WORK/serve-state2"
 # SIGINT stops the server after a drain (nothing accepted: at once).

@@ -17,7 +17,7 @@ struct Flags {
   std::string task, solution, device = "cuda", json, arch, cache_dir, baseline_cache, python, precision, policy;
   std::string compile_baseline = "auto";
   bool quiet = false, no_verify = false, no_compile = false, no_baseline_cache = false, keep_workdir = false,
-       late_start = false, cache_cpu_baselines = false;
+       late_start = false, cache_cpu_baselines = false, no_aoti_build = false;
   double target_ci = 0.01, budget = 10.0, timeout = 300.0, head_start_us = 200.0;
   int warmup = 3, min_rounds = 10, max_rounds = 100, kernels = 10, check_rounds = 10, null_calls = 10;
   double keep_gib = 4.0, check_tolerance = 0.05;
@@ -77,6 +77,7 @@ kb::profile::ProfileOptions options(const Flags& f, const std::string& device, c
   o.verify = !f.no_verify;
   o.compile_baseline = !f.no_compile;
   o.compile_baseline_mode = f.compile_baseline;
+  o.build_compiled = !f.no_aoti_build;
   o.torch_ops_allowed = kb::policyAllowsTorchOps(f.policy);
   o.use_baseline_cache = !f.no_baseline_cache;
   if (!f.baseline_cache.empty()) o.baseline_cache_dir = f.baseline_cache;
@@ -159,6 +160,9 @@ int main(int argc, char** argv) {
                  "package cannot be built), aoti, python, none")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "aoti", "python", "none"}));
+  app.add_flag("--no-aoti-build", f.no_aoti_build,
+               "Never build AOTInductor's package for a task without one (as kbserve): no aoti figure then "
+               "(auto: torch.compile in Python on a GPU)");
   app.add_option("--target-ci", f.target_ci, "Stop when every median's 95% interval is within ± this fraction")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 0.5));
