@@ -77,6 +77,48 @@ TEST(Wire, PartsAreConcatenatedAndPayloadsAligned) {
   fs::remove(p);
 }
 
+// A payload made while it is written (a device tensor through the staging
+// buffer) gives the same bytes on the channel as writeRecord; a producer
+// that stops short, or gives more than it said, fails the write.
+TEST(Wire, StreamedRecordsAreTheSameBytes) {
+  fs::path whole = tmpFile("whole"), streamed = tmpFile("streamed");
+  std::string a(100, 'a'), b(37, 'b');
+  kb::Json h;
+  h["type"] = "commit";
+  int fd = ::open(whole.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  uint64_t w1 = 0;
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, {b}, &w1));
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, {a, b}, &w1));
+  ::close(fd);
+  fd = ::open(streamed.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  uint64_t w2 = 0;
+  ASSERT_TRUE(kb::verify::writeRecord(fd, h, {b}, &w2));
+  std::string all = a + b;
+  std::size_t at = 0;
+  auto next = [&]() -> std::string_view {  // pieces of 30 bytes, as a small staging buffer gives them
+    std::string_view piece = std::string_view(all).substr(at, 30);
+    at += piece.size();
+    return piece;
+  };
+  ASSERT_TRUE(kb::verify::writeRecordStreamed(fd, h, all.size(), next, &w2));
+  EXPECT_EQ(w1, w2);
+  at = 0;
+  EXPECT_FALSE(kb::verify::writeRecordStreamed(fd, h, all.size() + 1, next, &w2));  // stops short
+  at = 0;
+  EXPECT_FALSE(kb::verify::writeRecordStreamed(fd, h, 10, next, &w2));  // a piece beyond the total
+  ::close(fd);
+  std::ifstream x(whole, std::ios::binary), y(streamed, std::ios::binary);
+  std::string xs((std::istreambuf_iterator<char>(x)), {}), ys((std::istreambuf_iterator<char>(y)), {});
+  ASSERT_GE(ys.size(), xs.size());
+  EXPECT_EQ(ys.substr(0, xs.size()), xs);
+  std::string problem;
+  auto recs = kb::verify::readRecords(whole, &problem);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[1].payload, all);
+  fs::remove(whole);
+  fs::remove(streamed);
+}
+
 TEST(Wire, GarbageAndLiesAreRejected) {
   fs::path p = tmpFile("bad");
   std::ofstream(p) << "KBW1\xff\xff\xff\x7fnot json";
