@@ -37,7 +37,11 @@ seconds and a summary line as it ends:
               idempotency key, from --clients clients; on a GPU the stages are
               build and profile (the profile checks the correctness seeds, as
               kbprof does), so every evaluation is verified and timed anew;
-              the busy fraction is the server's over this phase
+              the busy fraction is the server's over this phase (the share
+              of time its GPUs were leased), and on a GPU machine beside it
+              nvidia-smi's utilization.gpu sampled every 250 ms (the share of
+              time a kernel ran: start-up, builds' waits and the harness's
+              own steps are leased but not kernel time)
   sequential  the same solutions one after another with kbprof / kbcheck
               (--sequential rounds, within --sequential-seconds)
 The whole run stays within --seconds (counted from the server's start):
@@ -53,10 +57,12 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -157,6 +163,7 @@ class Phase:
         self.busy = float("nan")  # over the phase
         self.stopped = ""  # why it ended before all its work was done
         self.baselines = {}  # profiles by where their baselines came from (baselines())
+        self.utilization = float("nan")  # nvidia-smi's mean utilization.gpu over the phase (%)
 
     def wall(self):
         return (self.ended or time.monotonic()) - self.started
@@ -176,6 +183,42 @@ class Phase:
             msg = (ev.get("message") or "").replace("\n", " ")
             say(f"{self.name}: {task}: {st} in {latency:.1f} s (queued {ev.get('queue_seconds') or 0:.1f} s; "
                 f"{stage_seconds(ev)})" + (f": {msg[:300]}" if msg and st != "ok" else ""))
+
+
+class GpuUtilization:
+    """nvidia-smi's utilization.gpu (the share of time a kernel ran), sampled
+    every 250 ms while a phase runs: what the GPUs did, beside the server's
+    busy fraction (the share of time they were leased)."""
+
+    def __init__(self):
+        self.samples, self.proc, self.reader = [], None, None
+
+    def start(self):
+        if not shutil.which("nvidia-smi"):
+            return self
+        self.proc = subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                                      "-lms", "250"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        return self
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                self.samples.append(float(line.strip()))
+            except ValueError:
+                pass
+
+    def stop(self):
+        """The mean over the samples and GPUs, in percent (nan: none)."""
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            self.reader.join(timeout=5)
+        return sum(self.samples) / len(self.samples) if self.samples else float("nan")
 
 
 async def server_gauges(client, busy_name):
@@ -283,6 +326,8 @@ def phase_summary(phase, per, what):
             f"{phase.done() / max(wall, 1e-9) * 3600 / per[0]:.0f} {per[1]}; busy fraction {phase.busy:.2f}; "
             f"latency p50 {pct(phase.latencies, .5):.2f} s, p99 {pct(phase.latencies, .99):.2f} s; "
             f"statuses {counts(phase.statuses)}")
+    if phase.utilization == phase.utilization:
+        line += f"; GPU utilization (nvidia-smi) {phase.utilization:.0f}%"
     if phase.baselines:
         line += f"; baselines {counts(phase.baselines)}"
     if phase.stopped:
@@ -383,8 +428,13 @@ async def amain(a, sols, server, url, gpus, stop):
         budget = end - seq_share - time.monotonic()
         say(f"load: {len(work)} evaluations ({len(sols)} solutions x {a.rounds} rounds, stages {','.join(stages)}) "
             f"from {a.clients} clients, at most {max(0.0, budget):.0f} s")
-        await run_phase(load, url, work, a.clients, a.device, stages, end - seq_share, stop, busy_name,
-                        a.progress_s, per, a.verbose)
+        sampler = GpuUtilization().start() if a.device == "cuda" else None
+        try:
+            await run_phase(load, url, work, a.clients, a.device, stages, end - seq_share, stop, busy_name,
+                            a.progress_s, per, a.verbose)
+        finally:
+            if sampler:
+                load.utilization = sampler.stop()
         phase_summary(load, per, f"{len(sols)} solutions x {a.rounds} rounds from {a.clients} clients")
     return load, end
 
