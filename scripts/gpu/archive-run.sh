@@ -25,7 +25,7 @@
 #                tasks of .kb/kb-tasks (run.sh --prepare-from copies them): kbcheck --policy
 #                kernelbench, then kbprof where it passed; about 9 minutes (AUDIT_TIMEOUT 540,
 #                no kbprof starts after AUDIT_DEADLINE 380 s); run it in a call of its own after
-#                build; results.md/json and every report into $OUT
+#                tools or build; results.md/json and every report into $OUT
 #   pybaseline   issue 37's like-for-like baselines (docs/kbprof.md "Baselines"): imports
 #                .kb/level3/39_GRU.py (AOTInductor cannot build RNNs: torch.compile in Python
 #                instead, task.json compile_baseline) and .kb/level2/12_Gemm_Multiply_LeakyReLU.py
@@ -36,7 +36,8 @@
 #   kbharness    KernelBench's own harness (eval_kernel_against_ref) on the audit's solutions:
 #                experiments/audit/kb_harness.py with .kb/kernelbench-src (its README says how to
 #                make it); kb-harness.json into $OUT, for report.py's KernelBench columns
-#   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth and the Python adapter (a short call)
+#   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth, kbreward and the Python adapter (a short
+#                call; enough for every step but suite and serve)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
@@ -69,7 +70,7 @@ for step in "$@"; do
       tail -3 "$OUT/build.log" ;;
     tools)
       (time bash scripts/gpu/build.sh $B tools/kbcheck/kbcheck tools/kbcheck/kbcheck-worker tools/kbprof/kbprof \
-        tools/kbsynth/kbsynth) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+        tools/kbsynth/kbsynth tools/kbreward/kbreward) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
       ninja -C $B lib/pymodel/libkb_pymodel.so >>"$OUT/build.log" 2>&1 || echo "tools: no Python adapter (see build.log)"
       tail -3 "$OUT/build.log" ;;
     suite)
