@@ -552,7 +552,14 @@ Device setUpDevice(const std::string& name) {
   if (!d.cudnn) d.notes = "cudnn handle unavailable";
   // The result channel's page-locked staging buffer (send): allocated now,
   // as confinement may refuse what pinning host memory needs.
-  setStagingBuffer(at::empty({int64_t{8} << 20}, at::TensorOptions().dtype(at::kByte).pinned_memory(true)));
+  // Without one (page-locked memory refused), outputs are copied to
+  // ordinary host memory a piece at a time: slower, the same bytes.
+  try {
+    setStagingBuffer(at::empty({int64_t{8} << 20}, at::TensorOptions().dtype(at::kByte).pinned_memory(true)));
+  } catch (const c10::Error& e) {
+    d.notes += (d.notes.empty() ? "" : "; ") + std::string("no page-locked staging buffer (") +
+               firstLine(e.what_without_backtrace()) + ")";
+  }
   // Make sure the context and the allocator are up before confinement.
   at::empty({1}, at::TensorOptions().device(d.device)).fill_(0);
   c10::cuda::device_synchronize();
