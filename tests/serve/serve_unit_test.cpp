@@ -143,7 +143,7 @@ TEST(ServeConfig, ListenAndGpus) {
 TEST(ServeConfig, CompileBaselineReachesTheProfile) {
   ServiceOptions o;
   kb::profile::ProfileOptions p = serviceProfileOptions(o);
-  EXPECT_EQ(p.compile_baseline_mode, "aoti");
+  EXPECT_EQ(p.compile_baseline_mode, "auto");
   EXPECT_TRUE(p.compile_baseline);
   EXPECT_FALSE(p.build_compiled);
   EXPECT_TRUE(kb::profile::ProfileOptions().build_compiled);  // kbprof's default: unchanged

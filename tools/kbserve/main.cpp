@@ -57,10 +57,11 @@ int main(int argc, char** argv) {
   app.add_option("--profile-budget-s", c.service.profile_budget_seconds, "Timed rounds of one profile, seconds (kbprof --budget-s)")
       ->capture_default_str();
   app.add_option("--compile-baseline", c.service.compile_baseline,
-                 "Which torch.compile figure a profile times (kbprof --compile-baseline): aoti (the task's "
-                 "AOTInductor package when it has one, else none), auto or python (torch.compile in Python in the "
-                 "worker where there is no package, resp. always: the first profile of a task compiles), none. "
-                 "Never a package build in a GPU lease: kbsynth import --compiled cuda builds them")
+                 "Which torch.compile figure a profile times (kbprof --compile-baseline): auto (the task's "
+                 "AOTInductor package, else torch.compile in Python in the worker: the first profile of such a task "
+                 "compiles, then the figure is cached), aoti (the package or no figure: rewards that need one are "
+                 "then excluded), python (always Python's), none. Never a package build in a GPU lease: kbsynth "
+                 "import --compiled cuda builds them")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "aoti", "python", "none"}));
   app.add_option("--arch", c.service.arch, "nvcc's target for CUDA solutions")->capture_default_str();
