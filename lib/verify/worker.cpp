@@ -487,13 +487,18 @@ void send(const Json& header, const WirePayload& payload) {
         return {static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(n)};
       }
       int64_t len = n - offset;
+      if (ch.staging.defined()) len = std::min<int64_t>(len, ch.staging.numel());
+      bool staged = false;
       if (ch.staging.defined()) {
-        len = std::min<int64_t>(len, ch.staging.numel());
-        piece = ch.staging.narrow(0, 0, len);
-        piece.copy_(bytes.narrow(0, offset, len));
-      } else {
-        piece = bytes.narrow(0, offset, len).to(at::kCPU);
+        try {
+          piece = ch.staging.narrow(0, 0, len);
+          piece.copy_(bytes.narrow(0, offset, len));
+          staged = true;
+        } catch (const c10::Error&) {
+          ch.staging = at::Tensor();  // not again: ordinary host memory from here on (a sticky error fails below too)
+        }
       }
+      if (!staged) piece = bytes.narrow(0, offset, len).to(at::kCPU);
       offset += len;
       return {static_cast<const char*>(piece.data_ptr()), static_cast<std::size_t>(len)};
     };
