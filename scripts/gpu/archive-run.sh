@@ -39,6 +39,11 @@
 #   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth, kbreward and the Python adapter (a short
 #                call; enough for every step but suite and serve)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT)
+#   compile      issue 37's torch.compile figure for every KernelBench task: kbsynth import --compiled
+#                cuda of .kb/kernelbench-all/level$COMPILE_LEVEL (default 3; the 250 problem files copied
+#                from ../shared/kernelbench, never the tree), bounded by COMPILE_TIMEOUT (default 500 s);
+#                $OUT/compile-level$COMPILE_LEVEL.tsv: id, baseline (aoti | python_compile | none), reason;
+#                one level a call (level 3 took 332 s on the H200 without the Python check)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
@@ -150,6 +155,18 @@ for step in "$@"; do
         --work /tmp/kbh --timeout 120 --deadline "${KBH_DEADLINE:-480}" >"$OUT/kb-harness.log" 2>&1
       echo "kbharness rc=$?"; tail -8 "$OUT/kb-harness.log"
       jq -r '.solutions | to_entries[] | "\(.key) \(.value.status) \(.value.speedup // "-")"' "$OUT/kb-harness.json" 2>/dev/null | tail -45 ;;
+    compile)
+      L=${COMPILE_LEVEL:-3}; C=/tmp/kbc$L
+      [ -d .kb/kernelbench-all/level$L ] || { echo "compile: no .kb/kernelbench-all/level$L"; continue; }
+      timeout "${COMPILE_TIMEOUT:-500}" $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C \
+        --compiled cuda --baseline-jobs 8 --timeout 240 >"$OUT/compile-level$L.log" 2>&1
+      echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
+      cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
+      find $C -name task.json | sort | while read -r f; do
+        jq -r '[.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
+          (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] | @tsv' "$f"
+      done >"$OUT/compile-level$L.tsv"
+      echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c ;;
     serve)
       (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve) >"$OUT/serve-build.log" 2>&1 || { tail -30 "$OUT/serve-build.log"; exit 1; }
       tail -3 "$OUT/serve-build.log"
