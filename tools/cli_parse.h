@@ -594,8 +594,17 @@ class StopSignals {
       while (dirent* e = ::readdir(d)) {
         pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
         if (pid <= 0) continue;
-        std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        // read(2), not a stream: a process that exits between open and
+        // read fails the read with ESRCH, which libstdc++'s filebuf throws
+        // (here, in a thread: std::terminate; seen in CI under load).
+        std::string text;
+        int fd = ::open(("/proc/" + std::string(e->d_name) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char buf[1024];
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        ::close(fd);
+        if (n <= 0) continue;
+        text.assign(buf, static_cast<size_t>(n));
         auto close_paren = text.rfind(')');
         if (close_paren == std::string::npos) continue;
         std::istringstream rest(text.substr(close_paren + 1));
