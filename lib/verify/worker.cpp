@@ -481,11 +481,11 @@ void send(const Json& header, const WirePayload& payload) {
       if (index == payload.tensors.size()) return {};
       const at::Tensor& t = payload.tensors[index];
       const int64_t n = static_cast<int64_t>(t.nbytes());
-      at::Tensor bytes = t.reshape({-1}).view(at::kByte);
       if (t.device().is_cpu()) {
         offset = n;
         return {static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(n)};
       }
+      const at::Tensor bytes = t.reshape({-1}).view(at::kByte);
       int64_t len = n - offset;
       if (ch.staging.defined()) len = std::min<int64_t>(len, ch.staging.numel());
       bool staged = false;
