@@ -18,11 +18,18 @@ ResourcePool::Lease ResourcePool::acquire(const std::string& job) {
   std::unique_lock lock(mu_);
   double asked = now();
   size_t index = 0;
+  // First come, first served: a ticket each, and only the oldest waiter
+  // takes a free slot (a server's evaluation whose workers wait for this
+  // GPU is not overtaken for as long as others keep coming).
+  const uint64_t ticket = next_ticket_++;
   cv_.wait(lock, [&] {
+    if (ticket != serving_) return false;
     for (index = 0; index < busy_.size(); ++index)
       if (!busy_[index]) return true;
     return false;
   });
+  ++serving_;
+  cv_.notify_all();  // the next ticket may take another free slot
   busy_[index] = true;
   ++in_use_;
   if (in_use_ > max_in_use_) max_in_use_ = in_use_;
@@ -39,7 +46,7 @@ void ResourcePool::release(size_t index, const std::string& job, double start, d
   if (log_.size() >= kMaxTimeline) log_.erase(log_.begin());
   log_.push_back({{"kind", kind_}, {"slot", slots_[index]}, {"job", job},
                   {"waited_s", waited}, {"start_s", start}, {"end_s", end}});
-  cv_.notify_one();
+  cv_.notify_all();  // the oldest ticket takes it
 }
 
 Json ResourcePool::timeline() const {

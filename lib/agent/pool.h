@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -41,7 +42,8 @@ class ResourcePool {
     double start_;
   };
 
-  // Blocks until a slot is free; `job` names the holder in the log.
+  // Blocks until a slot is free and every earlier caller has one (first
+  // come, first served); `job` names the holder in the log.
   Lease acquire(const std::string& job);
 
   const std::string& kind() const { return kind_; }
@@ -64,6 +66,7 @@ class ResourcePool {
   std::vector<std::string> slots_;
   std::vector<bool> busy_;
   size_t in_use_ = 0, max_in_use_ = 0;
+  uint64_t next_ticket_ = 0, serving_ = 0;  // acquire()'s queue
   double busy_seconds_ = 0;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -473,6 +473,22 @@ bool sendAll(int fd, const std::string& s) {
 
 }  // namespace
 
+std::optional<std::string> readLine(int fd, const std::string& what, std::size_t max) {
+  std::string line;
+  char c;
+  for (;;) {
+    ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("reading " + what + ": " + std::strerror(errno));
+    if (n == 0) return std::nullopt;
+    if (c == '\n') return line;
+    if (line.size() >= max) throw Error(what + ": a line longer than " + std::to_string(max) + " bytes");
+    line.push_back(c);
+  }
+}
+
+bool WaitingProcess::send(const std::string& part) { return fd_ >= 0 && sendAll(fd_, part); }
+
 ProcessResult WaitingProcess::finish(const std::string& message,
                                      const std::function<std::string(const std::string&)>& respond) {
   if (fd_ < 0) return result_;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,6 +119,10 @@ class WaitingProcess {
   // False when the socket could not be made (the child never started).
   bool started() const { return fd_ >= 0; }
   double secondsSinceStart() const;
+  // Sends `part` ahead of finish()'s message, which the child reads first
+  // (a worker held before its GPU is named: CandidateWorker::nameDevice);
+  // false when the child is gone or the socket was never made.
+  bool send(const std::string& part);
   // Sends `message` (a dead child makes it short: its result says why),
   // then waits. Once. Without `respond` the socket is shut for writing at
   // once (the child reads EOF after the message); with it, every line the
@@ -134,6 +139,12 @@ class WaitingProcess {
   std::shared_ptr<std::atomic<bool>> ended_ = std::make_shared<std::atomic<bool>>(false);
   ProcessResult result_;
 };
+
+// One line read from `fd` a byte at a time, so that nothing after its
+// newline is consumed (a worker's stdin carries more after it), without the
+// newline; std::nullopt at end of file before a newline. Throws kb::Error
+// on a read error or a line longer than `max` bytes; `what` names it.
+std::optional<std::string> readLine(int fd, const std::string& what, std::size_t max = 65536);
 
 // "SIGSEGV" for SIGSEGV, "signal 64" for one without a name.
 std::string signalName(int signal);

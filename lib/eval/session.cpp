@@ -1,5 +1,7 @@
 #include "eval/session.h"
 
+#include <utility>
+
 #include "build/python_build.h"
 
 #include "core/clock.h"
@@ -109,6 +111,7 @@ const Result& Session::run(const Stages& want) {
     kept_[kBuild] = false;
 
   auto finish = [&]() -> const Result& {
+    if (failed_) prepared_.reset();  // the profile's workers leave before any candidate code
     r_.header.finished_at = nowIso8601();
     r_.seconds += since(t0);
     return r_;
@@ -118,23 +121,35 @@ const Result& Session::run(const Stages& want) {
 
   // profile, set up first: its workers get ready while the solution builds
   // (not when verify runs in between: they would wait through it).
-  std::unique_ptr<profile::PreparedProfile> prepared;
-  std::string prepare_error;  // stage_errors_as_infra: reported by the profile stage, after the build
   const bool build_pending = want.build && !kept_[kBuild] && sol_;
-  if (want.profile && !kept_[kProfile] && !want.verify && build_pending) {
-    try {
-      prepared = profile::prepareProfile(q_.task_dir, q_.profile);
-    } catch (const std::exception& e) {
-      if (!q_.stage_errors_as_infra) throw;
-      prepare_error = e.what();
-    }
-  }
+  if (want.profile && !kept_[kProfile] && !want.verify && build_pending && !prepared_ && prepare_error_.empty())
+    prepareProfileWorkers(q_.profile);
 
-  if (want.build && !kept_[kBuild] && !runBuild(prepared)) return finish();
+  if (want.build && !kept_[kBuild] && !runBuild()) return finish();
   if (r_.build && q_.build.device_only) return finish();  // nothing to load
   if (want.verify && !kept_[kVerify] && !runVerify()) return finish();
-  if (want.profile && !kept_[kProfile]) runProfile(prepared, prepare_error);
+  if (want.profile && !kept_[kProfile]) runProfile();
   return finish();
+}
+
+void Session::prepareProfileWorkers(const profile::ProfileOptions& options) {
+  try {
+    prepared_ = profile::prepareProfile(q_.task_dir, options);
+  } catch (const std::exception& e) {
+    if (!q_.stage_errors_as_infra) throw;
+    prepare_error_ = e.what();
+  }
+}
+
+bool Session::startProfileWorkers() {
+  if (failed_ || kept_[kProfile] || prepared_ || !prepare_error_.empty() || (q_.stages.verify && !kept_[kVerify]))
+    return false;
+  if (!sol_ && library_.empty()) return false;  // nothing to profile
+  profile::ProfileOptions options = q_.profile;
+  options.device_named_later = true;
+  if (kept_[kVerify] && r_.verify && r_.verify->status == Status::Ok) options.verify = false;  // as runProfile
+  prepareProfileWorkers(options);
+  return prepared_ != nullptr;
 }
 
 bool Session::runStatic() {
@@ -167,7 +182,7 @@ bool Session::runStatic() {
   return settle(kStatic, r_.static_check->status, r_.static_check->message);
 }
 
-bool Session::runBuild(std::unique_ptr<profile::PreparedProfile>& prepared) {
+bool Session::runBuild() {
   if (!sol_) return true;
   r_.build = guarded<build::BuildResult>(
       q_.stage_errors_as_infra,
@@ -187,7 +202,7 @@ bool Session::runBuild(std::unique_ptr<profile::PreparedProfile>& prepared) {
   st.seconds = r_.build->seconds;
   st.detail = r_.build->toJson();
   if (r_.build->status == Status::Ok) library_ = r_.build->library;
-  else prepared.reset();  // the profile's workers leave before any candidate code
+  else prepared_.reset();  // the profile's workers leave before any candidate code
   return settle(kBuild, r_.build->status, r_.build->message);
 }
 
@@ -212,7 +227,7 @@ bool Session::runVerify() {
   return recordVerify(since(tv));
 }
 
-bool Session::runProfile(std::unique_ptr<profile::PreparedProfile>& prepared, const std::string& prepare_error) {
+bool Session::runProfile() {
   const auto tp = Clock::now();
   profile::ProfileOptions options = q_.profile;
   // A solution this session has verified is not verified twice; the sampled
@@ -221,9 +236,10 @@ bool Session::runProfile(std::unique_ptr<profile::PreparedProfile>& prepared, co
   r_.profile = guarded<profile::ProfileResult>(
       q_.stage_errors_as_infra,
       [&] {
-        if (!prepare_error.empty()) throw Error(prepare_error);
-        if (!prepared) prepared = profile::prepareProfile(q_.task_dir, options, !library_.empty());
-        return prepared->run(library_, r_.header.solution_hash);
+        if (!prepare_error_.empty()) throw Error(std::exchange(prepare_error_, ""));
+        if (!prepared_) prepared_ = profile::prepareProfile(q_.task_dir, options, !library_.empty());
+        prepared_->nameDevice(options.device);  // held workers (startProfileWorkers): the leased GPU
+        return prepared_->run(library_, r_.header.solution_hash);
       },
       [&](const std::string& why) {
         profile::ProfileResult p;
@@ -231,7 +247,7 @@ bool Session::runProfile(std::unique_ptr<profile::PreparedProfile>& prepared, co
         p.message = why;
         return p;
       });
-  prepared.reset();
+  prepared_.reset();
   StageResult& st = r_.stages[kProfile];
   st.seconds = since(tp);
   st.detail = r_.profile->toJson();

@@ -68,6 +68,15 @@ class Session {
   // A kept stage failed: run() answers at once from now on.
   bool failed() const { return failed_; }
 
+  // Starts the profile's workers now, for a later run() that profiles:
+  // held before their first CUDA call until that run() names the device
+  // (request().profile.device; until then the request's device is a
+  // placeholder of the same GPU kind). kbserve calls it before the build, on
+  // its CPU slot, so that its GPU lease holds no process start-up. False
+  // (nothing started) when the profile is kept or failed, verify is still
+  // to run (its workers come first), or the workers were started already.
+  bool startProfileWorkers();
+
   // The built sessions' verify stages at once (verify::verifySolutions: a
   // candidate worker each, one reference worker for all), the options and
   // task of the first one's request. Sessions that failed, are not built or
@@ -78,9 +87,10 @@ class Session {
   enum StageIndex { kStatic = 0, kBuild = 1, kVerify = 2, kProfile = 3 };
   void open();
   bool runStatic();
-  bool runBuild(std::unique_ptr<profile::PreparedProfile>& prepared);
+  void prepareProfileWorkers(const profile::ProfileOptions& options);
+  bool runBuild();
   bool runVerify();
-  bool runProfile(std::unique_ptr<profile::PreparedProfile>& prepared, const std::string& prepare_error);
+  bool runProfile();
   bool recordVerify(double seconds);
   // The stage at `index` ran with `status`: kept unless infra_error; false
   // (the chain stops) unless ok.
@@ -93,6 +103,11 @@ class Session {
   std::filesystem::path library_;
   std::array<bool, 4> kept_{};
   bool failed_ = false;
+  // The profile's workers, started before the build (or startProfileWorkers)
+  // and waiting for the library; prepare_error_: why they could not be
+  // (stage_errors_as_infra), reported by the profile stage.
+  std::unique_ptr<profile::PreparedProfile> prepared_;
+  std::string prepare_error_;
   Result r_;
 };
 

@@ -286,6 +286,7 @@ struct PreparedProfile::State {
   // The most timed calls the result channel is sized for (each call's
   // outputs travel in its commit, and every one is checked).
   uint64_t max_timed = 0;
+  bool device_pending = false;  // the workers wait for nameDevice()
 
   ProfileResult& done(Status s, const std::string& message) {
     r.status = s;
@@ -328,7 +329,9 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   }
   const bool cpu = r.device == "cpu";
   r.driver = cpu ? "" : nvidiaDriverVersion();
-  if (!cpu) st.foreign_before = gpuComputePids(gpuIndex(r.device));
+  // Held workers: the GPU's other processes are listed when it is named.
+  st.device_pending = o.device_named_later && o.start_workers_early && with_candidate;
+  if (!cpu && !st.device_pending) st.foreign_before = gpuComputePids(gpuIndex(r.device));
 
   // 2. The compiled baseline, once per task and architecture.
   r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
@@ -421,11 +424,29 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // candidate code (CandidateWorker); the reference's does CPU work only
   // until it is handed its request, after the candidate's process group is
   // gone (ReferenceWorker).
+  // Held (device_named_later), neither makes a CUDA call before nameDevice().
   r.prepare_seconds = since(st.t0);
-  st.worker.emplace(req, st.limits, st.binary, st.scratch, /*keep_dir=*/true);
+  const double wait = st.device_pending ? o.hold_seconds : 600.0;
+  req.device_on_stdin = st.device_pending;
+  st.worker.emplace(req, st.limits, st.binary, st.scratch, /*keep_dir=*/true, wait);
   st.reference.emplace(bundle.dir, r.device, req.seeds, st.scratch, st.binary,
-                       o.limits.wall_seconds + o.reference_timeout_seconds + 600);
+                       o.limits.wall_seconds + o.reference_timeout_seconds + wait, st.device_pending);
   return p;
+}
+
+bool PreparedProfile::waitsForDevice() const { return state_->device_pending; }
+
+void PreparedProfile::nameDevice(const std::string& device) {
+  State& st = *state_;
+  if (!st.device_pending) return;
+  // The placeholder's checks (device, architecture) hold for the named GPU:
+  // the caller names one of the same kind.
+  st.r.device = verify::checkDevice(device);
+  st.req.device = st.r.device;
+  if (st.r.device != "cpu") st.foreign_before = gpuComputePids(gpuIndex(st.r.device));
+  st.worker->nameDevice(st.r.device);
+  st.reference->nameDevice(st.r.device);
+  st.device_pending = false;
 }
 
 ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library, const std::string& solution_hash,
@@ -436,6 +457,7 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
 ProfileResult PreparedProfile::run(const fs::path& library, const std::string& solution_hash) {
   State& st = *state_;
   if (st.ended) return st.r;
+  if (st.device_pending) throw Error("PreparedProfile::run before nameDevice");
   const ProfileOptions& o = st.o;
   ProfileResult& r = st.r;
   task::TaskBundle& bundle = st.bundle;

@@ -106,6 +106,13 @@ struct ProfileOptions {
   // each starts when it is needed, as before (kbprof --late-start, for
   // comparing the two).
   bool start_workers_early = true;
+  // With start_workers_early: the workers start held before their first
+  // CUDA call, `device` only a placeholder (a GPU of the same architecture),
+  // until PreparedProfile::nameDevice() names the GPU. kbserve starts them
+  // before its GPU lease, so that the lease holds no process start-up.
+  bool device_named_later = false;
+  // How long held workers may wait for their device and library.
+  double hold_seconds = 3600.0;
 
   ProfileOptions() { limits.wall_seconds = 300.0; limits.cpu_seconds = 600; }
 };
@@ -180,6 +187,12 @@ class PreparedProfile {
   PreparedProfile(const PreparedProfile&) = delete;
   PreparedProfile& operator=(const PreparedProfile&) = delete;
   ProfileResult run(const std::filesystem::path& library, const std::string& solution_hash);
+  // Names the GPU of a profile prepared with device_named_later, before
+  // run() (which throws kb::Error without it); a no-op otherwise. Throws
+  // kb::UsageError for a bad device name.
+  void nameDevice(const std::string& device);
+  // Its workers wait for nameDevice().
+  bool waitsForDevice() const;
 
  private:
   PreparedProfile();

@@ -86,6 +86,16 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   for (size_t i = 0; i < std::max<size_t>(1, options_.cpu_slots); ++i) cpu_slots.push_back("cpu" + std::to_string(i));
   cpu_pool_ = std::make_shared<agent::ResourcePool>("cpu", cpu_slots);
   if (!options_.gpus.empty()) gpu_pool_ = std::make_shared<agent::ResourcePool>("gpu", options_.gpus);
+  // Held profile workers are started for the first GPU and named another
+  // (eval::Session::startProfileWorkers): only where all are of one kind.
+  if (options_.early_workers && !options_.gpus.empty()) {
+    bool one_kind = true;
+    if (options_.gpus.size() > 1) {
+      std::string first = profile::detectGpuArch("cuda:" + options_.gpus.front());
+      for (const auto& g : options_.gpus) one_kind = one_kind && !first.empty() && profile::detectGpuArch("cuda:" + g) == first;
+    }
+    if (one_kind) max_held_profiles_ = 2 * options_.gpus.size();
+  }
   started_at_ = epochSeconds();
 
   metrics_.describe("kbserve_evaluations_accepted_total", "counter", "Evaluations accepted (journaled).");
@@ -650,8 +660,15 @@ void Service::run(Job& job) {
   q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = rq.stages.verify,
               .profile = rq.stages.profile};
   eval::Session session(q);
+  bool held = false;
+  struct EndHeld {
+    Service* s;
+    bool& held;
+    ~EndHeld() { if (held) s->endHeldProfile(); }
+  } end_held{this, held};
   {
     agent::ResourcePool::Lease lease = cpu_pool_->acquire(job.id);
+    held = startHeldProfile(session, job);
     session.run({.static_check = rq.stages.static_check, .build = true});
   }
   recordStages(job, session.result(), {"static", "build"});
@@ -672,6 +689,30 @@ void Service::run(Job& job) {
   session.run();
   recordStages(job, session.result(), {"verify", "profile"});
   complete(job, session.result());
+}
+
+// A GPU profile's workers start now, beside the build, and wait before
+// CUDA until the lease names their GPU: the lease then holds their kernels,
+// not their process start-up (0.3 s of exec and LibTorch each, on the
+// H100). At most max_held_profiles_ evaluations hold workers at once: they
+// hold memory while they wait for a GPU.
+bool Service::startHeldProfile(eval::Session& session, const Job& job) {
+  const EvaluationRequest& rq = job.request;
+  if (rq.device != "cuda" || !rq.stages.profile || rq.stages.verify) return false;
+  {
+    std::lock_guard lock(mu_);
+    if (held_profiles_ >= max_held_profiles_) return false;
+    ++held_profiles_;
+  }
+  session.request().profile.device = "cuda:" + options_.gpus.front();  // a placeholder of the same kind
+  if (session.startProfileWorkers()) return true;
+  endHeldProfile();
+  return false;
+}
+
+void Service::endHeldProfile() {
+  std::lock_guard lock(mu_);
+  --held_profiles_;
 }
 
 // CPU verifications of one task, queued together, share one reference

@@ -25,6 +25,7 @@
 #include "agent/pool.h"
 #include "core/json.h"
 #include "eval/eval.h"
+#include "eval/session.h"
 #include "serve/journal.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
@@ -55,6 +56,13 @@ struct ServiceOptions {
   // CPU verifications of one task taken together (one reference worker,
   // eval::evaluateBatch); 1: never.
   size_t batch_max = 8;
+  // A GPU profile's workers start before its build, held before their
+  // first CUDA call until the GPU lease names their GPU
+  // (eval::Session::startProfileWorkers), for at most two evaluations per
+  // GPU at once; the lease then holds no process start-up. Off (kbserve
+  // --late-start): they start inside the lease. Held only where every
+  // leased GPU is of one architecture.
+  bool early_workers = true;
   // Readable by no candidate worker (Landlock): the state directory and the
   // build cache hold every client's files. Filled by the server.
   bool hide_state_from_workers = true;
@@ -157,6 +165,8 @@ class Service {
   void publish(Job& job, const std::string& event, Json data);
   Json toJson(const Job& job) const;
   void evictFinished();
+  bool startHeldProfile(eval::Session& session, const Job& job);
+  void endHeldProfile();
   void replayJournal();
 
   TaskStore& tasks_;
@@ -178,6 +188,8 @@ class Service {
   uint64_t next_seq_ = 0;
   size_t running_ = 0;
   size_t preparing_ = 0;                         // accepted ids whose files are being written
+  size_t held_profiles_ = 0;                     // evaluations whose profile workers wait for a GPU
+  size_t max_held_profiles_ = 0;                 // 0: none held (ServiceOptions::early_workers)
   bool draining_ = false, stopping_ = false;
   double started_at_ = 0;
   double seconds_per_evaluation_ = 1;            // moving average, for Retry-After

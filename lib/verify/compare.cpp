@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "verify/dtype.h"
 #include "verify/poison.h"
 #include "verify/wire.h"
@@ -461,7 +462,8 @@ void checkDeclaredOutputs(const task::TaskInfo& info, const std::vector<at::Tens
 int referenceMain(int argc, char** argv) {
   const char* usage =
       "usage: kbcheck-worker reference --task DIR --device DEV [--seeds S,...] < REQUEST.json\n"
-      "(started by kbcheck verify and kbprof; the request comes on stdin)\n";
+      "(started by kbcheck verify and kbprof; the request comes on stdin, after a line naming\n"
+      "the device where DEV is '-')\n";
   std::string task_dir, device_name;
   std::vector<uint64_t> known_seeds;
   for (int i = 1; i < argc; ++i) {
@@ -490,6 +492,16 @@ int referenceMain(int argc, char** argv) {
   }
   sandbox::protectMemoryFromSiblings();
   try {
+    if (device_name == "-") {
+      // Started ahead of its GPU lease (kbserve): no CUDA call until the
+      // parent names the device, one line before the request; nothing (EOF)
+      // means it is not needed.
+      std::optional<std::string> named = readLine(0, "the device");
+      if (!named || named->empty()) return 0;
+      if (c10::Device d(*named); !d.is_cpu() && !d.is_cuda())  // a malformed name throws here
+        throw Error("the device named on stdin is not cpu or cuda:N: '" + *named + "'");
+      device_name = *named;
+    }
     // Before the request: what the task bundle gives anyone, nothing
     // computed and nothing of the candidate's read (it may still be running,
     // and its directory is not ours to read yet): the seeds' inputs on the

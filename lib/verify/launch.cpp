@@ -33,6 +33,7 @@ Json WorkerRequest::toJson() const {
   j["allow_open_rdwr"] = allow_open_rdwr;
   if (!hidden_dirs.empty()) j["hidden_dirs"] = hidden_dirs;
   j["library_on_stdin"] = library_on_stdin;
+  if (device_on_stdin) j["device_on_stdin"] = true;
   if (!profile.is_null()) j["profile"] = profile;
   return j;
 }
@@ -51,6 +52,7 @@ WorkerRequest WorkerRequest::fromJson(const Json& j) {
   r.allow_open_rdwr = j.at("allow_open_rdwr").get<bool>();
   r.hidden_dirs = j.value("hidden_dirs", std::vector<std::string>{});
   r.library_on_stdin = j.value("library_on_stdin", false);
+  r.device_on_stdin = j.value("device_on_stdin", false);
   if (j.contains("profile")) r.profile = j.at("profile");
   return r;
 }
@@ -345,6 +347,7 @@ WorkerRun runWorker(const WorkerRequest& request, const WorkerLimits& limits,
 struct CandidateWorker::State {
   WorkerLimits limits;
   std::string device;
+  bool device_pending = false;  // started with device_on_stdin, not yet named
   bool keep_dir = false;
   WorkerRun run;
   std::shared_ptr<std::atomic<double>> wall = std::make_shared<std::atomic<double>>(0.0);
@@ -359,6 +362,7 @@ CandidateWorker::CandidateWorker(WorkerRequest request, const WorkerLimits& limi
   st.limits = limits;
   st.keep_dir = keep_dir;
   st.device = request.device;
+  st.device_pending = request.device_on_stdin;
   request.library.clear();
   request.library_on_stdin = true;
   ProcessSpec spec;
@@ -380,10 +384,19 @@ CandidateWorker::~CandidateWorker() {
 
 const fs::path& CandidateWorker::dir() const { return state_->run.dir; }
 
+void CandidateWorker::nameDevice(const std::string& device) {
+  State& st = *state_;
+  if (!st.device_pending) throw Error("CandidateWorker::nameDevice: the worker was not started waiting for its device");
+  st.device_pending = false;
+  st.device = device;
+  if (st.process) st.process->send(device + "\n");  // a dead worker: finish() says why
+}
+
 WorkerRun CandidateWorker::finish(const fs::path& library,
                                   const std::function<std::string(const std::string&)>& respond) {
   State& st = *state_;
   if (st.finished) throw Error("CandidateWorker::finish called twice");
+  if (st.device_pending) throw Error("CandidateWorker::finish before nameDevice");
   st.finished = true;
   if (!st.process) return st.run;  // the directory could not be made: run says why
   // Its own wall-clock limit counts from here.

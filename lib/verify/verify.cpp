@@ -145,18 +145,21 @@ struct ReferenceWorker::State {
   fs::path dir;  // its working directory (the verdict), removed with it
   std::shared_ptr<const ScratchOwner> dir_owner;  // its lock (core/scratch_dir.h)
   std::optional<WaitingProcess> process;
+  bool device_pending = false;  // started with device_later, not yet named
   bool finished = false;
 };
 
 ReferenceWorker::ReferenceWorker(const fs::path& task_dir, const std::string& device,
                                  const std::vector<uint64_t>& known_seeds, const fs::path& scratch,
-                                 const fs::path& binary, double wall_seconds)
+                                 const fs::path& binary, double wall_seconds, bool device_later)
     : state_(std::make_unique<State>()) {
+  state_->device_pending = device_later;
   ScratchDir made = makeScratchDir(scratch, "kb-reference");  // reclaims killed runs' first
   state_->dir = made.path;
   state_->dir_owner = made.owner;
   ProcessSpec spec;
-  spec.argv = {binary.string(), "reference", "--task", fs::absolute(task_dir).string(), "--device", device};
+  spec.argv = {binary.string(), "reference", "--task", fs::absolute(task_dir).string(), "--device",
+               device_later ? std::string("-") : device};
   if (!known_seeds.empty()) {
     std::string list;
     for (uint64_t seed : known_seeds) list += (list.empty() ? "" : ",") + std::to_string(seed);
@@ -182,6 +185,13 @@ ReferenceWorker::~ReferenceWorker() {
   fs::remove_all(state_->dir, ec);
 }
 
+void ReferenceWorker::nameDevice(const std::string& device) {
+  State& st = *state_;
+  if (!st.device_pending) throw Error("ReferenceWorker::nameDevice: the worker was not started waiting for its device");
+  st.device_pending = false;
+  st.process->send(device + "\n");  // a dead worker: finish() says why
+}
+
 ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
   if (cmp.candidate_results.size() != 1) throw Error("ReferenceWorker::finish takes one candidate (finishAll: several)");
   return finishAll(cmp).front();
@@ -190,6 +200,7 @@ ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
 std::vector<ReferenceVerdict> ReferenceWorker::finishAll(const CompareRequest& cmp) {
   State& st = *state_;
   if (st.finished) throw Error("ReferenceWorker::finish called twice");
+  if (st.device_pending) throw Error("ReferenceWorker::finish before nameDevice");
   st.finished = true;
   const size_t n = cmp.candidate_results.size();
   auto tr = Clock::now();

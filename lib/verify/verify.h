@@ -92,13 +92,19 @@ class ReferenceWorker {
  public:
   // It works in a directory of its own under `scratch` (removed with it);
   // `wall_seconds` covers the wait as well.
+  // `device_later`: it waits before any CUDA call until nameDevice() names
+  // the device (`device` is then only a placeholder): a worker started ahead
+  // of its GPU lease.
   ReferenceWorker(const std::filesystem::path& task_dir, const std::string& device,
                   const std::vector<uint64_t>& known_seeds, const std::filesystem::path& scratch,
-                  const std::filesystem::path& binary, double wall_seconds);
+                  const std::filesystem::path& binary, double wall_seconds, bool device_later = false);
   ~ReferenceWorker();
   ReferenceWorker(const ReferenceWorker&) = delete;
   ReferenceWorker& operator=(const ReferenceWorker&) = delete;
 
+  // Names the device of a worker started with device_later, before
+  // finish(); throws kb::Error otherwise, or when named twice.
+  void nameDevice(const std::string& device);
   // Sends the request, waits for the worker, reads its verdict. Once.
   // The request names one candidate.
   ReferenceVerdict finish(const CompareRequest& request);

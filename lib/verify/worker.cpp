@@ -724,6 +724,17 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     req = WorkerRequest::fromJson(readJsonFile(argv[1]));
     at::set_num_threads(1);
     task.emplace(task::Task::open(req.task_dir));
+    if (req.device_on_stdin) {
+      // Started ahead of its GPU lease (kbserve): no CUDA call until the
+      // parent names the device; nothing (EOF) means it is not needed.
+      auto tw = Clock::now();
+      std::optional<std::string> device = readLine(0, "the device");
+      waited_seconds += since(tw);
+      if (!device || device->empty()) finish(0);
+      if (c10::Device d(*device); !d.is_cpu() && !d.is_cuda())  // a malformed name throws here
+        throw Error("the device named on stdin is not cpu or cuda:N: '" + *device + "'");
+      req.device = *device;
+    }
     // On the CPU, the correctness seeds' input sets, made on other threads
     // beside the reference's loading; joined before any timing. (On a GPU
     // the seeds' and the timed calls' inputs are made on the device, one
@@ -769,15 +780,8 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
       auto tw = Clock::now();
       // One line (the socket stays open: kbprof's worker asks on it, after
       // its timed loop, which calls to send).
-      std::string path;
-      char c;
-      for (ssize_t n; (n = ::read(0, &c, 1)) != 0 && path.size() < 65536;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw Error(std::string("reading the library path: ") + std::strerror(errno));
-        if (c == '\n') break;
-        path.push_back(c);
-      }
-      waited_seconds = since(tw);
+      std::string path = readLine(0, "the library path").value_or("");
+      waited_seconds += since(tw);
       if (path.empty()) {
         if (prefetcher.joinable()) prefetcher.join();
         finish(0);

@@ -60,6 +60,10 @@ struct WorkerRequest {
   // The library's path comes on stdin after the trusted start-up
   // (CandidateWorker); `library` is empty then.
   bool library_on_stdin = false;
+  // The device comes first on stdin, one line ("cuda:N" or "cpu"), and the
+  // worker makes no CUDA call before it: a worker started ahead of its GPU
+  // lease (CandidateWorker::nameDevice); `device` is a placeholder until then.
+  bool device_on_stdin = false;
   // kbprof: the timing phase after the seeds (verify/worker_internal.h,
   // docs/kbprof.md "profile request"); null for verification.
   Json profile;
@@ -126,6 +130,10 @@ class CandidateWorker {
   // timed calls (profile/pacing.h); without it the worker gets no answer.
   WorkerRun finish(const std::filesystem::path& library,
                    const std::function<std::string(const std::string&)>& respond = {});
+  // Names the device of a worker started with request.device_on_stdin (it
+  // waits before any CUDA call until then); before finish(). Throws
+  // kb::Error for a worker not started that way, or named twice.
+  void nameDevice(const std::string& device);
   // Its directory (request.json, result.bin, work/); empty if it could not be made.
   const std::filesystem::path& dir() const;
 

@@ -431,6 +431,27 @@ TEST(Pool, EachSlotExclusive) {
                     tl[b]["end_s"].get<double>() <= tl[a]["start_s"].get<double>());
 }
 
+TEST(Pool, FirstComeFirstServed) {
+  // One slot, held; waiters that arrive one after another get it in that
+  // order, however the condition variable wakes them.
+  ResourcePool pool("gpu", {"0"});
+  std::optional<ResourcePool::Lease> first(pool.acquire("holder"));
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 6; ++i) {
+    ts.emplace_back([&, i] {
+      auto lease = pool.acquire("job" + std::to_string(i));
+      std::lock_guard lock(mu);
+      order.push_back(i);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // each waits before the next asks
+  }
+  first.reset();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(Trajectory, AppendRepairAndResumeSet) {
   fs::path f = tempDir("traj") / "t.jsonl";
   {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cpu_request.h"
@@ -107,4 +108,53 @@ TEST_F(EvalSession, ProfilesAfterItsOwnVerdict) {
   EXPECT_FALSE(s.result().stage("profile").skipped);
   EXPECT_TRUE(s.result().profile->candidate.present());
   EXPECT_EQ(s.result().header.tool, "kbserve");
+}
+
+TEST_F(EvalSession, HeldProfileWorkersWaitForTheirDevice) {
+  // kbserve's order: the profile's workers start before the build, held
+  // before any device call; the device is named when the profile runs
+  // (after kbserve's GPU lease), and until then they wait.
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu-timed/ok_host_object");
+  q.stages = {.build = true, .profile = true};
+  q.tool = "kbserve";
+  kb::eval::Session s(q);
+  ASSERT_TRUE(s.startProfileWorkers());
+  EXPECT_FALSE(s.startProfileWorkers());  // once
+  s.run({.build = true});
+  ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
+  ::sleep(1);  // the wait for a lease
+  s.request().profile.device = "cpu";
+  s.run();
+  ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
+  ASSERT_TRUE(s.result().profile);
+  EXPECT_TRUE(s.result().profile->candidate.present());
+  EXPECT_EQ(s.result().profile->device, "cpu");
+  // It was started before the build and waited through most of the sleep
+  // (less its own start, which overlaps it; a worker started by the profile
+  // waits for nothing).
+  EXPECT_GE(s.result().profile->worker.hello.value("waited_seconds", 0.0), 0.5)
+      << s.result().profile->worker.hello.dump();
+}
+
+TEST_F(EvalSession, HeldProfileWorkersLeaveWhenTheBuildFails) {
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu");
+  q.stages = {.build = true, .profile = true};
+  fs::path broken = scratch / "broken";
+  fs::create_directories(broken);
+  fs::copy(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu", broken, fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(broken))
+    if (e.path().extension() == ".cpp") std::ofstream(e.path(), std::ios::app) << "\nthis does not compile;\n";
+  q.solution_dir = broken;
+  kb::eval::Session s(q);
+  ASSERT_TRUE(s.startProfileWorkers());
+  s.run({.build = true});
+  EXPECT_EQ(s.result().status(), kb::Status::CompileError) << s.result().message;
+  EXPECT_FALSE(s.startProfileWorkers());  // a kept failure: nothing more starts
+  s.run();
+  EXPECT_TRUE(s.result().stage("profile").skipped);
+}
+
+TEST_F(EvalSession, NoHeldProfileWorkersBeforeAVerifyStillToRun) {
+  kb::eval::Session s(request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"));
+  EXPECT_FALSE(s.startProfileWorkers());  // verify's workers come first
 }

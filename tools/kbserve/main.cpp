@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
                  "import --compiled cuda builds them")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "aoti", "python", "none"}));
+  bool late_start = false;
+  app.add_flag("--late-start", late_start,
+               "Start a GPU profile's workers inside its GPU lease (kbprof --late-start), not before its build held "
+               "before CUDA until the lease names their GPU (the default: the lease then holds no process start-up)");
   app.add_option("--arch", c.service.arch, "nvcc's target for CUDA solutions")->capture_default_str();
   app.add_option("--cache-dir", cache_dir, "The build cache (default ~/.cache/kernelbench-rl/build)");
   app.add_option("--policy", policy,
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
     c.service.state_dir = state_dir.empty() ? cacheRoot() / "serve" : std::filesystem::path(state_dir);
     c.service.build_cache = cache_dir;
     c.service.hide_state_from_workers = !no_hide;
+    c.service.early_workers = !late_start;
     c.service.static_policy = policy;
     c.http.max_body_bytes = max_request_mib << 20;
     if (ws_idle->count() == 0) c.http.websocket.idle_seconds = c.sessions.idle_seconds;
