@@ -102,6 +102,18 @@ def _on_stop(signum, frame):
     raise _Stop()
 
 
+def _unraisable(u):
+    """A _Stop raised inside a callback Python cannot propagate from (a
+    weakref's, during garbage collection) is printed with a traceback and
+    dropped: raise it again from the main loop instead, quietly."""
+    global _stop_signal
+    if isinstance(u.exc_value, _Stop) and _stop_signal:
+        signum, _stop_signal = _stop_signal, 0
+        signal.raise_signal(signum)
+        return
+    sys.__unraisablehook__(u)
+
+
 def _eager(model, xs, where="forward"):
     with torch.no_grad():
         try:
@@ -585,6 +597,7 @@ def main():
     # without a traceback.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _on_stop)
+    sys.unraisablehook = _unraisable
     if serve:
         kbtask.emit({"hello": {"pid": os.getpid()}})
     try:

@@ -364,7 +364,7 @@ def main():
     if a.child:
         return child(a)
 
-    a.src, a.kb, a.work = os.path.abspath(a.src), os.path.abspath(a.kb), os.path.abspath(a.work)
+    a.src, a.kb, a.work, a.out = (os.path.abspath(p) for p in (a.src, a.kb, a.work, a.out))
     if not os.path.isdir(a.src):
         print(f"kb_harness.py: no KernelBench source tree at {a.src} (--src, KB_HARNESS_SRC; README.md says how to get it)",
               file=sys.stderr)
@@ -374,7 +374,9 @@ def main():
     except (OSError, ValueError) as e:
         print(f"kb_harness.py: {a.claims}: {e}", file=sys.stderr)
         return 2
-    audit = a.audit or os.path.dirname(os.path.abspath(a.claims))
+    # Absolute: each solution's child runs in its own work folder (the first GPU run, 2026-12-06,
+    # lost every verdict to a relative --audit).
+    audit = os.path.abspath(a.audit or os.path.dirname(os.path.abspath(a.claims)))
     only = set(filter(None, a.only.split(",")))
     sols = [c for c in claims.get("solutions", []) if not only or c["id"] in only]
     unknown = only - {c["id"] for c in sols}

@@ -149,11 +149,18 @@ def stage_seconds(ev):
     return " ".join(parts)
 
 
+def keep_report(folder, prefix, task, doc):
+    """One evaluation's JSON (the server's, or kbprof's report) into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{prefix}-{task.replace('/', '_')}.json").write_text(json.dumps(doc, indent=1))
+
+
 class Phase:
     """What one phase of evaluations through the server measured."""
 
-    def __init__(self, name, total):
+    def __init__(self, name, total, keep=None):
         self.name, self.total = name, total
+        self.keep = keep  # a folder for every evaluation's JSON (--keep-reports), or None
         self.latencies, self.statuses = [], {}
         self.in_flight = 0
         self.started = time.monotonic()
@@ -173,6 +180,8 @@ class Phase:
 
     def record(self, task, ev, latency, verbose):
         self.latencies.append(latency)
+        if self.keep:
+            keep_report(self.keep, f"{self.name}-{len(self.latencies):04d}", task, ev)
         st = ev.get("status") or ev.get("state") or "?"
         self.statuses[st] = self.statuses.get(st, 0) + 1
         where = baselines(ev.get("profile"))
@@ -374,6 +383,8 @@ async def sequential(a, sols, gpus, budget_end, stop):
                     doc = {}
                 st = doc.get("status", f"exit {proc.returncode}")
             n += 1
+            if a.keep_reports:
+                keep_report(a.keep_reports, f"sequential-{n:04d}", task, doc)
             t_last = time.monotonic()
             statuses[st] = statuses.get(st, 0) + 1
             # kbprof's report is the profile itself: its seconds and where its baselines came from.
@@ -413,7 +424,7 @@ async def amain(a, sols, server, url, gpus, stop):
         wstages = ["static", "build"] if a.device == "cpu" else ["build", "profile"]
         wclients = len(sols) if a.device == "cpu" else min(len(sols), 2 * max(1, gpus))
         work = [(f"warmup-{i}-{time.time_ns()}", task, files) for i, (task, _, _, files) in enumerate(sols)]
-        w = Phase("warm-up", len(work))
+        w = Phase("warm-up", len(work), a.keep_reports)
         what = "builds" if a.device == "cpu" else "evaluations (the baselines into the cache)"
         say(f"warm-up: {len(work)} {what} (stages {','.join(wstages)}) from {wclients} clients, "
             f"at most {a.warmup_seconds:.0f} s")
@@ -424,7 +435,7 @@ async def amain(a, sols, server, url, gpus, stop):
     if not stop.is_set():
         work = [(f"bench-{r}-{i}-{time.time_ns()}", task, files) for r in range(a.rounds)
                 for i, (task, _, _, files) in enumerate(sols)]
-        load = Phase("load", len(work))
+        load = Phase("load", len(work), a.keep_reports)
         budget = end - seq_share - time.monotonic()
         say(f"load: {len(work)} evaluations ({len(sols)} solutions x {a.rounds} rounds, stages {','.join(stages)}) "
             f"from {a.clients} clients, at most {max(0.0, budget):.0f} s")
@@ -465,6 +476,9 @@ def main():
     ap.add_argument("--sequential", type=int, default=1, help="rounds of the one-after-another comparison (0: none)")
     ap.add_argument("--sequential-seconds", type=float, default=40,
                     help="the comparison's share of --seconds (at most a third of it); default 40")
+    ap.add_argument("--keep-reports", type=Path, help="a folder for every evaluation's JSON: the server's for the "
+                    "warm-up and the load, kbprof's report for the one-after-another runs (where each profile's "
+                    "seconds went)")
     ap.add_argument("--server-log", type=Path, help="kbserve's stdout and stderr (default: next to its state)")
     ap.add_argument("--serve-args", default="", help="more kbserve flags, space-separated")
     a = ap.parse_args()

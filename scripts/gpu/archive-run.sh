@@ -48,7 +48,8 @@
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
 #                no AOTInductor build on either side, kbserve or kbprof); needs httpx & co.
-#                in .carry/py (copied from the venv)
+#                in .carry/py (copied from the venv); every evaluation's JSON into
+#                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --late-start)
 set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
 OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"
@@ -176,8 +177,9 @@ for step in "$@"; do
       PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 -u scripts/bench/serve_load.py --tasks "$T" \
         --solutions testdata/solutions-kernelbench/level2 --device cuda --clients "${CLIENTS:-32}" --rounds "${ROUNDS:-4}" \
         --sequential 1 --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
-        >"$OUT/serve-bench.log" 2>&1
-      echo "serve rc=$?"; tail -15 "$OUT/serve-bench.log" ;;
+        --keep-reports /tmp/serve-reports ${SERVE_ARGS:+--serve-args "$SERVE_ARGS"} >"$OUT/serve-bench.log" 2>&1
+      echo "serve rc=$?"; tail -15 "$OUT/serve-bench.log"
+      tar czf "$OUT/serve-reports.tgz" -C /tmp serve-reports 2>/dev/null ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

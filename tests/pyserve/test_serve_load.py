@@ -5,6 +5,7 @@ phase's summary, cancels what was outstanding and stops the server."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -36,9 +37,14 @@ def _start(kbserve_bin: str, tmp: Path, *args: str) -> tuple[subprocess.Popen, P
 
 
 def test_short_run_prints_every_phase(kbserve_bin, tmp_path):
+    keep = tmp_path / "reports"
     p, log = _start(kbserve_bin, tmp_path, "--clients", "4", "--rounds", "2", "--sequential", "0",
-                    "--seconds", "60", "--warmup-seconds", "20")
+                    "--seconds", "60", "--warmup-seconds", "20", "--keep-reports", str(keep))
     assert p.wait(timeout=180) == 0, log.read_text()
+    # --keep-reports: every evaluation's JSON, by phase.
+    kept = sorted(f.name for f in keep.iterdir())
+    assert len([f for f in kept if f.startswith("warm-up-")]) == 1 and len([f for f in kept if f.startswith("load-")]) == 2, kept
+    assert json.loads((keep / kept[0]).read_text()).get("status") == "ok", kept
     text = log.read_text()
     assert "warm-up: 1 of 1 evaluations" in text, text
     assert "compile baseline none" in text and "--compile-baseline none" in text, text  # kbserve's flag
