@@ -13,7 +13,8 @@
 #                Python has its development files)
 #   adversarial  tests/gpu/adversarial_gpu_test.sh on $ADV_ONLY (default: every entry)
 #   bench        imports .kb/level2/12_Gemm_Multiply_LeakyReLU.py with its compiled
-#                baseline, then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
+#                baseline (without it, and kbprof --no-aoti-build, where that build fails),
+#                then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s)
 #   python       testdata/solutions-python (KernelBench-format ModelNew) with --device cuda
 #                (issue 37; needs the adapter: lib/pymodel with the device's python3-embed)
 #   kbadv        KernelBench's own adversarial kernels (its unit_tests/test_kernels/*.py, each
@@ -93,7 +94,17 @@ for step in "$@"; do
       export KB_BASELINE_CACHE=/tmp/bl
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/12_Gemm_Multiply_LeakyReLU.py -o /tmp/kbt \
         --id kernelbench/level2/12_Gemm_Multiply_LeakyReLU --compiled cuda >"$OUT/kb-import.log" 2>&1
-      echo "import rc=$?"; tail -2 "$OUT/kb-import.log"
+      rc=$?; echo "import rc=$rc"; tail -2 "$OUT/kb-import.log"
+      # No AOTInductor package (its build failed or ran out of time: on 2026-12-06 baseline.py died of
+      # SIGSEGV under /opt/gcc's g++ and the retry with c++ passed the bound): the bundle without it, and
+      # kbprof never builds one (--no-aoti-build: torch.compile in Python instead, cached after iteration 1).
+      bench_args=""
+      if [ $rc != 0 ] || [ ! -e /tmp/kbt/kernelbench/level2/12_Gemm_Multiply_LeakyReLU/task.json ]; then
+        rm -rf /tmp/kbt; timeout 100 $B/tools/kbsynth/kbsynth import .kb/level2/12_Gemm_Multiply_LeakyReLU.py -o /tmp/kbt \
+          --id kernelbench/level2/12_Gemm_Multiply_LeakyReLU --compiled none >>"$OUT/kb-import.log" 2>&1
+        echo "import without the package rc=$?"; bench_args="--no-aoti-build"
+      fi
+      KB_BENCH_ARGS="${KB_BENCH_ARGS:-$bench_args}" \
       KBPROF=$B/tools/kbprof/kbprof KBCHECK=$B/tools/kbcheck/kbcheck timeout 150 bash scripts/bench/iteration.sh \
         /tmp/kbt/kernelbench/level2/12_Gemm_Multiply_LeakyReLU testdata/solutions-bench/gemm_mul_leakyrelu 5 \
         >"$OUT/bench-l2-12.log" 2>&1
