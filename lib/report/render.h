@@ -40,6 +40,10 @@ std::string fmtFixed(double x, int decimals);
 // 1.5 -> "1.5", 2 -> "2": threshold labels.
 std::string fmtThreshold(double p);
 
+// The report files a run was read from, for a heading: up to three named;
+// more as "67 files under DIR" (their common folder) or "67 files".
+std::string describeSources(const std::vector<std::string>& sources);
+
 // Space-padded columns, numbers right-aligned.
 std::string renderTable(const Table& t);
 std::string renderMarkdownTable(const Table& t);

@@ -470,11 +470,7 @@ std::string legend(const std::vector<std::pair<std::string, std::string>>& entri
   return s + "</div>\n";
 }
 
-std::string sourcesText(const RunReport& r) {
-  std::string s;
-  for (const std::string& n : r.sources) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
+std::string sourcesText(const RunReport& r) { return describeSources(r.sources); }
 
 std::string schemeText(const RunReport& r) {
   const Scheme& s = r.options.scheme;

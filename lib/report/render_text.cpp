@@ -30,6 +30,24 @@ std::string fmtThreshold(double p) {
   return buf;
 }
 
+std::string describeSources(const std::vector<std::string>& sources) {
+  std::string s;
+  if (sources.size() <= 3) {
+    for (const std::string& n : sources) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }
+  // The longest folder prefix (ending in '/') that every path shares.
+  std::string common = sources.front().substr(0, sources.front().rfind('/') + 1);
+  for (const std::string& n : sources)
+    while (!common.empty() && n.compare(0, common.size(), common) != 0) {
+      std::size_t up = common.size() >= 2 ? common.rfind('/', common.size() - 2) : std::string::npos;
+      common = up == std::string::npos ? "" : common.substr(0, up + 1);
+    }
+  s = std::to_string(sources.size()) + " files";
+  if (common.size() > 1) s += " under " + common.substr(0, common.size() - 1);
+  return s;
+}
+
 Table summaryTable(const RunReport& r) {
   Table t;
   t.header = {"group", "tasks", "excluded", "pass", "> eager", "> compile", "geomean eager",

@@ -45,6 +45,14 @@ TEST(Format, Numbers) {
   EXPECT_EQ(fmtThreshold(2), "2");
 }
 
+TEST(Format, Sources) {
+  EXPECT_EQ(describeSources({"a.json", "b.json"}), "a.json, b.json");
+  EXPECT_EQ(describeSources({"/w/r/a.json", "/w/r/b.json", "/w/r/c.json", "/w/r/d.json"}), "4 files under /w/r");
+  EXPECT_EQ(describeSources({"/w/r/a.json", "/w/s/b.json", "/w/r/c.json", "/w/d.json"}), "4 files under /w");
+  EXPECT_EQ(describeSources({"/w/a.json", "/x/b.json", "/y/c.json", "/z/d.json"}), "4 files");
+  EXPECT_EQ(describeSources({"a.json", "b.json", "r/c.json", "/d.json"}), "4 files");
+}
+
 TEST(SummaryTable, HandComputedRow) {
   // Level 1 of the fixture: 90/99 pass, 60/99 and 30/99 faster, fast_p over
   // eager 90, 60, 30, 30 of 99, mean reward 171/99 = 1.727 (aggregate_test
