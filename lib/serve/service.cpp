@@ -657,8 +657,14 @@ void Service::run(Job& job) {
   const EvaluationRequest& rq = job.request;
   if (endedBeforeStart(job)) return;
   eval::Request q = baseRequest(job);
-  q.stages = {.static_check = rq.stages.static_check, .build = true, .verify = rq.stages.verify,
-              .profile = rq.stages.profile};
+  // On a GPU the profile runs the task's correctness seeds itself and its
+  // reference worker checks them, with the same seeds, contract and
+  // reference as the verify stage (kbprof's order): verify and profile asked
+  // together are one pair of workers in the lease, not two one after the
+  // other. The verify stage is then reported as checked by the profile.
+  const bool profile_verifies = rq.device == "cuda" && rq.stages.verify && rq.stages.profile;
+  q.stages = {.static_check = rq.stages.static_check, .build = true,
+              .verify = rq.stages.verify && !profile_verifies, .profile = rq.stages.profile};
   eval::Session session(q);
   bool held = false;
   struct EndHeld {
@@ -688,7 +694,15 @@ void Service::run(Job& job) {
   session.request().verify.device = session.request().profile.device = device;
   session.run();
   recordStages(job, session.result(), {"verify", "profile"});
-  complete(job, session.result());
+  if (!profile_verifies) {
+    complete(job, session.result());
+    return;
+  }
+  eval::Result result = session.result();
+  if (!result.stage("profile").skipped)
+    for (eval::StageResult& st : result.stages)
+      if (st.name == "verify") st.detail = {{"checked_by", "profile"}};
+  complete(job, result);
 }
 
 // A GPU profile's workers start now, beside the build, and wait before
@@ -698,7 +712,7 @@ void Service::run(Job& job) {
 // hold memory while they wait for a GPU.
 bool Service::startHeldProfile(eval::Session& session, const Job& job) {
   const EvaluationRequest& rq = job.request;
-  if (rq.device != "cuda" || !rq.stages.profile || rq.stages.verify) return false;
+  if (rq.device != "cuda" || !rq.stages.profile) return false;  // and no verify to run first: the session says
   {
     std::lock_guard lock(mu_);
     if (held_profiles_ >= max_held_profiles_) return false;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# gpu suite: kbserve on this machine's GPUs, the GPU path of an evaluation:
+# a profile's workers started before the lease and held before CUDA (the
+# default) and in the lease (--late-start); verify and profile asked
+# together run as one profile whose correctness seeds are the check
+# (report.stages.verify.report.checked_by == "profile"); a wrong kernel is
+# incorrect either way. Skips (exit 77) without a GPU or a CUDA-enabled
+# kbcheck-worker.
+# Usage: serve_gpu_test.sh KBSERVE TORCH_CUDA(true|false) WORKDIR
+set -uo pipefail
+KBSERVE="$1"; TORCH_CUDA="$2"; WORK="$3"
+if [ ! -e /dev/nvidiactl ] || ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "no GPU: skipped"; exit 77
+fi
+if [ "$TORCH_CUDA" != "true" ]; then
+  echo "kbcheck-worker was built without -Dtorch_cuda=true: skipped"; exit 77
+fi
+for t in jq curl; do command -v $t >/dev/null || { echo "$t not found"; exit 1; }; done
+SRC="${KB_SOURCE_ROOT:?}/testdata"
+rm -rf "$WORK"; mkdir -p "$WORK/tasks"
+cp -r "$SRC/tasks/linear_relu" "$WORK/tasks/"
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# A JSON body: the task, the solution's files inline, the stages.
+body() {  # SOLUTION_DIR STAGES_JSON
+  local files='{}'
+  for f in "$1"/*; do
+    [ -f "$f" ] || continue
+    files=$(jq --arg n "$(basename "$f")" --rawfile c "$f" '. + {($n): $c}' <<<"$files")
+  done
+  jq -n --argjson files "$files" --argjson stages "$2" \
+    '{task: "testdata/linear_relu", files: $files, device: "cuda", stages: $stages}'
+}
+
+run_server() {  # NAME FLAGS...
+  local name="$1"; shift
+  "$KBSERVE" --listen 127.0.0.1:0 --tasks "$WORK/tasks" --gpus auto --state-dir "$WORK/$name-state" \
+    --cache-dir "$WORK/cache" --compile-baseline none --profile-budget-s 1 "$@" >"$WORK/$name.log" 2>&1 &
+  PID=$!
+  URL=""
+  for _ in $(seq 1 600); do
+    URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/$name.log" | head -1 | sed 's/listening on //')
+    [ -n "$URL" ] && break
+    kill -0 $PID 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$URL" ] || { bad "$name: kbserve did not start: $(tail -3 "$WORK/$name.log")"; return 1; }
+}
+
+evaluate() {  # NAME SOLUTION STAGES WANT
+  local out="$WORK/$1.json"
+  body "$SRC/$2" "$3" >"$WORK/$1.body.json"
+  curl -s -X POST "$URL/v1/evaluations?wait=true" -H 'Content-Type: application/json' \
+    --data-binary @"$WORK/$1.body.json" -o "$out" --max-time 300
+  local got; got=$(jq -r '.status // "none"' "$out" 2>/dev/null || echo none)
+  local checked; checked=$(jq -r '.report.stages.verify.report.checked_by // "-"' "$out" 2>/dev/null)
+  local secs; secs=$(jq -r '.report.stages.profile.seconds // .profile.seconds // "-"' "$out" 2>/dev/null)
+  printf '%-28s %-14s %-14s verify checked by %-8s profile %s s\n' "$1" "$4" "$got" "$checked" "$secs"
+  [ "$got" = "$4" ] || bad "$1: expected $4, got $got: $(jq -r '.message // ""' "$out" 2>/dev/null | head -c 300)"
+  LAST="$out"
+}
+
+nvidia-smi -L
+for mode in held late; do
+  flags=(); [ $mode = late ] && flags=(--late-start)
+  run_server "$mode" "${flags[@]}" || continue
+  evaluate "$mode-ok-build-profile" solutions-gpu/ok_naive '["build","profile"]' ok
+  evaluate "$mode-ok-verify-profile" solutions-gpu/ok_naive '["static","build","verify","profile"]' ok
+  [ "$(jq -r '.report.stages.verify.report.checked_by // ""' "$LAST")" = profile ] ||
+    bad "$mode: verify+profile: the verify stage does not say the profile checked it"
+  [ "$(jq '.profile.seeds | map(select(.timed_call == null)) | length' "$LAST")" -ge 1 ] ||
+    bad "$mode: verify+profile: the profile ran no correctness seeds"
+  evaluate "$mode-wrong-verify-profile" solutions-gpu/wrong_kernel '["build","verify","profile"]' incorrect
+  kill -TERM $PID; wait $PID 2>/dev/null
+done
+exit $fail
