@@ -26,12 +26,7 @@
 # Environment: ADV_ONLY="name ..." runs only those entries.
 set -uo pipefail
 KBCHECK="$1"; KBPROF="$2"; TORCH_CUDA="$3"; WORK="$4"
-if [ ! -e /dev/nvidiactl ] || ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"; exit 77
-fi
-if [ "$TORCH_CUDA" != "true" ]; then
-  echo "kbcheck-worker was built without -Dtorch_cuda=true: skipped"; exit 77
-fi
+source "$(dirname "$0")/require_gpu.sh" "$TORCH_CUDA"
 command -v jq >/dev/null || { echo "jq not found"; exit 1; }
 SRC="${KB_SOURCE_ROOT:?}/testdata"
 EXPECTED="$SRC/solutions-adversarial/expected.json"

@@ -9,12 +9,7 @@
 # Usage: kbcheck_gpu_test.sh KBCHECK TORCH_CUDA(true|false) WORKDIR
 set -uo pipefail
 KBCHECK="$1"; TORCH_CUDA="$2"; WORK="$3"
-if [ ! -e /dev/nvidiactl ] || ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"; exit 77
-fi
-if [ "$TORCH_CUDA" != "true" ]; then
-  echo "kbcheck-worker was built without -Dtorch_cuda=true: skipped"; exit 77
-fi
+source "$(dirname "$0")/require_gpu.sh" "$TORCH_CUDA"
 command -v jq >/dev/null || { echo "jq not found"; exit 1; }
 SRC="${KB_SOURCE_ROOT:?}/testdata"
 rm -rf "$WORK"; mkdir -p "$WORK"

@@ -9,12 +9,7 @@
 # Usage: serve_gpu_test.sh KBSERVE TORCH_CUDA(true|false) WORKDIR
 set -uo pipefail
 KBSERVE="$1"; TORCH_CUDA="$2"; WORK="$3"
-if [ ! -e /dev/nvidiactl ] || ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"; exit 77
-fi
-if [ "$TORCH_CUDA" != "true" ]; then
-  echo "kbcheck-worker was built without -Dtorch_cuda=true: skipped"; exit 77
-fi
+source "$(dirname "$0")/require_gpu.sh" "$TORCH_CUDA"
 for t in jq curl; do command -v $t >/dev/null || { echo "$t not found"; exit 1; }; done
 SRC="${KB_SOURCE_ROOT:?}/testdata"
 rm -rf "$WORK"; mkdir -p "$WORK/tasks"
