@@ -155,6 +155,29 @@ def keep_report(folder, prefix, task, doc):
     (folder / f"{prefix}-{task.replace('/', '_')}.json").write_text(json.dumps(doc, indent=1))
 
 
+def profile_parts(prof):
+    """Where one profile's seconds went, from its report (docs/kbprof.md):
+    {part: seconds}; {} without a profile."""
+    if not prof or not isinstance(prof.get("worker"), dict):
+        return {}
+    ph = prof["worker"].get("phases") or {}
+    st = ph.get("startup") or {}
+    timed = (ph.get("timing") or {}).get("timed") or {}
+    parts = {"profile": prof.get("seconds"), "exec": ph.get("outside_main_seconds"),
+             "startup": ph.get("startup_seconds"), "device": st.get("device_seconds"),
+             "baselines": st.get("baselines_seconds"), "waited": ph.get("waited_seconds"),
+             "seeds": ph.get("seeds_seconds"), "timing": ph.get("timing_seconds"),
+             "commit": timed.get("commit_seconds"), "reference": prof.get("reference_seconds")}
+    return {k: float(v) for k, v in parts.items() if isinstance(v, (int, float))}
+
+
+def parts_line(samples):
+    """'profile 2.31 exec 0.29 ...': each part's median over the samples."""
+    keys = [k for k in ("profile", "exec", "waited", "startup", "device", "baselines", "seeds", "timing", "commit",
+                        "reference") if any(k in s for s in samples)]
+    return " ".join(f"{k} {pct([s[k] for s in samples if k in s], .5):.2f}" for k in keys)
+
+
 class Phase:
     """What one phase of evaluations through the server measured."""
 
@@ -171,6 +194,7 @@ class Phase:
         self.stopped = ""  # why it ended before all its work was done
         self.baselines = {}  # profiles by where their baselines came from (baselines())
         self.utilization = float("nan")  # nvidia-smi's mean utilization.gpu over the phase (%)
+        self.parts = []  # profile_parts() of each evaluation with a profile
 
     def wall(self):
         return (self.ended or time.monotonic()) - self.started
@@ -187,6 +211,8 @@ class Phase:
         where = baselines(ev.get("profile"))
         if where:
             self.baselines[where] = self.baselines.get(where, 0) + 1
+        if parts := profile_parts(ev.get("profile")):
+            self.parts.append(parts)
         if verbose or (task, st) not in self.seen:
             self.seen.add((task, st))
             msg = (ev.get("message") or "").replace("\n", " ")
@@ -342,6 +368,8 @@ def phase_summary(phase, per, what):
     if phase.stopped:
         line += f"; NOT ALL DONE: {phase.stopped}"
     say(line, summary=True)
+    if phase.parts:  # where a profile's seconds went (medians; exec: before main, waited: held before its GPU)
+        say(f"{phase.name}: profile parts, median s over {len(phase.parts)}: {parts_line(phase.parts)}", summary=True)
 
 
 async def sequential(a, sols, gpus, budget_end, stop):
@@ -349,7 +377,7 @@ async def sequential(a, sols, gpus, budget_end, stop):
     say(f"sequential: {tool} one after another, {a.sequential} round(s) of {len(sols)}, "
         f"until {max(0.0, budget_end - time.monotonic()):.0f} s from now")
     t0 = t_last = time.monotonic()
-    n, statuses, cache, why = 0, {}, {}, ""
+    n, statuses, cache, why, parts = 0, {}, {}, "", []
     for _ in range(a.sequential):
         for task, task_dir, sol_dir, _ in sols:
             left = budget_end - time.monotonic()
@@ -392,6 +420,8 @@ async def sequential(a, sols, gpus, budget_end, stop):
             if prof:
                 where = baselines(prof)
                 cache[where] = cache.get(where, 0) + 1
+                if p := profile_parts(prof):
+                    parts.append(p)
             say(f"sequential: {task}: {st} in {time.monotonic() - s0:.1f} s"
                 + (f" ({stage_seconds({'profile': prof})})" if prof else ""))
         if why:
@@ -400,6 +430,8 @@ async def sequential(a, sols, gpus, budget_end, stop):
     rate = f"{n / seq * 3600 / (gpus or 1):.0f} {'per GPU-hour' if gpus else 'per hour'}" if n else "no rate"
     say(f"{tool} one after another: {n} evaluations in {seq:.1f} s: {rate}; statuses {counts(statuses)}"
         + (f"; baselines {counts(cache)}" if cache else "") + (f"; NOT ALL DONE: {why}" if why else ""), summary=True)
+    if parts:
+        say(f"{tool} one after another: profile parts, median s over {len(parts)}: {parts_line(parts)}", summary=True)
 
 
 async def amain(a, sols, server, url, gpus, stop):
