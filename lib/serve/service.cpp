@@ -107,6 +107,8 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   metrics_.describe("kbserve_build_cache_total", "counter", "Builds by cache outcome (hit, miss).");
   metrics_.describe("kbserve_queue_depth", "gauge", "Evaluations accepted and not started.");
   metrics_.describe("kbserve_running", "gauge", "Evaluations running.");
+  metrics_.describe("kbserve_held_profiles", "gauge",
+                    "Evaluations whose profile workers wait, held before CUDA, for their GPU lease.");
   metrics_.describe("kbserve_gpu_busy_fraction", "gauge", "Share of uptime the GPUs were leased (all GPUs).");
   metrics_.describe("kbserve_cpu_busy_fraction", "gauge", "Share of uptime the CPU slots were leased.");
   metrics_.describe("kbserve_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -764,6 +766,7 @@ std::string Service::metricsText() const {
     std::lock_guard lock(mu_);
     g.push_back({"kbserve_queue_depth", static_cast<double>(pending_.size())});
     g.push_back({"kbserve_running", static_cast<double>(running_)});
+    g.push_back({"kbserve_held_profiles", static_cast<double>(held_profiles_)});
   }
   g.push_back({"kbserve_cpu_busy_fraction", cpu_pool_->busySeconds() / (up * static_cast<double>(cpu_pool_->size()))});
   if (gpu_pool_)

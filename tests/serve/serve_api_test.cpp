@@ -71,6 +71,7 @@ TEST(ServeApi, HealthReadyTasksMetrics) {
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("# TYPE kbserve_queue_depth gauge"), std::string::npos) << m->body;
   EXPECT_NE(m->body.find("kbserve_running 0"), std::string::npos);
+  EXPECT_NE(m->body.find("kbserve_held_profiles 0"), std::string::npos);
   EXPECT_NE(m->get_header_value("Content-Type").find("text/plain"), std::string::npos);
 }
 
