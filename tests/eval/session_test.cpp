@@ -122,14 +122,14 @@ TEST_F(EvalSession, HeldProfileWorkersWaitForTheirDevice) {
   EXPECT_FALSE(s.startProfileWorkers());  // once
   s.run({.build = true});
   ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
-  ::sleep(1);  // the wait for a lease
+  ::sleep(2);  // the wait for a lease
   s.request().profile.device = "cpu";
   s.run();
   ASSERT_EQ(s.result().status(), kb::Status::Ok) << s.result().message;
   ASSERT_TRUE(s.result().profile);
   EXPECT_TRUE(s.result().profile->candidate.present());
   EXPECT_EQ(s.result().profile->device, "cpu");
-  // It was started before the build and waited through most of the sleep
+  // It was started before the build and waited through much of the sleep
   // (less its own start, which overlaps it; a worker started by the profile
   // waits for nothing).
   EXPECT_GE(s.result().profile->worker.hello.value("waited_seconds", 0.0), 0.5)
