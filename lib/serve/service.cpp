@@ -664,7 +664,10 @@ void Service::run(Job& job) {
   // reference as the verify stage (kbprof's order): verify and profile asked
   // together are one pair of workers in the lease, not two one after the
   // other. The verify stage is then reported as checked by the profile.
-  const bool profile_verifies = rq.device == "cuda" && rq.stages.verify && rq.stages.profile;
+  // (--verify-in-profile: a hanging candidate then holds the GPU for the
+  // profile's wall limit, not verify's.)
+  const bool profile_verifies =
+      options_.verify_in_profile && rq.device == "cuda" && rq.stages.verify && rq.stages.profile;
   q.stages = {.static_check = rq.stages.static_check, .build = true,
               .verify = rq.stages.verify && !profile_verifies, .profile = rq.stages.profile};
   eval::Session session(q);

@@ -63,6 +63,11 @@ struct ServiceOptions {
   // --late-start): they start inside the lease. Held only where every
   // leased GPU is of one architecture.
   bool early_workers = true;
+  // On cuda, verify and profile asked together run as one profile whose
+  // correctness seeds are the verification (one worker pair in the lease,
+  // not two). Off by default: a candidate that hangs then holds the GPU for
+  // the profile's wall limit (300 s), not verify_timeout_seconds.
+  bool verify_in_profile = false;
   // Readable by no candidate worker (Landlock): the state directory and the
   // build cache hold every client's files. Filled by the server.
   bool hide_state_from_workers = true;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu suite: kbserve on this machine's GPUs, the GPU path of an evaluation:
 # a profile's workers started before the lease and held before CUDA (the
-# default) and in the lease (--late-start); verify and profile asked
-# together run as one profile whose correctness seeds are the check
+# default) and in the lease (--late-start); with --verify-in-profile,
+# verify and profile asked together run as one profile whose correctness
+# seeds are the check
 # (report.stages.verify.report.checked_by == "profile"); a wrong kernel is
 # incorrect either way. Skips (exit 77) without a GPU or a CUDA-enabled
 # kbcheck-worker.
@@ -58,7 +59,7 @@ evaluate() {  # NAME SOLUTION STAGES WANT
 
 nvidia-smi -L
 for mode in held late; do
-  flags=(); [ $mode = late ] && flags=(--late-start)
+  flags=(--verify-in-profile); [ $mode = late ] && flags+=(--late-start)
   run_server "$mode" "${flags[@]}" || continue
   evaluate "$mode-ok-build-profile" solutions-gpu/ok_naive '["build","profile"]' ok
   evaluate "$mode-ok-verify-profile" solutions-gpu/ok_naive '["static","build","verify","profile"]' ok

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   app.add_flag("--late-start", late_start,
                "Start a GPU profile's workers inside its GPU lease (kbprof --late-start), not before its build held "
                "before CUDA until the lease names their GPU (the default: the lease then holds no process start-up)");
+  app.add_flag("--verify-in-profile", c.service.verify_in_profile,
+               "On cuda, run verify and profile asked together as one profile whose correctness seeds are the "
+               "verification: one worker pair in the GPU lease instead of two, but a candidate that hangs holds the "
+               "GPU for the profile's wall limit (300 s) instead of --verify-timeout");
   app.add_option("--arch", c.service.arch, "nvcc's target for CUDA solutions")->capture_default_str();
   app.add_option("--cache-dir", cache_dir, "The build cache (default ~/.cache/kernelbench-rl/build)");
   app.add_option("--policy", policy,
