@@ -51,9 +51,11 @@ struct ProcessSpec {
   // PR_SET_PDEATHSIG: the child is killed when the thread that started it
   // ends. Off for a child that outlives the call that made it (startProcess).
   bool die_with_parent = true;
-  // If set, the child's fd 3 is the write end of a second pipe (the result
-  // channel), drained into this file; at most result_limit bytes are
-  // written, the rest is counted and dropped.
+  // If set, the child's fd 3 is this file, opened write-only and O_APPEND
+  // (the result channel: the child appends, nothing of it can be read back
+  // or rewritten through that descriptor under the sandbox). The child's
+  // RLIMIT_FSIZE, where limits set one, is raised to result_limit + 1; a
+  // file longer than result_limit is cut back to it (result_truncated).
   std::filesystem::path result_file;
   uint64_t result_limit = 1ull << 30;
   // The child's stdin: this descriptor when >= 0 (the caller keeps and
@@ -83,7 +85,7 @@ struct ProcessResult {
   std::string output;         // merged stdout/stderr, at most output_limit bytes
   uint64_t output_bytes = 0;  // how many it printed in all
   bool output_truncated = false;
-  uint64_t result_bytes = 0;  // written to the result channel in all
+  uint64_t result_bytes = 0;  // the result file's size when the child ended
   bool result_truncated = false;
   std::string message;        // SpawnFailed: the reason
 

@@ -414,7 +414,9 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   // with room for them and lowers the limit again before any candidate code
   // (timing.cpp runBaselines).
   if (mode != "none") {
-    req.profile["file_size_bytes_after"] = st.limits.file_size_bytes;
+    // (Never below the result channel's bound: fd 3 is a file the worker
+    // appends to, and RLIMIT_FSIZE applies to it: core/process.h.)
+    req.profile["file_size_bytes_after"] = std::max(st.limits.file_size_bytes, st.limits.result_limit + 1);
     st.limits.file_size_bytes = std::max<uint64_t>(st.limits.file_size_bytes, 4ull << 30);
   }
   if (!with_candidate || !o.start_workers_early) return p;

@@ -156,6 +156,18 @@ void installSeccomp(const ConfinePolicy& policy) {
   for (int cmd : {F_SETFD, F_SETFL, F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ,
                   F_DUPFD, F_DUPFD_CLOEXEC})
     rule(f, kTrap, "fcntl", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(cmd))});
+  // The result channel (fd 3) is a file the child appends to (write-only,
+  // O_APPEND: core/process.cpp): nothing may shorten it, punch holes in it,
+  // write it at an offset (pwritev2's RWF_NOAPPEND) or reach it other than
+  // by write/writev.
+  const auto result_fd = static_cast<scmp_datum_t>(3);
+  for (const char* n : {"ftruncate", "fallocate", "pwrite64", "pwritev", "pwritev2", "ioctl", "sync_file_range"})
+    rule(f, kTrap, n, {SCMP_A0(SCMP_CMP_EQ, result_fd)});
+  rule(f, kTrap, "mmap", {SCMP_A4(SCMP_CMP_EQ, result_fd)});
+  rule(f, kTrap, "splice", {SCMP_A2(SCMP_CMP_EQ, result_fd)});
+  rule(f, kTrap, "copy_file_range", {SCMP_A2(SCMP_CMP_EQ, result_fd)});
+  rule(f, kTrap, "sendfile", {SCMP_A0(SCMP_CMP_EQ, result_fd)});
+  rule(f, kTrap, "tee", {SCMP_A1(SCMP_CMP_EQ, result_fd)});
   rule(f, kTrap, "recvfrom", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_PEEK, MSG_PEEK)});
   rule(f, kTrap, "recvmsg", {SCMP_A0(SCMP_CMP_LE, last_fd), SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_PEEK, MSG_PEEK)});
   // The socket to the parent (fd 0) is spoken on with send/recv only (the

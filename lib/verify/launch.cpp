@@ -217,6 +217,9 @@ void classify(WorkerRun& run, const WorkerLimits& limits) {
         run.message = "CPU time limit of " + seconds(static_cast<double>(limits.cpu_seconds)) + " reached";
         return;
       }
+      // Past the result channel's bound (RLIMIT_FSIZE, core/process.h):
+      // the protocol's problem below, not a crash.
+      if (p.signal == SIGXFSZ && p.result_truncated) break;
       if (p.signal == SIGSYS) {
         run.blocked_syscall = blockedSyscall(p.output);
         run.status = Status::HackDetected;
@@ -314,7 +317,7 @@ bool prepareWorker(const WorkerRequest& request, const WorkerLimits& limits, con
 // What the ended worker sent, classified.
 void collectWorker(WorkerRun& run, const WorkerLimits& limits, bool keep_dir, const std::string& device) {
   run.records = readRecords(run.dir / "result.bin", &run.protocol_problem, /*headers_only=*/true);
-  if (run.process.result_truncated && run.protocol_problem.empty())
+  if (run.process.result_truncated)
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
   classify(run, limits);
   // A failure on a GPU that has since stopped answering its driver is the

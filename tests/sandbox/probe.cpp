@@ -2,7 +2,9 @@
 // worker's confinement: `probe [--confine] MODE [ARG]`.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +58,24 @@ int main(int argc, char** argv) {
   }
   if (mode == "result") {  // writes ARG to the result channel (fd 3)
     return write(3, arg, std::strlen(arg)) == (ssize_t)std::strlen(arg) ? 0 : 5;
+  }
+  // Ways to rewrite what is already on the result channel (fd 3, an
+  // append-only file): each must be refused by the sandbox or do no harm.
+  if (mode == "channel-truncate") return ftruncate(3, 0) == 0 ? 0 : 13;
+  if (mode == "channel-fallocate") return fallocate(3, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4) == 0 ? 0 : 14;
+  if (mode == "channel-pwritev2") {
+    struct iovec v{const_cast<char*>("XX"), 2};
+    return pwritev2(3, &v, 1, 0, 0x10 /* RWF_NOAPPEND */) == 2 ? 0 : 15;
+  }
+  if (mode == "channel-pwrite") return pwrite(3, "XX", 2, 0) == 2 ? 0 : 16;
+  if (mode == "channel-clear-append") return fcntl(3, F_SETFL, 0) == 0 ? 0 : 17;
+  if (mode == "channel-mmap") {
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+    return p != MAP_FAILED ? 0 : 18;
+  }
+  if (mode == "channel-read") {  // reads back what was written (unconfined: fails, the descriptor is write-only)
+    char c;
+    return pread(3, &c, 1, 0) == 1 ? 0 : 19;
   }
   if (mode == "env") {
     for (char** e = environ; *e; ++e) std::printf("%s\n", *e);

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "sandbox/confine.h"
 #include "core/error.h"
@@ -98,6 +100,47 @@ TEST_F(SandboxTest, ResultChannelIsBounded) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), "0123456789abcdef");
+}
+
+// fd 3 is a file the child appends to (core/process.h): what it wrote
+// cannot be shortened, rewritten at an offset, mapped or read back.
+TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
+  for (auto [mode, call] : std::vector<std::pair<std::string, std::string>>{
+           {"channel-truncate", "ftruncate"},
+           {"channel-fallocate", "fallocate"},
+           {"channel-pwritev2", "pwritev2"},
+           {"channel-pwrite", "pwrite64"},
+           {"channel-clear-append", "fcntl"},
+           {"channel-mmap", "mmap"}}) {
+    auto r = run({mode});
+    EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
+  }
+  // Without the sandbox the descriptor itself refuses: write-only.
+  auto r = run({"channel-read"}, false);
+  EXPECT_EQ(r.exit_code, 19) << "the result channel was read back";
+  r = run({"channel-mmap"}, false);
+  EXPECT_EQ(r.exit_code, 18) << "the result channel was mapped";
+}
+
+// Past the channel's bound under a file-size limit, the writer is stopped
+// (SIGXFSZ, or EFBIG where it ignores that) and the file cut to the bound.
+TEST_F(SandboxTest, ResultChannelStopsAWriterPastItsBound) {
+  kb::ProcessSpec spec;
+  spec.argv = {probePath(), "result", "0123456789abcdefXYZ"};
+  spec.cwd = dir_ / "work";
+  spec.limits.wall_seconds = 10;
+  spec.limits.file_size_bytes = 4;  // raised to the channel's bound + 1
+  spec.result_file = dir_ / "result.bin";
+  spec.result_limit = 16;
+  auto r = kb::runProcess(spec);
+  EXPECT_TRUE(r.result_truncated);
+  EXPECT_EQ(r.result_bytes, 17u);
+  EXPECT_EQ(fs::file_size(dir_ / "result.bin"), 16u);
+  spec.argv = {probePath(), "result", "0123456789abcdef"};
+  r = kb::runProcess(spec);
+  EXPECT_TRUE(r.ok()) << kb::describeEnd(r);
+  EXPECT_FALSE(r.result_truncated);
+  EXPECT_EQ(r.result_bytes, 16u);
 }
 
 TEST_F(SandboxTest, EnvironmentIsScrubbedAndCwdIsOwn) {
