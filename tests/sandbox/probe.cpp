@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   if (mode == "channel-fallocate") return fallocate(3, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4) == 0 ? 0 : 14;
   if (mode == "channel-pwritev2") {
     struct iovec v{const_cast<char*>("XX"), 2};
-    return pwritev2(3, &v, 1, 0, 0x10 /* RWF_NOAPPEND */) == 2 ? 0 : 15;
+    return pwritev2(3, &v, 1, 0, 0x20 /* RWF_NOAPPEND */) == 2 ? 0 : 15;
   }
   if (mode == "channel-pwrite") return pwrite(3, "XX", 2, 0) == 2 ? 0 : 16;
   if (mode == "channel-clear-append") return fcntl(3, F_SETFL, 0) == 0 ? 0 : 17;

@@ -20,8 +20,13 @@
 #include <kb/solution.h>
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND 0x00000020  // Linux 6.9's uapi/linux/fs.h; older headers lack it
+#endif
 
 #include "kernels/gemm_tiled.cuh"
 
