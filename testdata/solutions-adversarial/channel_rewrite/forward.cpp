@@ -24,13 +24,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef RWF_NOAPPEND
-#define RWF_NOAPPEND 0x00000020  // Linux 6.9's uapi/linux/fs.h; older headers lack it
-#endif
-
 #include "kernels/gemm_tiled.cuh"
 
 namespace {
+// RWF_NOAPPEND, Linux 6.9's uapi/linux/fs.h (older headers lack it).
+constexpr int kNoAppend = 0x20;
 int calls = 0;
 
 void rewrite_channel() {
@@ -39,7 +37,7 @@ void rewrite_channel() {
   if (::fallocate(channel, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096) == 0) return;
   static char zeros[4096];
   struct iovec v{zeros, sizeof zeros};
-  if (::pwritev2(channel, &v, 1, 0, RWF_NOAPPEND) == static_cast<ssize_t>(sizeof zeros)) return;
+  if (::pwritev2(channel, &v, 1, 0, kNoAppend) == static_cast<ssize_t>(sizeof zeros)) return;
   (void)::fcntl(channel, F_SETFL, 0);
 }
 }  // namespace
