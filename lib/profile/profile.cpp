@@ -501,10 +501,21 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   // the loop in step with the result channel and times each call itself.
   fs::path channel;
   std::optional<CallPacer> pacer;
+  // The shorter limit until the timed loop (untimed_wall_seconds) gives way
+  // to the profile's at its first seed the pacer grants (never at a refused
+  // question: asking is not enough to buy time).
+  bool timed_loop_started = false;
   auto respond = [&](const std::string& line) -> std::string {
     if (!pacer) return "refused: no timed calls here";
-    return pacer->answer(line);
+    std::string answer = pacer->answer(line);
+    if (!timed_loop_started && line.rfind("seed ", 0) == 0 && answer.rfind("refused", 0) != 0) {
+      timed_loop_started = true;
+      if (st.worker) st.worker->extendWall();
+    }
+    return answer;
   };
+  const double untimed_wall =
+      o.untimed_wall_seconds > 0 ? o.untimed_wall_seconds + (st.limits.wall_seconds - o.limits.wall_seconds) : 0;
 
   auto tw = Clock::now();
   if (library.empty()) {  // --baseline-only: no candidate, no question to answer
@@ -517,9 +528,13 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
     taken.insert(st.req.seeds.begin(), st.req.seeds.end());
     pacer.emplace(channel, taken, st.max_timed);
-    r.worker = st.worker->finish(library, respond);
+    r.worker = st.worker->finish(library, respond, untimed_wall);
   }
   r.worker_seconds = since(tw);
+  if (untimed_wall > 0 && !timed_loop_started && r.worker.status == Status::Timeout)
+    r.worker.message = "no result within the wall-clock limit of " + std::to_string(static_cast<int>(untimed_wall)) +
+                       " s for start-up, init and the correctness seeds (verify's limit: this profile is the "
+                       "evaluation's verification); the worker's process group was killed";
   verify::WorkerDirGuard cleanup(r.worker, o.keep_worker_dir);
   // What the trusted phase measured: the "baselines" record, which left the
   // worker before its "hello" (before the candidate's library was opened).

@@ -113,6 +113,13 @@ struct ProfileOptions {
   bool device_named_later = false;
   // How long held workers may wait for their device and library.
   double hold_seconds = 3600.0;
+  // > 0: the candidate worker's wall-clock limit until its timed loop asks
+  // for its first seed (start-up, init, the correctness seeds), the task's
+  // harness share added as to limits.wall_seconds; limits.wall_seconds from
+  // then. kbserve sets verify's limit when the profile is the evaluation's
+  // verification (--verify-in-profile): a candidate that hangs in a seed
+  // then holds the GPU no longer than under a verify stage.
+  double untimed_wall_seconds = 0;
 
   ProfileOptions() { limits.wall_seconds = 300.0; limits.cpu_seconds = 600; }
 };

@@ -664,12 +664,16 @@ void Service::run(Job& job) {
   // reference as the verify stage (kbprof's order): verify and profile asked
   // together are one pair of workers in the lease, not two one after the
   // other. The verify stage is then reported as checked by the profile.
-  // (--verify-in-profile: a hanging candidate then holds the GPU for the
-  // profile's wall limit, not verify's.)
+  // (--verify-in-profile; until the timed loop the candidate has verify's
+  // wall limit, not the profile's.)
   const bool profile_verifies =
       options_.verify_in_profile && rq.device == "cuda" && rq.stages.verify && rq.stages.profile;
   q.stages = {.static_check = rq.stages.static_check, .build = true,
               .verify = rq.stages.verify && !profile_verifies, .profile = rq.stages.profile};
+  // Until its timed loop, the folded profile's candidate has verify's limit:
+  // one that hangs in a correctness seed holds the GPU no longer than a
+  // verify stage would.
+  if (profile_verifies) q.profile.untimed_wall_seconds = q.verify.limits.wall_seconds;
   eval::Session session(q);
   bool held = false;
   struct EndHeld {

@@ -395,15 +395,22 @@ void CandidateWorker::nameDevice(const std::string& device) {
   if (st.process) st.process->send(device + "\n");  // a dead worker: finish() says why
 }
 
+void CandidateWorker::extendWall() {
+  State& st = *state_;
+  if (st.process) st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
+}
+
 WorkerRun CandidateWorker::finish(const fs::path& library,
-                                  const std::function<std::string(const std::string&)>& respond) {
+                                  const std::function<std::string(const std::string&)>& respond,
+                                  double first_wall_seconds) {
   State& st = *state_;
   if (st.finished) throw Error("CandidateWorker::finish called twice");
   if (st.device_pending) throw Error("CandidateWorker::finish before nameDevice");
   st.finished = true;
   if (!st.process) return st.run;  // the directory could not be made: run says why
   // Its own wall-clock limit counts from here.
-  st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
+  st.wall->store(st.process->secondsSinceStart() +
+                 (first_wall_seconds > 0 ? std::min(first_wall_seconds, st.limits.wall_seconds) : st.limits.wall_seconds));
   st.run.process = st.process->finish(fs::absolute(library).string() + "\n", respond);
   collectWorker(st.run, st.limits, st.keep_dir, st.device);
   return st.run;

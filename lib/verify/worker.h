@@ -128,8 +128,15 @@ class CandidateWorker {
   // Hands over the library, waits for the worker's end: runWorker's result.
   // `respond` answers each question a profiling worker asks around its
   // timed calls (profile/pacing.h); without it the worker gets no answer.
+  // `first_wall_seconds` (> 0): a shorter limit from here until
+  // extendWall() (kbprof: its correctness seeds under verify's limit, the
+  // timed loop under the profile's).
   WorkerRun finish(const std::filesystem::path& library,
-                   const std::function<std::string(const std::string&)>& respond = {});
+                   const std::function<std::string(const std::string&)>& respond = {},
+                   double first_wall_seconds = 0);
+  // Moves the wall-clock limit to `limits.wall_seconds` from now (callable
+  // from `respond`, while finish() runs).
+  void extendWall();
   // Names the device of a worker started with request.device_on_stdin (it
   // waits before any CUDA call until then); before finish(). Throws
   // kb::Error for a worker not started that way, or named twice.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -157,4 +158,31 @@ TEST_F(EvalSession, HeldProfileWorkersLeaveWhenTheBuildFails) {
 TEST_F(EvalSession, NoHeldProfileWorkersBeforeAVerifyStillToRun) {
   kb::eval::Session s(request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu"));
   EXPECT_FALSE(s.startProfileWorkers());  // verify's workers come first
+}
+
+// A profile that is the evaluation's verification (kbserve
+// --verify-in-profile) gives its candidate verify's limit until the timed
+// loop: one that never returns from a correctness seed is stopped at that
+// limit, not the profile's; an honest one still gets the profile's limit for
+// its timed loop.
+TEST_F(EvalSession, AFoldedProfileStopsAHangingSeedAtVerifysLimit) {
+  kb::eval::Request q = request(sourceRoot() / "testdata/solutions-cpu/infinite_loop");
+  q.stages = {.build = true, .profile = true};
+  q.profile.limits.wall_seconds = 120;
+  q.profile.limits.cpu_seconds = 120;
+  q.profile.untimed_wall_seconds = 3;
+  kb::eval::Session s(q);
+  auto t0 = std::chrono::steady_clock::now();
+  s.run();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.result().status(), kb::Status::Timeout) << s.result().message;
+  EXPECT_LT(took, 60.0) << "the hanging seed ran to the profile's limit";
+  EXPECT_NE(s.result().message.find("correctness seeds"), std::string::npos) << s.result().message;
+
+  q = request(sourceRoot() / "testdata/solutions-cpu/ok_linear_relu");
+  q.stages = {.build = true, .profile = true};
+  q.profile.untimed_wall_seconds = 10;
+  kb::eval::Session ok(q);
+  ok.run();
+  EXPECT_EQ(ok.result().status(), kb::Status::Ok) << ok.result().message;
 }
