@@ -37,6 +37,20 @@ ResourcePool::Lease ResourcePool::acquire(const std::string& job) {
   return Lease(this, index, slots_[index], job, start - asked, start);
 }
 
+std::optional<ResourcePool::Lease> ResourcePool::tryAcquire(const std::string& job) {
+  std::lock_guard lock(mu_);
+  if (serving_ != next_ticket_) return std::nullopt;  // others wait: they come first
+  for (size_t index = 0; index < busy_.size(); ++index) {
+    if (busy_[index]) continue;
+    busy_[index] = true;
+    ++in_use_;
+    if (in_use_ > max_in_use_) max_in_use_ = in_use_;
+    double start = now();
+    return Lease(this, index, slots_[index], job, 0.0, start);
+  }
+  return std::nullopt;
+}
+
 void ResourcePool::release(size_t index, const std::string& job, double start, double waited) {
   std::lock_guard lock(mu_);
   busy_[index] = false;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ class ResourcePool {
   // Blocks until a slot is free and every earlier caller has one (first
   // come, first served); `job` names the holder in the log.
   Lease acquire(const std::string& job);
+  // A slot now if one is free and nobody waits for one; else nothing.
+  std::optional<Lease> tryAcquire(const std::string& job);
 
   const std::string& kind() const { return kind_; }
   size_t size() const { return slots_.size(); }

@@ -195,6 +195,7 @@ class Service {
   size_t preparing_ = 0;                         // accepted ids whose files are being written
   size_t held_profiles_ = 0;                     // evaluations whose profile workers wait for a GPU
   size_t max_held_profiles_ = 0;                 // 0: none held (ServiceOptions::early_workers)
+  std::shared_ptr<agent::ResourcePool> hold_pool_;  // max_held_profiles_ slots: the next in line for a GPU
   bool draining_ = false, stopping_ = false;
   double started_at_ = 0;
   double seconds_per_evaluation_ = 1;            // moving average, for Retry-After

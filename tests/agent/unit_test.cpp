@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -450,6 +453,32 @@ TEST(Pool, FirstComeFirstServed) {
   first.reset();
   for (auto& t : ts) t.join();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Pool, TryAcquireNeverOvertakesAWaiter) {
+  // A free slot is taken at once; none is taken while the pool is full, nor
+  // while someone waits for a slot (kbserve's hold slots: the first in line
+  // keeps its turn).
+  ResourcePool pool("held-profile", {"0", "1"});
+  std::optional<ResourcePool::Lease> a = pool.tryAcquire("a");
+  ASSERT_TRUE(a.has_value());
+  std::optional<ResourcePool::Lease> b = pool.tryAcquire("b");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_NE(a->slot(), b->slot());
+  EXPECT_FALSE(pool.tryAcquire("c").has_value());  // full
+  std::atomic<bool> waiter_has_it{false};
+  std::thread waiter([&] {
+    auto lease = pool.acquire("waiter");
+    waiter_has_it = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the waiter is queued
+  a.reset();
+  waiter.join();
+  EXPECT_TRUE(waiter_has_it);
+  std::optional<ResourcePool::Lease> d = pool.tryAcquire("d");  // the waiter's slot is free again
+  EXPECT_TRUE(d.has_value());
+  EXPECT_EQ(pool.maxConcurrent(), 2u);
 }
 
 TEST(Trajectory, AppendRepairAndResumeSet) {
