@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
     void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
     return p != MAP_FAILED ? 0 : 18;
   }
+  if (mode == "channel-dup-rewrite") {  // a second descriptor of fd 3's file, O_APPEND cleared on it, then a rewrite at 0
+    int fd = dup(3);
+    if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 20;
+    return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 21;
+  }
   if (mode == "channel-read") {  // reads back what was written (unconfined: fails, the descriptor is write-only)
     char c;
     return pread(3, &c, 1, 0) == 1 ? 0 : 19;

@@ -111,7 +111,8 @@ TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
            {"channel-pwritev2", "pwritev2"},
            {"channel-pwrite", "pwrite64"},
            {"channel-clear-append", "fcntl"},
-           {"channel-mmap", "mmap"}}) {
+           {"channel-mmap", "mmap"},
+           {"channel-dup-rewrite", "dup"}}) {
     auto r = run({mode});
     EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
   }
