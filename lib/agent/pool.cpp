@@ -30,25 +30,23 @@ ResourcePool::Lease ResourcePool::acquire(const std::string& job) {
   });
   ++serving_;
   cv_.notify_all();  // the next ticket may take another free slot
-  busy_[index] = true;
-  ++in_use_;
-  if (in_use_ > max_in_use_) max_in_use_ = in_use_;
-  double start = now();
-  return Lease(this, index, slots_[index], job, start - asked, start);
+  return take(index, job, asked);
 }
 
 std::optional<ResourcePool::Lease> ResourcePool::tryAcquire(const std::string& job) {
   std::lock_guard lock(mu_);
   if (serving_ != next_ticket_) return std::nullopt;  // others wait: they come first
-  for (size_t index = 0; index < busy_.size(); ++index) {
-    if (busy_[index]) continue;
-    busy_[index] = true;
-    ++in_use_;
-    if (in_use_ > max_in_use_) max_in_use_ = in_use_;
-    double start = now();
-    return Lease(this, index, slots_[index], job, 0.0, start);
-  }
+  for (size_t index = 0; index < busy_.size(); ++index)
+    if (!busy_[index]) return take(index, job, now());
   return std::nullopt;
+}
+
+ResourcePool::Lease ResourcePool::take(size_t index, const std::string& job, double asked) {
+  busy_[index] = true;
+  ++in_use_;
+  if (in_use_ > max_in_use_) max_in_use_ = in_use_;
+  double start = now();
+  return Lease(this, index, slots_[index], job, start - asked, start);
 }
 
 void ResourcePool::release(size_t index, const std::string& job, double start, double waited) {

@@ -62,6 +62,8 @@ class ResourcePool {
   static constexpr size_t kMaxTimeline = 100000;
 
  private:
+  // Marks slot `index` taken (mu_ held) and makes its lease.
+  Lease take(size_t index, const std::string& job, double asked);
   void release(size_t index, const std::string& job, double start, double waited);
   double now() const;
 

@@ -110,7 +110,8 @@ void setLimit(int resource, uint64_t soft, uint64_t hard) {
   if (::dup2(spec.stdin_fd >= 0 ? spec.stdin_fd : devnull, 0) < 0 || ::dup2(out_w, 1) < 0 || (!spec.inherit_stderr && ::dup2(spec.discard_stderr ? devnull : out_w, 2) < 0)) fail(1);
   int first_free = 3;
   if (res_w >= 0) {
-    if (::dup2(res_w, 3) < 0) fail(1);
+    // dup2 onto itself keeps close-on-exec: cleared by hand when it is 3.
+    if ((res_w == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(res_w, 3)) < 0) fail(1);
     first_free = 4;
   }
   if (ew > first_free) ::syscall(SYS_close_range, first_free, ew - 1, 0);
@@ -287,10 +288,10 @@ int startProcess(const ProcessSpec& spec, int stdout_fd) {
 ProcessResult runProcess(const ProcessSpec& spec) {
   ProcessResult r;
   auto t0 = Clock::now();
-  int out[2] = {-1, -1}, res[2] = {-1, -1};
+  int out[2] = {-1, -1};
   int result_file = -1;
   auto cleanup = [&] {
-    closeFd(out[0]); closeFd(out[1]); closeFd(res[0]); closeFd(res[1]); closeFd(result_file);
+    closeFd(out[0]); closeFd(out[1]); closeFd(result_file);
   };
   if (::pipe2(out, O_CLOEXEC) != 0) {
     r.message = std::string("pipe: ") + std::strerror(errno);
@@ -311,11 +312,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
       cleanup();
       return r;
     }
-    res[1] = ::fcntl(result_file, F_DUPFD_CLOEXEC, 0);
   }
-  pid_t pid = spawnChild(spec, out[1], res[1], r.message);
+  // (The child's fd 3 is dup2'd from result_file: close-on-exec stays ours.)
+  pid_t pid = spawnChild(spec, out[1], result_file, r.message);
   closeFd(out[1]);
-  closeFd(res[1]);
   if (pid < 0) {
     cleanup();
     r.wall_seconds = since(t0);
