@@ -300,9 +300,19 @@ std::string confineSelf(const ConfinePolicy& policy) {
   what = "no_new_privs";
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (policy.drop_capabilities) what += dropCapabilities() ? " caps-dropped" : " caps-kept";
-  if (policy.landlock) what += " " + installLandlock(policy);
+  std::string landlock = policy.landlock ? installLandlock(policy) : "";
+  if (!landlock.empty()) what += " " + landlock;
   if (policy.seccomp) {
-    installSeccomp(policy);
+    // allow_open_rdwr leans on Landlock to keep read-write opens inside the
+    // writable directories: without it, a read-write open of any file the
+    // worker can name (the result channel's, through /proc/self/fd/3, has
+    // no O_APPEND) would rewrite it. So without Landlock it is not honoured.
+    ConfinePolicy filter = policy;
+    if (filter.allow_open_rdwr && landlock.rfind("landlock-abi", 0) != 0) {
+      filter.allow_open_rdwr = false;
+      what += " open-rdwr-refused(no-landlock)";
+    }
+    installSeccomp(filter);
     what += " seccomp";
   }
   return what;

@@ -42,7 +42,9 @@ struct ConfinePolicy {
   std::vector<std::filesystem::path> readable_within_hidden;
   // Let open(O_RDWR) without O_CREAT/O_TRUNC/O_APPEND through seccomp (the
   // CUDA driver opens device nodes read-write; it does so during start-up,
-  // so this stays off unless a GPU run shows it is needed later).
+  // so this stays off unless a GPU run shows it is needed later). Honoured
+  // only where Landlock is in force (confineSelf): it is what then keeps
+  // such opens to the writable directories.
   bool allow_open_rdwr = false;
   bool seccomp = true;
   bool landlock = true;

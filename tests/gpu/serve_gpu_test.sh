@@ -18,13 +18,13 @@ cp -r "$SRC/tasks/linear_relu" "$WORK/tasks/"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-# A JSON body: the task, the solution's files inline, the stages.
+# A JSON body: the task, the solution's files inline (named by their path
+# under the solution, kernels/k.cu as well as forward.cpp), the stages.
 body() {  # SOLUTION_DIR STAGES_JSON
-  local files='{}'
-  for f in "$1"/*; do
-    [ -f "$f" ] || continue
-    files=$(jq --arg n "$(basename "$f")" --rawfile c "$f" '. + {($n): $c}' <<<"$files")
-  done
+  local files='{}' f
+  while IFS= read -r f; do
+    files=$(jq --arg n "$f" --rawfile c "$1/$f" '. + {($n): $c}' <<<"$files")
+  done < <(cd "$1" && find . -type f | sed 's|^\./||' | sort)
   jq -n --argjson files "$files" --argjson stages "$2" \
     '{task: "testdata/linear_relu", files: $files, device: "cuda", stages: $stages}'
 }

@@ -1,5 +1,6 @@
 // A program that misbehaves on request, run by sandbox_test under the
-// worker's confinement: `probe [--confine] MODE [ARG]`.
+// worker's confinement: `probe [--confine[=rdwr|=rdwr-no-landlock]] MODE [ARG]`
+// (=rdwr: allow_open_rdwr; =rdwr-no-landlock: that, without Landlock).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -19,7 +20,12 @@
 int main(int argc, char** argv) {
   int i = 1;
   bool confine = false;
-  if (i < argc && std::strcmp(argv[i], "--confine") == 0) confine = true, ++i;
+  std::string variant;
+  if (i < argc && std::strncmp(argv[i], "--confine", 9) == 0) {
+    confine = true;
+    if (argv[i][9] == '=') variant = argv[i] + 10;
+    ++i;
+  }
   if (i >= argc) return 2;
   std::string mode = argv[i];
   const char* arg = i + 1 < argc ? argv[i + 1] : "";
@@ -28,6 +34,8 @@ int main(int argc, char** argv) {
     if (!getcwd(cwd, sizeof cwd)) return 3;
     kb::sandbox::ConfinePolicy policy;
     policy.writable_dirs = {cwd};
+    policy.allow_open_rdwr = variant.rfind("rdwr", 0) == 0;
+    policy.landlock = variant != "rdwr-no-landlock";
     std::string what = kb::sandbox::confineSelf(policy);
     std::fprintf(stderr, "confined: %s\n", what.c_str());
   }
@@ -77,6 +85,11 @@ int main(int argc, char** argv) {
     int fd = dup(3);
     if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 20;
     return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 21;
+  }
+  if (mode == "channel-reopen-rewrite") {  // a new open file of fd 3's file (no O_APPEND), then a rewrite at 0
+    int fd = open("/proc/self/fd/3", O_RDWR);
+    if (fd < 0) return 22;
+    return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 23;
   }
   if (mode == "channel-read") {  // reads back what was written (unconfined: fails, the descriptor is write-only)
     char c;

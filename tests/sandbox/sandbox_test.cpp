@@ -116,6 +116,19 @@ TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
     auto r = run({mode});
     EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
   }
+  // A new open of the channel's file (through /proc/self/fd/3) has no
+  // O_APPEND. The worker's default refuses the read-write open; with
+  // allow_open_rdwr, Landlock refuses it (the file lies outside the writable
+  // working directory), and without Landlock the option is not honoured.
+  auto reopen = run({"channel-reopen-rewrite"});
+  EXPECT_TRUE(blocked(reopen, "openat")) << kb::describeEnd(reopen) << " " << reopen.output;
+  reopen = run({"--confine=rdwr-no-landlock", "channel-reopen-rewrite"}, false);
+  EXPECT_TRUE(blocked(reopen, "openat")) << kb::describeEnd(reopen) << " " << reopen.output;
+  reopen = run({"--confine=rdwr", "channel-reopen-rewrite"}, false);
+  if (reopen.output.find("landlock-abi") != std::string::npos)
+    EXPECT_EQ(reopen.exit_code, 22) << "reopened read-write under Landlock: " << reopen.output;
+  else
+    EXPECT_TRUE(blocked(reopen, "openat")) << kb::describeEnd(reopen) << " " << reopen.output;
   // Without the sandbox the descriptor itself refuses: write-only.
   auto r = run({"channel-read"}, false);
   EXPECT_EQ(r.exit_code, 19) << "the result channel was read back";

@@ -49,7 +49,7 @@ void addVerifyFlags(CLI::App& cmd, CheckFlags& c) {
   cmd.add_flag("--unsafe-no-seccomp", c.no_seccomp, "Debugging only: run the candidate without seccomp");
   cmd.add_flag("--unsafe-no-landlock", c.no_landlock, "Debugging only: run the candidate without Landlock");
   cmd.add_flag("--allow-open-rdwr", c.allow_open_rdwr,
-               "Let the worker open existing files read-write (Landlock still confines writes)");
+               "Let the worker open existing files read-write where Landlock confines writes to its directory (not honoured without Landlock)");
 }
 
 void addOutputFlags(CLI::App& cmd, CheckFlags& c) {
