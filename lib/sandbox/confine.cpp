@@ -148,12 +148,14 @@ void installSeccomp(const ConfinePolicy& policy) {
   // made. (Writing on them stays possible; what the parent reads there is
   // checked against the protocol, and anything out of turn is hack_detected.)
   const auto last_fd = static_cast<scmp_datum_t>(3);
-  // Nor copied: a second descriptor of fd 3's file would take fcntl F_SETFL
-  // (clearing O_APPEND on the shared open file) and rewrite the channel at
-  // an offset (channel-dup-rewrite in tests/sandbox).
+  // Nor copied, to any number: a second descriptor of fd 3's file would take
+  // fcntl F_SETFL (clearing O_APPEND on the shared open file) and rewrite
+  // the channel at an offset (channel-dup*-rewrite in tests/sandbox).
   rule(f, kTrap, "dup", {SCMP_A0(SCMP_CMP_LE, last_fd)});
-  rule(f, kTrap, "dup2", {SCMP_A1(SCMP_CMP_LE, last_fd)});
-  rule(f, kTrap, "dup3", {SCMP_A1(SCMP_CMP_LE, last_fd)});
+  for (const char* n : {"dup2", "dup3"}) {
+    rule(f, kTrap, n, {SCMP_A0(SCMP_CMP_LE, last_fd)});  // copied from
+    rule(f, kTrap, n, {SCMP_A1(SCMP_CMP_LE, last_fd)});  // replaced
+  }
   rule(f, kTrap, "close", {SCMP_A0(SCMP_CMP_LE, last_fd)});
   rule(f, kTrap, "close_range", {SCMP_A0(SCMP_CMP_LE, last_fd)});
   rule(f, kTrap, "shutdown", {SCMP_A0(SCMP_CMP_LE, last_fd)});

@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
     if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 20;
     return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 21;
   }
+  if (mode == "channel-dup2-rewrite" || mode == "channel-dup3-rewrite") {  // the same through a copy at a high number
+    int fd = mode == "channel-dup2-rewrite" ? dup2(3, 50) : dup3(3, 50, 0);
+    if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 20;
+    return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 21;
+  }
   if (mode == "channel-reopen-rewrite") {  // a new open file of fd 3's file (no O_APPEND), then a rewrite at 0
     int fd = open("/proc/self/fd/3", O_RDWR);
     if (fd < 0) return 22;

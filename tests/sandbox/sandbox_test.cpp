@@ -112,7 +112,9 @@ TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
            {"channel-pwrite", "pwrite64"},
            {"channel-clear-append", "fcntl"},
            {"channel-mmap", "mmap"},
-           {"channel-dup-rewrite", "dup"}}) {
+           {"channel-dup-rewrite", "dup"},
+           {"channel-dup2-rewrite", "dup2"},
+           {"channel-dup3-rewrite", "dup3"}}) {
     auto r = run({mode});
     EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
   }
