@@ -40,7 +40,8 @@
 #                make it); kb-harness.json into $OUT, for report.py's KernelBench columns
 #   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth, kbreward and the Python adapter (a short
 #                call; enough for every step but suite and serve)
-#   suite        meson test --suite gpu on that build (testlog.json into $OUT)
+#   suite        meson test --suite gpu on that build (testlog.json into $OUT); SUITE_ONLY:
+#                the names of some of its tests (the whole suite takes longer than one call)
 #   compile      issue 37's torch.compile figure for every KernelBench task: kbsynth import --compiled
 #                cuda of .kb/kernelbench-all/level$COMPILE_LEVEL (default 3; the 250 problem files copied
 #                from ../shared/kernelbench, never the tree), bounded by COMPILE_TIMEOUT (default 500 s);
@@ -82,7 +83,10 @@ for step in "$@"; do
       ninja -C $B lib/pymodel/libkb_pymodel.so >>"$OUT/build.log" 2>&1 || echo "tools: no Python adapter (see build.log)"
       tail -3 "$OUT/build.log" ;;
     suite)
-      timeout "${SUITE_TIMEOUT:-540}" meson test -C $B --no-rebuild --print-errorlogs --suite gpu >"$OUT/gpu-suite.log" 2>&1
+      # SUITE_ONLY="serve_gpu policy_gpu ...": those tests of the suite (its whole
+      # run is longer than one call: python_format_gpu about 380 s,
+      # adversarial_gpu about 300 s on an H100).
+      timeout "${SUITE_TIMEOUT:-540}" meson test -C $B --no-rebuild --print-errorlogs --suite gpu ${SUITE_ONLY:-} >"$OUT/gpu-suite.log" 2>&1
       echo "suite rc=$?"; cp $B/meson-logs/testlog.json "$OUT/gpu-suite-testlog.json" 2>/dev/null
       grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:|^Timeout:" "$OUT/gpu-suite.log" | tail -12 ;;
     adversarial)
