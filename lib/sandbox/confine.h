@@ -11,7 +11,13 @@
 //     O_RDWR (unless allow_open_rdwr), O_CREAT, O_TRUNC or O_APPEND, and
 //     unlink, rename, mkdir, link, symlink, chmod, chown, truncate, mknod;
 //   - no signals to other processes (kill, tgkill, rt_sigqueueinfo only to
-//     itself), no ptrace or process_vm_readv/writev, no setsid/setpgid;
+//     itself, no descriptor owners for SIGIO), no ptrace or
+//     process_vm_readv/writev, no setsid/setpgid, no limits or scheduling of
+//     other processes (and no new limits of its own: EPERM);
+//   - the protocol descriptors 0-3 not copied, replaced, closed or read
+//     ahead, the result channel (fd 3) not shortened or rewritten, no
+//     asynchronous I/O; descriptor, signal and command arguments compared in
+//     their low 32 bits, as the kernel reads them;
 //   - nothing of the kernel's admin surface (mount, bpf, perf_event_open,
 //     io_uring, userfaultfd, keyctl, modules, namespaces, reboot, ...).
 // A forbidden call raises SIGSYS; the handler installed here writes one line

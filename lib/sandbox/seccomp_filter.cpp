@@ -26,6 +26,13 @@ int SeccompFilter::add(uint32_t action, const char* name, std::initializer_list<
   return nr;
 }
 
+void SeccompFilter::addNumber(uint32_t action, int nr, std::initializer_list<scmp_arg_cmp> cmps) {
+  int rc = seccomp_rule_add_array(ctx_, action, nr, static_cast<unsigned>(cmps.size()),
+                                  cmps.size() ? cmps.begin() : nullptr);
+  if (rc != 0 && rc != -EEXIST)
+    throw Error("seccomp: cannot add a rule for system call " + std::to_string(nr) + ": " + std::strerror(-rc));
+}
+
 void SeccompFilter::load() {
   int rc = seccomp_load(ctx_);
   if (rc != 0) throw Error(std::string("seccomp_load: ") + std::strerror(-rc));

@@ -22,6 +22,8 @@ class SeccompFilter {
   // `action` for `name` when all `cmps` hold. Returns the call's number, or
   // -1 when this system has no such call. kb::Error when libseccomp refuses.
   int add(uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> cmps = {});
+  // The same by number, for calls newer than libseccomp's table.
+  void addNumber(uint32_t action, int nr, std::initializer_list<scmp_arg_cmp> cmps = {});
   // Loads it into this process (and what it starts). kb::Error on failure.
   void load();
 

@@ -2,13 +2,19 @@
 // worker's confinement: `probe [--confine[=rdwr|=rdwr-no-landlock]] MODE [ARG]`
 // (=rdwr: allow_open_rdwr; =rdwr-no-landlock: that, without Landlock).
 #include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +22,17 @@
 #include <thread>
 
 #include "sandbox/confine.h"
+
+// A descriptor or small integer argument with bits above 32 set: the kernel
+// reads an int (or unsigned int) argument from the low half only, a seccomp
+// comparison sees all 64 bits.
+constexpr long kHigh = 1L << 32;
+
+// SIGSYS handler for hibit-sigaction: a trapped call returns instead of ending the process.
+volatile sig_atomic_t g_caught = 0;
+void onCaught(int) { g_caught = 1; }
+extern "C" void probeRestorer();
+asm(".text\n.globl probeRestorer\nprobeRestorer:\n  mov $15, %rax\n  syscall\n");
 
 int main(int argc, char** argv) {
   int i = 1;
@@ -95,6 +112,151 @@ int main(int argc, char** argv) {
     int fd = open("/proc/self/fd/3", O_RDWR);
     if (fd < 0) return 22;
     return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 23;
+  }
+  // The same attacks, the descriptor or command passed with a high bit set;
+  // each first appends a record (RECORD01) for the attack to rewrite.
+  if ((mode.rfind("hibit-", 0) == 0 && mode != "hibit-peek") || mode == "aio-rewrite" ||
+      mode == "channel-reopen-read")
+    if (write(3, "RECORD01", 8) != 8) return 29;
+  if (mode == "hibit-truncate") return syscall(SYS_ftruncate, kHigh | 3, 0) == 0 ? 0 : 30;
+  if (mode == "hibit-pwritev2") {
+    struct iovec v{const_cast<char*>("XX"), 2};
+    return syscall(SYS_pwritev2, kHigh | 3, &v, 1, 0, 0, 0x20 /* RWF_NOAPPEND */) == 2 ? 0 : 31;
+  }
+  if (mode == "hibit-clear-append") {  // fcntl(3, F_SETFL, 0) through either argument, then a rewrite at 0
+    if (syscall(SYS_fcntl, kHigh | 3, F_SETFL, 0) != 0 && syscall(SYS_fcntl, 3, kHigh | F_SETFL, 0) != 0) return 32;
+    return lseek(3, 0, SEEK_SET) == 0 && write(3, "XX", 2) == 2 ? 0 : 33;
+  }
+  if (mode == "hibit-dup-rewrite") {  // a second writable descriptor of fd 3's file
+    int fd = static_cast<int>(syscall(SYS_dup, kHigh | 3));
+    if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 34;
+    return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 35;
+  }
+  if (mode == "hibit-close") return syscall(SYS_close, kHigh | 3) == 0 && fcntl(3, F_GETFD) < 0 ? 0 : 36;
+  if (mode == "hibit-peek") {  // reads ahead on fd 0 (a socket from the parent), leaving the bytes there
+    char buf[64];
+    ssize_t n = syscall(SYS_recvfrom, kHigh | 0, buf, sizeof buf, MSG_PEEK, nullptr, nullptr);
+    if (n <= 0) return 37;
+    std::printf("peeked: %.*s\n", static_cast<int>(n), buf);
+    return 0;
+  }
+  if (mode == "hibit-sigaction") {  // replaces the SIGSYS handler, then survives a trapped call
+    struct {
+      void (*handler)(int);
+      unsigned long flags;
+      void (*restorer)();
+      unsigned long mask;
+    } act{onCaught, 0x04000000 /* SA_RESTORER */, probeRestorer, 0};
+    if (syscall(SYS_rt_sigaction, kHigh | SIGSYS, &act, nullptr, 8) != 0) return 38;
+    syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+    return g_caught ? 0 : 39;
+  }
+  // Asynchronous I/O: the descriptor and the flags travel in memory.
+  if (mode == "aio-rewrite") {  // io_submit IOCB_CMD_PWRITE on fd 3 at offset 0, RWF_NOAPPEND
+    aio_context_t ctx = 0;
+    if (syscall(SYS_io_setup, 1, &ctx) != 0) return 40;
+    static char data[] = "XX";
+    struct iocb cb;
+    std::memset(&cb, 0, sizeof cb);
+    cb.aio_fildes = 3;
+    cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+    cb.aio_buf = reinterpret_cast<uintptr_t>(data);
+    cb.aio_nbytes = 2;
+    cb.aio_offset = 0;
+    cb.aio_rw_flags = 0x20;  // RWF_NOAPPEND
+    struct iocb* list[1] = {&cb};
+    if (syscall(SYS_io_submit, ctx, 1, list) != 1) return 41;
+    struct io_event ev;
+    if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, nullptr) != 1) return 42;
+    return ev.res == 2 ? 0 : 43;
+  }
+  if (mode == "aio-read-stdin") {  // io_submit IOCB_CMD_PREAD on fd 0: a read() the filter does not see
+    aio_context_t ctx = 0;
+    if (syscall(SYS_io_setup, 1, &ctx) != 0) return 40;
+    static char data[64];
+    struct iocb cb;
+    std::memset(&cb, 0, sizeof cb);
+    cb.aio_fildes = 0;
+    cb.aio_lio_opcode = IOCB_CMD_PREAD;
+    cb.aio_buf = reinterpret_cast<uintptr_t>(data);
+    cb.aio_nbytes = sizeof data;
+    struct iocb* list[1] = {&cb};
+    if (syscall(SYS_io_submit, ctx, 1, list) != 1) return 41;
+    struct io_event ev;
+    if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, nullptr) != 1) return 42;
+    if (ev.res <= 0) return 43;
+    std::printf("read: %.*s\n", static_cast<int>(ev.res), data);
+    return 0;
+  }
+  // Reaching the parent without signals or ptrace.
+  if (mode == "parent-prlimit") {  // lowers the parent's RLIMIT_CORE hard limit by one
+    struct rlimit old, lower;
+    if (prlimit(getppid(), RLIMIT_CORE, nullptr, &old) != 0) return 44;
+    lower = {old.rlim_cur < old.rlim_max - 1 ? old.rlim_cur : old.rlim_max - 1, old.rlim_max - 1};
+    return prlimit(getppid(), RLIMIT_CORE, &lower, nullptr) == 0 ? 0 : 45;
+  }
+  if (mode == "parent-setpriority") {  // renices the parent (to its own value: the permission is what counts)
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, getppid());
+    if (errno) return 46;
+    if (setpriority(PRIO_PROCESS, getppid(), prio) == 0) return 0;
+    std::perror("setpriority");
+    return 47;
+  }
+  if (mode == "parent-setaffinity") {  // pins the parent (to its own mask)
+    cpu_set_t set;
+    if (sched_getaffinity(getppid(), sizeof set, &set) != 0) return 48;
+    if (sched_setaffinity(getppid(), sizeof set, &set) == 0) return 0;
+    std::perror("sched_setaffinity");
+    return 49;
+  }
+  if (mode == "splice-stdin") {  // reads fd 0 into a pipe: a read() the filter does not see
+    int p[2];
+    if (pipe(p) != 0) return 59;
+    ssize_t n = splice(0, nullptr, p[1], nullptr, 64, 0);
+    char buf[64];
+    if (n <= 0 || (n = read(p[0], buf, sizeof buf)) <= 0) return 60;
+    std::printf("spliced: %.*s\n", static_cast<int>(n), buf);
+    return 0;
+  }
+  if (mode == "parent-fiosetown") {  // SIGIO to the parent when its next answer reaches fd 0
+    int pid = getppid(), one = 1;
+    if (ioctl(0, FIOSETOWN, &pid) != 0 || ioctl(0, FIOASYNC, &one) != 0) return 61;
+    char buf[64];
+    if (send(0, "q\n", 2, MSG_NOSIGNAL) != 2) return 62;
+    for (ssize_t n; (n = recv(0, buf, sizeof buf, 0)) > 0;)
+      if (std::memchr(buf, 'a', static_cast<size_t>(n))) return 0;
+    return 63;
+  }
+  if (mode == "parent-sigio") {  // a signal (ARG, default SIGURG) to the parent through F_SETOWN + O_ASYNC
+    int p[2];
+    if (pipe(p) != 0) return 50;
+    int sig = *arg ? std::atoi(arg) : SIGURG;
+    if (fcntl(p[0], F_SETOWN, getppid()) != 0 || fcntl(p[0], F_SETSIG, sig) != 0 ||
+        fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK) != 0)
+      return 51;
+    return write(p[1], "x", 1) == 1 ? 0 : 52;
+  }
+  if (mode == "raise-cpu") {  // raises its own RLIMIT_CPU soft limit to the hard one
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_CPU, &rl) != 0 || rl.rlim_cur == rl.rlim_max) return 53;
+    rl.rlim_cur = rl.rlim_max;
+    return setrlimit(RLIMIT_CPU, &rl) == 0 ? 0 : 54;
+  }
+  if (mode == "setxattrat") {  // an extended attribute on ARG, a file outside the working directory
+    struct {
+      unsigned long long value;
+      unsigned int size, flags;
+    } args{reinterpret_cast<uintptr_t>("x"), 1, 0};
+    return syscall(463 /* setxattrat */, AT_FDCWD, arg, 0, "user.kb_probe", &args, sizeof args) == 0 ? 0 : 55;
+  }
+  if (mode == "channel-reopen-read") {  // a read-only open of the channel's file: reads back the records
+    int fd = open("/proc/self/fd/3", O_RDONLY);
+    char buf[64];
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
+    if (n < 0) return 56;
+    std::printf("read back: %.*s\n", static_cast<int>(n), buf);
+    return 0;
   }
   if (mode == "channel-read") {  // reads back what was written (unconfined: fails, the descriptor is write-only)
     char c;

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,6 +53,30 @@ class SandboxTest : public ::testing::Test {
     spec.result_file = dir_ / "result.bin";
     spec.result_limit = 16;
     return kb::runProcess(spec);
+  }
+  // The same, with fd 0 a socket to this process (as kbprof's worker has
+  // it): `ahead` is sent before the child reads anything, each line the
+  // child writes is answered "a".
+  kb::ProcessResult runOnSocket(std::vector<std::string> args, const std::string& ahead) {
+    kb::ProcessSpec spec;
+    spec.argv = {probePath()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = kb::scrubbedEnvironment({"PATH"}, {"HOME=" + (dir_ / "work").string()});
+    spec.cwd = dir_ / "work";
+    spec.limits.wall_seconds = 10;
+    spec.limits.cpu_seconds = 5;
+    spec.output_limit = 4096;
+    spec.result_file = dir_ / "result.bin";
+    spec.result_limit = 16;
+    kb::WaitingProcess w(spec);
+    w.send(ahead);
+    return w.finish("", [](const std::string&) { return std::string("a"); });
+  }
+  std::string resultFile() {
+    std::ifstream in(dir_ / "result.bin");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
   }
   fs::path dir_;
 };
@@ -131,11 +159,124 @@ TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
     EXPECT_EQ(reopen.exit_code, 22) << "reopened read-write under Landlock: " << reopen.output;
   else
     EXPECT_TRUE(blocked(reopen, "openat")) << kb::describeEnd(reopen) << " " << reopen.output;
+  // The filter compares all 64 bits of an argument, the kernel reads an fd,
+  // a signal or an fcntl command from the low 32 only: fd 3 | 1 << 32 is
+  // fd 3 to the kernel and not 3 to an EQ or LE rule. The rules compare the
+  // low half only (confine.cpp low32Is, protocolFd; SCMP_A0_32 does not do
+  // it in libseccomp 2.5).
+  for (auto [mode, call] : std::vector<std::pair<std::string, std::string>>{
+           {"hibit-truncate", "ftruncate"},
+           {"hibit-pwritev2", "pwritev2"},
+           {"hibit-clear-append", "fcntl"},
+           {"hibit-dup-rewrite", "dup"},
+           {"hibit-close", "close"},
+           {"hibit-sigaction", "rt_sigaction"},
+           // Asynchronous I/O: fd and RWF_NOAPPEND travel in the iocb, out of the filter's sight.
+           {"aio-rewrite", "io_setup"}}) {
+    auto r = run({mode});  // appends RECORD01, then attacks it
+    EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
+    EXPECT_EQ(resultFile(), "RECORD01") << mode << " rewrote the channel";
+  }
   // Without the sandbox the descriptor itself refuses: write-only.
   auto r = run({"channel-read"}, false);
   EXPECT_EQ(r.exit_code, 19) << "the result channel was read back";
   r = run({"channel-mmap"}, false);
   EXPECT_EQ(r.exit_code, 18) << "the result channel was mapped";
+}
+
+// A new read-only open of the channel's file (/proc/self/fd/3) reads
+// nothing back: the parent keeps the file at mode 0200 while the child runs
+// (core/process.cpp), and the child has no capability to override it.
+TEST_F(SandboxTest, ResultChannelCannotBeReopenedForReading) {
+  auto r = run({"channel-reopen-read"});  // appends RECORD01, then reads it back
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("read back: RECORD01"), std::string::npos) << r.output;
+}
+
+// fd 0 (the socket to the parent) is read by recv only and never ahead of
+// the harness (no MSG_PEEK): not by recvfrom with fd 0 | 1 << 32 (the
+// low-half comparison above), io_submit IOCB_CMD_PREAD (no asynchronous
+// I/O at all) or splice from fd 0.
+TEST_F(SandboxTest, SocketToParentIsNotReadAheadOrReadOutsideRecv) {
+  for (auto [mode, call] : std::vector<std::pair<std::string, std::string>>{
+           {"hibit-peek", "recvfrom"}, {"aio-read-stdin", "io_setup"}, {"splice-stdin", "splice"}}) {
+    auto r = runOnSocket({"--confine", mode}, "seed 1234\n");
+    EXPECT_TRUE(blocked(r, call)) << mode << ": " << kb::describeEnd(r) << " " << r.output;
+    EXPECT_EQ(r.output.find("seed 1234"), std::string::npos) << mode << ": " << r.output;
+  }
+}
+
+// The parent's limits, priority and CPUs are out of reach (same uid: the
+// kernel allows prlimit64 on it; setpriority and sched_setaffinity too,
+// where the parent holds no more capabilities than the child, i.e. when it
+// is not root). prlimit64 with a new limit on another process traps;
+// setpriority and sched_setaffinity on another process are refused (EPERM).
+TEST_F(SandboxTest, ParentLimitsAndSchedulingAreOutOfReach) {
+  struct rlimit before;
+  ASSERT_EQ(::getrlimit(RLIMIT_CORE, &before), 0);
+  auto r = run({"parent-prlimit"});
+  struct rlimit after;
+  ASSERT_EQ(::getrlimit(RLIMIT_CORE, &after), 0);
+  EXPECT_TRUE(blocked(r, "prlimit64")) << kb::describeEnd(r) << " " << r.output;
+  EXPECT_EQ(after.rlim_max, before.rlim_max) << "the child lowered this process's RLIMIT_CORE";
+  for (auto [mode, call, refused] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"parent-setpriority", "setpriority", 47}, {"parent-setaffinity", "sched_setaffinity", 49}}) {
+    r = run({mode});
+    EXPECT_TRUE(blocked(r, call) || r.exit_code == refused) << mode << ": " << kb::describeEnd(r) << " " << r.output;
+  }
+}
+
+// The child's own limits stay as the parent set them: RLIMIT_CPU's soft
+// limit (cpu_seconds, hard cpu_seconds + 1: core/process.cpp) cannot be
+// raised to the hard one (refused, EPERM: a library that tries gets an
+// error, not a verdict; the probe's exit 54).
+TEST_F(SandboxTest, OwnLimitsCannotBeRaised) {
+  auto r = run({"raise-cpu"});
+  EXPECT_EQ(r.exit_code, 54) << kb::describeEnd(r) << " " << r.output;
+  EXPECT_TRUE(run({"raise-cpu"}, false).ok()) << "unconfined, the probe raises it";
+}
+
+// Nothing outside the working directory is changed, extended attributes
+// included: setxattrat (463), removexattrat (466), file_setattr (469) are
+// newer than libseccomp 2.5.4's table, which cannot name them, and Landlock
+// does not cover xattrs: the filter traps them by number.
+TEST_F(SandboxTest, NoExtendedAttributesOutsideTheWorkingDirectory) {
+  fs::path outside = dir_ / "outside.txt";
+  std::ofstream(outside) << "x";
+  auto r = run({"setxattrat", outside.string()});
+  EXPECT_EQ(r.end, kb::ProcessEnd::Signaled) << kb::describeEnd(r) << " " << r.output;
+  EXPECT_EQ(r.signal, SIGSYS);
+  char v[8];
+  EXPECT_LT(::getxattr(outside.c_str(), "user.kb_probe", v, sizeof v), 0) << "an xattr was set outside";
+}
+
+// Signals to the parent through a descriptor's owner (F_SETOWN on a pipe,
+// FIOSETOWN on the socket): Landlock ABI >= 6 (scope signal) stops their
+// delivery; without Landlock (older kernels: Debian 12's own 6.1 has no
+// signal scoping) they would arrive, and SIGIO's default action ends the
+// parent: the filter traps fcntl F_SETOWN/F_SETOWN_EX/F_SETSIG on any fd and
+// ioctl FIOSETOWN/SIOCSPGRP/FIOASYNC.
+std::atomic<int> g_signals{0};
+TEST_F(SandboxTest, NoSignalsToTheParentThroughADescriptorOwner) {
+  struct sigaction count {}, old_usr2{}, old_io{};
+  count.sa_handler = [](int) { g_signals++; };
+  sigemptyset(&count.sa_mask);
+  ::sigaction(SIGUSR2, &count, &old_usr2);
+  ::sigaction(SIGIO, &count, &old_io);
+  for (std::string variant : {"--confine", "--confine=rdwr-no-landlock"}) {
+    g_signals = 0;
+    auto r = run({variant, "parent-sigio", std::to_string(SIGUSR2)}, false);
+    ::usleep(100000);
+    EXPECT_TRUE(blocked(r, "fcntl") || g_signals == 0)
+        << variant << " F_SETOWN: " << g_signals << " signals arrived; " << kb::describeEnd(r) << " " << r.output;
+    g_signals = 0;
+    r = runOnSocket({variant, "parent-fiosetown"}, "");
+    ::usleep(100000);
+    EXPECT_TRUE(blocked(r, "ioctl") || g_signals == 0)
+        << variant << " FIOSETOWN: " << g_signals << " signals arrived; " << kb::describeEnd(r) << " " << r.output;
+  }
+  ::sigaction(SIGUSR2, &old_usr2, nullptr);
+  ::sigaction(SIGIO, &old_io, nullptr);
 }
 
 // Past the channel's bound under a file-size limit, the writer is stopped
