@@ -152,6 +152,11 @@ void installSeccomp(const ConfinePolicy& policy) {
   for (const char* n : {"tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "process_madvise", "kcmp",
                         "setsid", "setpgid"})
     rule(f, kTrap, n);
+  // No filter of its own: one that answers system calls in user space
+  // (SECCOMP_RET_USER_NOTIF, all threads with TSYNC) would let a candidate
+  // thread stand in for the harness's calls on the protocol descriptors.
+  rule(f, kTrap, "seccomp");
+  rule(f, kTrap, "prctl", {low32Is(0, PR_SET_SECCOMP)});
   // Nor through a descriptor's owner: SIGIO (or F_SETSIG's signal) sent to
   // the owner when I/O is ready, on any descriptor (Landlock's signal scope,
   // ABI 6, stops it too, where the kernel has it).

@@ -2,6 +2,9 @@
 // worker's confinement: `probe [--confine[=rdwr|=rdwr-no-landlock]] MODE [ARG]`
 // (=rdwr: allow_open_rdwr; =rdwr-no-landlock: that, without Landlock).
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <linux/aio_abi.h>
 #include <sched.h>
 #include <signal.h>
@@ -107,6 +110,14 @@ int main(int argc, char** argv) {
     int fd = mode == "channel-dup2-rewrite" ? dup2(3, 50) : dup3(3, 50, 0);
     if (fd < 0 || fcntl(fd, F_SETFL, 0) != 0) return 20;
     return pwrite(fd, "XX", 2, 0) == 2 ? 0 : 21;
+  }
+  if (mode == "seccomp-filter" || mode == "prctl-seccomp") {  // a filter of its own (allow-all here; a
+    // SECCOMP_RET_USER_NOTIF one would let a candidate thread answer the harness's own calls)
+    struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    struct sock_fprog prog{1, allow};
+    long rc = mode == "seccomp-filter" ? syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)
+                                       : prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+    return rc == 0 ? 0 : 64;
   }
   if (mode == "channel-reopen-rewrite") {  // a new open file of fd 3's file (no O_APPEND), then a rewrite at 0
     int fd = open("/proc/self/fd/3", O_RDWR);

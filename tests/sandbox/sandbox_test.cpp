@@ -336,6 +336,18 @@ TEST_F(SandboxTest, ForbiddenCallsEndWithSigsys) {
   EXPECT_TRUE(blocked(r, "openat"));
 }
 
+// No filter of its own: one that answers system calls in user space
+// (SECCOMP_RET_USER_NOTIF) would let a candidate thread stand in for the
+// harness's own calls on the protocol descriptors (a write reported done
+// but never made, a forged one in its place).
+TEST_F(SandboxTest, NoSeccompFilterOfItsOwn) {
+  auto r = run({"seccomp-filter"});
+  EXPECT_TRUE(blocked(r, "seccomp")) << kb::describeEnd(r) << " " << r.output;
+  r = run({"prctl-seccomp"});
+  EXPECT_TRUE(blocked(r, "prctl")) << kb::describeEnd(r) << " " << r.output;
+  EXPECT_TRUE(run({"seccomp-filter"}, false).ok()) << "unconfined, the probe installs one";
+}
+
 TEST_F(SandboxTest, UnconfinedProbeCanDoIt) {
   // The same probes without confinement succeed: the tests above test the filter.
   EXPECT_TRUE(run({"fork"}, false).ok());
