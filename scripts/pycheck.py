@@ -71,6 +71,21 @@ ATTRIBUTE_RULES = {
     "os.fork": ("py-process", "starts processes"),
     "os.kill": ("py-process", "signals processes"),
     "os.environ": ("py-io", "reads the environment"),
+    "os.open": ("py-io", "opens files or descriptors"),
+    "os.fdopen": ("py-io", "opens files or descriptors"),
+    "os.read": ("py-io", "reads descriptors (the harness's too)"),
+    "os.write": ("py-io", "writes descriptors (the harness's result channel too)"),
+    "os.pread": ("py-io", "reads descriptors"),
+    "os.pwrite": ("py-io", "writes descriptors"),
+    "os.close": ("py-io", "closes descriptors (the harness's too)"),
+    "os.dup": ("py-io", "copies descriptors (the harness's too)"),
+    "os.dup2": ("py-io", "copies descriptors (the harness's too)"),
+    "os._exit": ("py-process", "ends the process"),
+    "os.abort": ("py-process", "ends the process"),
+    "io.open": ("py-io", "reads or writes files"),
+    "io.FileIO": ("py-io", "reads or writes files"),
+    "torch.set_num_threads": ("py-global-flag", "changes the CPU threads of the whole process (the baselines' too)"),
+    "torch.set_num_interop_threads": ("py-global-flag", "changes the CPU threads of the whole process"),
     "os.getenv": ("py-io", "reads the environment"),
     "torch.compile": ("py-compiler", "compiles at run time: the candidate may not run a compiler"),
     "torch.jit": ("py-compiler", "compiles at run time (TorchScript)"),
@@ -113,7 +128,16 @@ BUILTIN_RULES = {
     "delattr": ("py-monkeypatch", "deletes attributes by computed names"),
     "breakpoint": ("py-process", "starts a debugger"),
     "input": ("py-io", "reads standard input"),
+    "__builtins__": ("py-dynamic-code", "reaches the interpreter's builtins (exec, __import__) by name"),
+    "__loader__": ("py-dynamic-code", "reaches the import machinery"),
+    "__spec__": ("py-dynamic-code", "reaches the import machinery"),
 }
+
+# Modules re-exported as attributes of other modules (torch.ctypes,
+# torch.sys, torch.os, torch.utils.data.dataloader.threading): a chain
+# rooted at a module is judged at every one of its segments, not only at its
+# start. (torch.signal is torch's own signal-processing namespace.)
+SEGMENT_EXEMPT = {"torch.signal"}
 
 # Special methods that change what calling ModelNew, or reading its
 # attributes or results, does.
@@ -179,11 +203,24 @@ class Checker(ast.NodeVisitor):
     def check_name(self, node, name):
         if name is None:
             return
-        for table in (ATTRIBUTE_RULES, MODULE_RULES):
-            for key, (rule, why) in table.items():
-                if name == key or name.startswith(key + "."):
-                    self.add(node, rule, f"`{name}` {why}")
-                    return
+        parts = name.split(".")
+        # Where the chain starts at a module (an import, or a name bound to
+        # one), every suffix of it is a name too: torch.ctypes is ctypes.
+        rooted = parts[0] in self.module_roots()
+        starts = range(len(parts)) if rooted else range(1)
+        for i in starts:
+            if i and ".".join(parts[:i + 1]) in SEGMENT_EXEMPT:
+                break
+            tail = ".".join(parts[i:])
+            for table in (ATTRIBUTE_RULES, MODULE_RULES):
+                for key, (rule, why) in table.items():
+                    if tail == key or tail.startswith(key + "."):
+                        self.add(node, rule, f"`{name}` {why}")
+                        return
+
+    def module_roots(self):
+        """The names that stand for modules: imported ones and their roots."""
+        return {v.split(".")[0] for v in self.aliases.values()} | set(self.aliases)
 
     # --- imports bind names ---------------------------------------------------
     def visit_Import(self, node):
@@ -241,6 +278,14 @@ class Checker(ast.NodeVisitor):
         for t in node.targets:
             self.assign_target(t, node)
         self.visit(node.value)
+        # `T = torch`, `addmm = torch.addmm`: the name stands for what it is
+        # bound to, as an import's alias does (flow-insensitive: a name once
+        # bound to a module's attribute is judged as that everywhere).
+        value = self.dotted(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else None
+        if value and value.split(".")[0] in self.module_roots():
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    self.aliases[t.id] = value
 
     def visit_AugAssign(self, node):
         self.assign_target(node.target, node)
@@ -278,12 +323,25 @@ class Checker(ast.NodeVisitor):
         for b in node.bases:
             self.visit(b)
         for item in node.body:
-            if is_model and isinstance(item, ast.FunctionDef) and item.name == "forward":
-                self.in_forward = True
-                self.visit(item)
-                self.in_forward = False
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                self.visit_function(item, False)  # construction: the weights' set-up, not the call
             else:
                 self.visit(item)
+
+    # Under --torch-compute, the call is forward and whatever it calls: every
+    # function and lambda of the file but a class's __init__ (a module-level
+    # helper that forward calls computes in forward as much as forward does).
+    def visit_function(self, node, computes):
+        was = self.in_forward
+        self.in_forward = computes
+        self.generic_visit(node)
+        self.in_forward = was
+
+    def visit_FunctionDef(self, node):
+        self.visit_function(node, True)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_Lambda = visit_FunctionDef
 
     def visit_Call(self, node):
         func = node.func

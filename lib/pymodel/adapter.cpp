@@ -16,6 +16,9 @@
 #include <Python.h>  // first: it sets feature macros
 
 #include <dlfcn.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +27,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
+#include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 
 #include "kb/solution.h"
@@ -201,11 +205,62 @@ def describe(exc):
     return (text[-1] if text else type(exc).__name__) + where
 )PY";
 
+// torch's process-wide settings as (name, value), read here in C++: what
+// ModelNew's Python can reach it can rewrite, and a check kept only in the
+// glue was emptied through sys.modules (the glue's own check stays, for its
+// messages in torch's spellings). Precision and algorithm choices, the CPU
+// thread counts the eager baseline was timed with, and flush-to-zero.
+using TorchSettings = std::vector<std::pair<std::string, std::string>>;
+
+TorchSettings torchSettings() {
+  at::Context& c = at::globalContext();
+  TorchSettings s;
+  auto put = [&s](std::string key, const auto& read) {
+    try {
+      s.emplace_back(std::move(key), std::to_string(static_cast<long long>(read())));
+    } catch (const std::exception&) {  // torch refuses to read a mix of its old and new spellings
+      s.emplace_back(std::move(key), "unreadable");
+    }
+  };
+  put("torch.backends.cuda.matmul.allow_tf32", [&] { return c.allowTF32CuBLAS(); });
+  put("torch.backends.cudnn.allow_tf32", [&] { return c.allowTF32CuDNN(); });
+  put("torch.backends.cudnn.benchmark", [&] { return c.benchmarkCuDNN(); });
+  put("torch.backends.cudnn.deterministic", [&] { return c.deterministicCuDNN(); });
+  put("torch.backends.cudnn.enabled", [&] { return c.userEnabledCuDNN(); });
+  put("torch.are_deterministic_algorithms_enabled()", [&] { return c.deterministicAlgorithms(); });
+  put("torch.get_float32_matmul_precision()", [&] { return c.float32MatmulPrecision(); });
+  put("allow_fp16_reduced_precision_reduction", [&] { return c.allowFP16ReductionCuBLAS(); });
+  put("allow_bf16_reduced_precision_reduction", [&] { return c.allowBF16ReductionCuBLAS(); });
+  using B = at::Float32Backend;
+  using O = at::Float32Op;
+  for (auto [backend, bname] : {std::pair{B::GENERIC, "generic"}, {B::CUDA, "cuda"}, {B::MKLDNN, "mkldnn"}})
+    for (auto [op, oname] : {std::pair{O::ALL, "all"}, {O::CONV, "conv"}, {O::RNN, "rnn"}, {O::MATMUL, "matmul"}})
+      put(std::string("fp32_precision[") + bname + "." + oname + "]",
+          [&, backend = backend, op = op] { return c.float32Precision(backend, op); });
+  put("torch.get_num_threads()", [] { return at::get_num_threads(); });
+  put("torch.get_num_interop_threads()", [] { return at::get_num_interop_threads(); });
+#if defined(__x86_64__)
+  put("flush denormals (MXCSR FTZ/DAZ)", [] { return _mm_getcsr() & 0x8040u; });  // torch.set_flush_denormal
+#endif
+  return s;
+}
+
+// The first setting that differs from `before`, as a refusal; empty if none.
+std::string changedSetting(const TorchSettings& before, const char* when) {
+  TorchSettings now = torchSettings();
+  for (size_t i = 0; i < before.size() && i < now.size(); ++i)
+    if (now[i].second != before[i].second)
+      return "ModelNew changed torch's process-wide setting " + before[i].first + " from " + before[i].second +
+             " to " + now[i].second + " (" + when + "): refused, settings stay as the harness set them";
+  return {};
+}
+
 // What kb_init leaves for kb_forward (through set_host_object).
 struct PyState {
   PyObject* glue = nullptr;   // the glue module's dict
   PyObject* model = nullptr;  // the ModelNew instance
   bool cuda = false;
+  TorchSettings settings;     // as the worker set them, before ModelNew's module ran
 };
 
 // The folder this library was copied into (beside model_new.py).
@@ -366,10 +421,15 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* 
   }
   auto state = std::make_unique<PyState>();
   state->cuda = api->device == KB_CUDA;
-  PyObject* module = PyImport_AddModule("_kb_harness");  // borrowed
+  state->settings = torchSettings();
+  // The glue's module is the adapter's alone: not in sys.modules, where an
+  // `import _kb_harness` reached its check.
+  PyObject* module = PyModule_New("_kb_harness");
   state->glue = module ? PyModule_GetDict(module) : nullptr;
   if (!state->glue) return fail(api, ctx, "cannot create the harness module: " + pythonError(nullptr));
   Py_INCREF(state->glue);
+  Py_DECREF(module);
+  PyDict_SetItemString(state->glue, "__builtins__", PyEval_GetBuiltins());
   PyObject* ran = PyRun_String(kGlue, Py_file_input, state->glue, state->glue);
   if (!ran) return fail(api, ctx, "the harness glue failed: " + pythonError(state->glue));
   Py_DECREF(ran);
@@ -401,6 +461,8 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* 
   state->model = PyObject_CallFunction(load, "sOs", folder.c_str(), params, device.c_str());
   Py_DECREF(params);
   if (!state->model) return fail(api, ctx, "building ModelNew failed: " + pythonError(state->glue));
+  if (std::string changed = changedSetting(state->settings, "while it was built"); !changed.empty())
+    return fail(api, ctx, changed);
   PyState* kept = state.release();
   if (api->set_host_object(ctx, "kb.python", kept, destroyState) != 0) {
     delete kept;
@@ -450,6 +512,10 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_forward(const kb_ap
   PyObject* got = PyObject_CallFunction(forward, "OOK", state->model, inputs, stream);
   Py_DECREF(inputs);
   if (!got) return fail(api, ctx, "ModelNew.forward: " + pythonError(state->glue));
+  if (std::string changed = changedSetting(state->settings, "in forward"); !changed.empty()) {
+    Py_DECREF(got);
+    return fail(api, ctx, changed);
+  }
   PyObject* results = PyTuple_GetItem(got, 0);  // borrowed
   PyObject* shapes = PyTuple_GetItem(got, 1);
   PyObject* targets = PyList_New(0);
