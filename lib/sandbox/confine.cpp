@@ -169,7 +169,11 @@ void installSeccomp(const ConfinePolicy& policy) {
   rule(f, kTrap, "prlimit64", {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)});
   rule(f, SCMP_ACT_ERRNO(EPERM), "prlimit64", {SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_NE, 0)});
   rule(f, SCMP_ACT_ERRNO(EPERM), "setrlimit");
+  // (Only its own: PRIO_PROCESS and IOPRIO_WHO_PROCESS with who 0. A group
+  // or a user with who 0 is every process of the group or the uid.)
+  rule(f, SCMP_ACT_ERRNO(EPERM), "setpriority", {SCMP_A0(SCMP_CMP_NE, PRIO_PROCESS)});
   rule(f, SCMP_ACT_ERRNO(EPERM), "setpriority", {SCMP_A1(SCMP_CMP_NE, 0)});
+  rule(f, SCMP_ACT_ERRNO(EPERM), "ioprio_set", {SCMP_A0(SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */)});
   rule(f, SCMP_ACT_ERRNO(EPERM), "ioprio_set", {SCMP_A1(SCMP_CMP_NE, 0)});
   for (const char* n : {"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"})
     rule(f, SCMP_ACT_ERRNO(EPERM), n, {SCMP_A0(SCMP_CMP_NE, 0)});

@@ -10,6 +10,9 @@ namespace kb::sandbox {
 
 SeccompFilter::SeccompFilter(uint32_t default_action) : ctx_(seccomp_init(default_action)) {
   if (!ctx_) throw Error("seccomp_init failed");
+  // A call of another ABI (x32, int 0x80 on x86-64) ends the whole process,
+  // not only its thread (libseccomp's default).
+  seccomp_attr_set(ctx_, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 }
 
 SeccompFilter::~SeccompFilter() {

@@ -214,6 +214,14 @@ int main(int argc, char** argv) {
     std::perror("setpriority");
     return 47;
   }
+  if (mode == "user-setpriority") {  // renices every process of its uid (to their own value for the parent)
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, getppid());
+    if (errno) return 46;
+    if (setpriority(PRIO_USER, 0, prio) == 0 || setpriority(PRIO_PGRP, 0, prio) == 0) return 0;
+    std::perror("setpriority");
+    return 47;
+  }
   if (mode == "parent-setaffinity") {  // pins the parent (to its own mask)
     cpu_set_t set;
     if (sched_getaffinity(getppid(), sizeof set, &set) != 0) return 48;

@@ -220,7 +220,8 @@ TEST_F(SandboxTest, ParentLimitsAndSchedulingAreOutOfReach) {
   EXPECT_TRUE(blocked(r, "prlimit64")) << kb::describeEnd(r) << " " << r.output;
   EXPECT_EQ(after.rlim_max, before.rlim_max) << "the child lowered this process's RLIMIT_CORE";
   for (auto [mode, call, refused] : std::vector<std::tuple<std::string, std::string, int>>{
-           {"parent-setpriority", "setpriority", 47}, {"parent-setaffinity", "sched_setaffinity", 49}}) {
+           {"parent-setpriority", "setpriority", 47}, {"user-setpriority", "setpriority", 47},
+           {"parent-setaffinity", "sched_setaffinity", 49}}) {
     r = run({mode});
     EXPECT_TRUE(blocked(r, call) || r.exit_code == refused) << mode << ": " << kb::describeEnd(r) << " " << r.output;
   }
