@@ -139,6 +139,14 @@ BUILTIN_RULES = {
 # start. (torch.signal is torch's own signal-processing namespace.)
 SEGMENT_EXEMPT = {"torch.signal"}
 
+# Attributes that lead from any object to code, frames and namespaces it
+# was not handed: the classic ways out of a Python jail
+# (().__class__.__base__.__subclasses__() to any loaded class, a
+# function's __globals__ to its module, a frame's f_back to its caller).
+ESCAPE_ATTRIBUTES = {"__subclasses__", "__globals__", "__code__", "__closure__", "__mro__", "__bases__", "__base__",
+                     "__builtins__", "f_globals", "f_locals", "f_builtins", "f_back", "tb_frame", "gi_frame",
+                     "cr_frame", "ag_frame"}
+
 # Special methods that change what calling ModelNew, or reading its
 # attributes or results, does.
 MODEL_OVERRIDES = {"__call__", "__getattribute__", "__getattr__", "__new__", "__init_subclass__", "__class_getitem__",
@@ -237,6 +245,9 @@ class Checker(ast.NodeVisitor):
 
     # --- uses -------------------------------------------------------------------
     def visit_Attribute(self, node):
+        if node.attr in ESCAPE_ATTRIBUTES:
+            self.add(node, "py-introspection", f"`.{node.attr}` reaches objects the solution was not handed "
+                     "(classes, module globals, frames: the harness's too)")
         name = self.dotted(node)
         if name is not None and isinstance(node.ctx, ast.Load):
             self.check_name(node, name)
