@@ -306,11 +306,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     // no mmap), O_APPEND (write and pwrite land at the end), and the
     // sandbox refuses what could clear that or shorten the file (fcntl
     // F_SETFL, ftruncate, fallocate, pwritev2's RWF_NOAPPEND: confine.cpp).
-    // Mode 0200 while the child runs: a new open of the file (through
-    // /proc/self/fd/3) cannot read it back either, its capabilities being
-    // dropped; readable again once it has ended.
-    result_file = ::open(spec.result_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0200);
-    if (result_file >= 0 && ::fchmod(result_file, 0200) != 0) closeFd(result_file);
+    // (A new read-only open of the file, through /proc/self/fd/3, reads back
+    // what the child wrote: nothing it did not hold. The file stays readable
+    // to its owner: kbprof's pacer reads it by path while the child runs.)
+    result_file = ::open(spec.result_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (result_file < 0) {
       r.message = "cannot open result file " + spec.result_file.string() + ": " + std::strerror(errno);
       cleanup();
@@ -383,7 +382,6 @@ ProcessResult runProcess(const ProcessSpec& spec) {
   // The channel as the child left it; at most result_limit bytes are kept.
   // (The child cannot fork, so nothing of its group writes after this.)
   if (result_file >= 0) {
-    (void)!::fchmod(result_file, 0600);
     struct stat st{};
     if (::fstat(result_file, &st) == 0) r.result_bytes = static_cast<uint64_t>(st.st_size);
     if (r.result_bytes > spec.result_limit) {

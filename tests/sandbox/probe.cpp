@@ -126,8 +126,7 @@ int main(int argc, char** argv) {
   }
   // The same attacks, the descriptor or command passed with a high bit set;
   // each first appends a record (RECORD01) for the attack to rewrite.
-  if ((mode.rfind("hibit-", 0) == 0 && mode != "hibit-peek") || mode == "aio-rewrite" ||
-      mode == "channel-reopen-read")
+  if ((mode.rfind("hibit-", 0) == 0 && mode != "hibit-peek") || mode == "aio-rewrite")
     if (write(3, "RECORD01", 8) != 8) return 29;
   if (mode == "hibit-truncate") return syscall(SYS_ftruncate, kHigh | 3, 0) == 0 ? 0 : 30;
   if (mode == "hibit-pwritev2") {
@@ -269,14 +268,7 @@ int main(int argc, char** argv) {
     } args{reinterpret_cast<uintptr_t>("x"), 1, 0};
     return syscall(463 /* setxattrat */, AT_FDCWD, arg, 0, "user.kb_probe", &args, sizeof args) == 0 ? 0 : 55;
   }
-  if (mode == "channel-reopen-read") {  // a read-only open of the channel's file: reads back the records
-    int fd = open("/proc/self/fd/3", O_RDONLY);
-    char buf[64];
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
-    if (n < 0) return 56;
-    std::printf("read back: %.*s\n", static_cast<int>(n), buf);
-    return 0;
-  }
+
   if (mode == "channel-read") {  // reads back what was written (unconfined: fails, the descriptor is write-only)
     char c;
     return pread(3, &c, 1, 0) == 1 ? 0 : 19;

@@ -184,15 +184,6 @@ TEST_F(SandboxTest, ResultChannelIsAppendOnly) {
   EXPECT_EQ(r.exit_code, 18) << "the result channel was mapped";
 }
 
-// A new read-only open of the channel's file (/proc/self/fd/3) reads
-// nothing back: the parent keeps the file at mode 0200 while the child runs
-// (core/process.cpp), and the child has no capability to override it.
-TEST_F(SandboxTest, ResultChannelCannotBeReopenedForReading) {
-  auto r = run({"channel-reopen-read"});  // appends RECORD01, then reads it back
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("read back: RECORD01"), std::string::npos) << r.output;
-}
-
 // fd 0 (the socket to the parent) is read by recv only and never ahead of
 // the harness (no MSG_PEEK): not by recvfrom with fd 0 | 1 << 32 (the
 // low-half comparison above), io_submit IOCB_CMD_PREAD (no asynchronous
