@@ -45,49 +45,7 @@ import contextlib, json, sys, traceback, types
 import torch
 import torch.utils.dlpack
 
-# torch's process-wide settings that change what an operation computes or
-# how it is chosen (precision, algorithm search, determinism). ModelNew
-# runs with them as the worker set them: read before its module runs, and
-# compared after its construction and after every forward (docs/
-# solution-format.md, "Run-time checks"). A change is refused, whatever the
-# static rules saw: a TF32 GEMM in an fp32 task is a precision cheat, and
-# cudnn.benchmark's search is timed work that happens outside the calls.
-def settings():
-    b = torch.backends
-    def read(getter):
-        try:
-            return getter()
-        except Exception as e:  # torch refuses to read a mix of its old and new spellings
-            return "unreadable: " + str(e).splitlines()[0][:80]
-    return {key: read(getter) for key, getter in {
-        "torch.backends.cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32,
-        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
-        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
-        "torch.get_float32_matmul_precision()": lambda: torch.get_float32_matmul_precision(),
-        "torch.backends.cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
-        "torch.backends.cudnn.benchmark": lambda: b.cudnn.benchmark,
-        "torch.backends.cudnn.deterministic": lambda: b.cudnn.deterministic,
-        "torch.backends.cudnn.enabled": lambda: b.cudnn.enabled,
-        "torch.are_deterministic_algorithms_enabled()": lambda: torch.are_deterministic_algorithms_enabled(),
-        # The newer spelling of the same precision choices (torch >= 2.9).
-        "torch.backends.fp32_precision": lambda: getattr(b, "fp32_precision", None),
-        "torch.backends.cuda.matmul.fp32_precision": lambda: getattr(b.cuda.matmul, "fp32_precision", None),
-        "torch.backends.cudnn.fp32_precision": lambda: getattr(b.cudnn, "fp32_precision", None),
-        "torch.backends.cudnn.conv.fp32_precision": lambda: getattr(getattr(b.cudnn, "conv", None), "fp32_precision", None),
-        "torch.backends.cudnn.rnn.fp32_precision": lambda: getattr(getattr(b.cudnn, "rnn", None), "fp32_precision", None),
-    }.items()}
-
-SETTINGS = {}
-
-def check_settings(when):
-    now = settings()
-    for key, value in SETTINGS.items():
-        if now.get(key) != value:
-            raise RuntimeError(f"ModelNew changed torch's process-wide setting {key} from {value!r} to "
-                               f"{now.get(key)!r} ({when}): refused, settings stay as the harness set them")
-
 def load(folder, params, device):
-    SETTINGS.update(settings())
     # UTF-8, as Python reads source files, whatever the worker's locale.
     with open(folder + "/pymodel.json", encoding="utf-8") as f:
         cfg = json.load(f)
@@ -147,7 +105,6 @@ def load(folder, params, device):
                 t.copy_(ref)
                 loaded.append(name)
     model.eval()
-    check_settings("while it was built")
     return model
 
 # kb_dtype's codes (include/kb/solution.h).
@@ -176,7 +133,6 @@ def forward(model, inputs, stream):
         finally:
             if legacy is not None:
                 torch.cuda.current_stream().wait_stream(legacy)
-    check_settings("in forward")
     if not isinstance(out, (tuple, list)):
         out = (out,)
     shapes = []
@@ -205,11 +161,15 @@ def describe(exc):
     return (text[-1] if text else type(exc).__name__) + where
 )PY";
 
-// torch's process-wide settings as (name, value), read here in C++: what
-// ModelNew's Python can reach it can rewrite, and a check kept only in the
-// glue was emptied through sys.modules (the glue's own check stays, for its
-// messages in torch's spellings). Precision and algorithm choices, the CPU
-// thread counts the eager baseline was timed with, and flush-to-zero.
+// torch's process-wide settings that change what an operation computes or
+// how it is chosen (precision, algorithm search, determinism), the CPU
+// thread counts the eager baseline was timed with, and flush-to-zero, as
+// (name, value): read before ModelNew's module runs and compared after its
+// construction and after every forward (docs/solution-format.md, "Run-time
+// checks"). Read here in C++: what ModelNew's Python can reach it can
+// rewrite, and a check kept in the glue's Python was emptied through
+// sys.modules. A TF32 GEMM in an fp32 task is a precision cheat, and
+// cudnn.benchmark's search is timed work that happens outside the calls.
 using TorchSettings = std::vector<std::pair<std::string, std::string>>;
 
 TorchSettings torchSettings() {

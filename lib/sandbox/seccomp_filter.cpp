@@ -22,10 +22,7 @@ SeccompFilter::~SeccompFilter() {
 int SeccompFilter::add(uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> cmps) {
   int nr = seccomp_syscall_resolve_name(name);
   if (nr == __NR_SCMP_ERROR) return -1;
-  int rc = seccomp_rule_add_array(ctx_, action, nr, static_cast<unsigned>(cmps.size()),
-                                  cmps.size() ? cmps.begin() : nullptr);
-  if (rc != 0 && rc != -EEXIST)
-    throw Error(std::string("seccomp: cannot add a rule for ") + name + ": " + std::strerror(-rc));
+  addNumber(action, nr, cmps);
   return nr;
 }
 
