@@ -245,11 +245,18 @@ class Checker(ast.NodeVisitor):
 
     # --- uses -------------------------------------------------------------------
     def visit_Attribute(self, node):
-        if node.attr in ESCAPE_ATTRIBUTES:
-            self.add(node, "py-introspection", f"`.{node.attr}` reaches objects the solution was not handed "
-                     "(classes, module globals, frames: the harness's too)")
         name = self.dotted(node)
-        if name is not None and isinstance(node.ctx, ast.Load):
+        whole = name is not None and isinstance(node.ctx, ast.Load)
+        # An escape attribute anywhere in a chain judged whole (its inner
+        # nodes are not visited: fn.__globals__.get), else this node's own.
+        n = node
+        while isinstance(n, ast.Attribute):
+            if n.attr in ESCAPE_ATTRIBUTES:
+                self.add(node, "py-introspection", f"`.{n.attr}` reaches objects the solution was not handed "
+                         "(classes, module globals, frames: the harness's too)")
+                break
+            n = n.value if whole else None
+        if whole:
             self.check_name(node, name)
             return  # the whole chain is judged once
         self.generic_visit(node)
