@@ -60,6 +60,18 @@ MODULE_RULES = {
     "torch.library": ("py-monkeypatch", "registers or overrides torch operators"),
 }
 
+# Modules that `from PACKAGE import NAME` can bind (an `import` statement
+# always binds a module): where one of them, or a name bound to one, stands
+# as a value (a list's element, an argument, a default, a return value) the
+# rules lose sight of what is reached through it (`T = [torch][0]`).
+KNOWN_MODULES = {
+    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules", "torch.nn.parameter",
+    "torch.cuda", "torch.utils", "torch.utils.cpp_extension", "torch.backends", "torch.autograd", "torch.fx",
+    "torch.linalg", "torch.fft", "torch.special", "torch.sparse", "torch.library", "torch.jit", "torch.ops",
+    "torch.distributed", "torch.testing", "torch.overrides", "torch.multiprocessing", "torch.amp",
+    "os", "os.path", "sys", "math", "builtins", "types", "functools", "operator", "numpy", "np",
+}
+
 # Attributes whose use is a rule: dotted name (after alias resolution) -> rule, why.
 ATTRIBUTE_RULES = {
     "sys.modules": ("py-introspection", "reaches every loaded module, the harness's included"),
@@ -186,6 +198,7 @@ class Checker(ast.NodeVisitor):
         self.path, self.lines, self.torch_compute = path, lines, torch_compute
         self.findings = []
         self.aliases = {}  # local name -> dotted module or attribute it is bound to
+        self.modules = set()  # dotted names that are modules (imports, KNOWN_MODULES)
         self.model_classes = set()
         self.in_forward = False
         self.compute = compute_names() if torch_compute != "off" else set()
@@ -226,6 +239,41 @@ class Checker(ast.NodeVisitor):
                         self.add(node, rule, f"`{name}` {why}")
                         return
 
+    def annotate(self, tree):
+        """Gives every node its parent (module values are judged by where they stand)."""
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                child.kb_parent = parent
+
+    def is_module(self, node):
+        """Whether a Name or attribute chain stands for a module object."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in self.aliases:  # a local of that name is not a module
+            return False
+        name = self.dotted(node)
+        return name in self.modules or name in KNOWN_MODULES
+
+    def judge_module_value(self, node):
+        """A module may be the root of an attribute chain, or bound to a
+        plain name (an alias the rules follow); anywhere else it is a value
+        the rules cannot follow (`T = [torch][0]`, `f(torch)`, `getattr(torch, n)`)."""
+        if not self.is_module(node):
+            return
+        parent = getattr(node, "kb_parent", None)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return
+        if isinstance(parent, ast.Assign) and parent.value is node and all(isinstance(t, ast.Name) for t in parent.targets):
+            return
+        # hasattr(torch, "channels_last_3d"): a feature test, only a bool comes back.
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "hasattr"
+                and "hasattr" not in self.aliases and len(parent.args) == 2 and parent.args[0] is node
+                and isinstance(parent.args[1], ast.Constant) and isinstance(parent.args[1].value, str)):
+            return
+        self.add(node, "py-module-value", f"`{self.dotted(node)}` is a module used as a value: the rules cannot follow "
+                 "what is reached through it (use its attributes, or bind it with import)")
+
     def module_roots(self):
         """The names that stand for modules: imported ones and their roots."""
         return {v.split(".")[0] for v in self.aliases.values()} | set(self.aliases)
@@ -234,6 +282,8 @@ class Checker(ast.NodeVisitor):
     def visit_Import(self, node):
         for a in node.names:
             self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self.modules.add(a.name)
+            self.modules.update(".".join(a.name.split(".")[:i + 1]) for i in range(a.name.count(".")))
             self.check_name(node, a.name)
 
     def visit_ImportFrom(self, node):
@@ -258,11 +308,13 @@ class Checker(ast.NodeVisitor):
             n = n.value if whole else None
         if whole:
             self.check_name(node, name)
+            self.judge_module_value(node)
             return  # the whole chain is judged once
         self.generic_visit(node)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
+            self.judge_module_value(node)
             if node.id in self.aliases and self.aliases[node.id] != node.id:
                 self.check_name(node, self.aliases[node.id])
             elif node.id in BUILTIN_RULES and node.id not in self.aliases:
@@ -567,6 +619,7 @@ def check_file(rel, text, torch_compute, extract, nfiles, source_map=False):
     extract, its load_inline calls); raises what parsing raises."""
     tree = ast.parse(text, filename=rel)
     checker = Checker(rel, text.splitlines(), torch_compute)
+    checker.annotate(tree)
     checker.visit(tree)
     maps = SourceMap(text.split("\n"), Constants(tree)) if source_map else None
     for node, args, given in load_inline_calls(checker, tree):

@@ -2,7 +2,7 @@
 """The audit's tables: claims beside our verdicts and speed-ups.
 
     report.py CLAIMS.json WORK OUT_PREFIX [--device D] [--tasks DIR] [--seconds S] [--only IDS]
-              [--kbreward KBREWARD] [--html] [--kb-harness KB_HARNESS.json]
+              [--kbreward KBREWARD] [--html] [--kb-harness KB_HARNESS.json] [--rows EARLIER.json]
 
 Reads claims.json (extract.py), WORK/reports/<id>.check.json (kbcheck
 TASK SOL --policy kernelbench) and <id>.prof.json (kbprof, where kbcheck
@@ -19,6 +19,10 @@ OUT_PREFIX.kbreward.json (its groups in OUT_PREFIX.json under `kbreward`).
 with the per-solution table as its first section.
 --kb-harness: kb_harness.py's output; when it holds results (not
 "skipped"), the KernelBench harness's verdict and speed-up stand beside ours.
+--rows: our verdicts from an earlier OUT_PREFIX.json (its device, its
+run's figures) instead of WORK's reports, when those are gone: a
+KernelBench harness run made later, maybe on another GPU, beside them
+(WORK is then not read; no --kbreward).
 """
 import argparse
 import datetime
@@ -157,6 +161,16 @@ def row(claim, check, prof, task, kb=None):
         r["flags"].append("KernelBench: excessive speed-up")
     status = r["check_status"] if r["check_status"] != "ok" else (r["profile_status"] or "ok (not profiled)")
     r["status"] = status
+    return r
+
+
+def with_kb_harness(r, kb):
+    """An earlier run's row with the KernelBench harness's entry beside it
+    (as row() puts it: the columns and the excessive speed-up flag)."""
+    r = dict(r, flags=[f for f in r.get("flags") or [] if not f.startswith("KernelBench:")])
+    r["kb_harness"] = kb_harness_row(kb)
+    if (kb or {}).get("excessive_speedup"):
+        r["flags"].append("KernelBench: excessive speed-up")
     return r
 
 
@@ -341,7 +355,13 @@ def main():
     ap.add_argument("--kbreward", default="", help="kbreward binary: its tables from the same reports")
     ap.add_argument("--html", action="store_true", help="also OUT.html")
     ap.add_argument("--kb-harness", default="", help="kb_harness.py's JSON: KernelBench's verdicts beside ours")
+    ap.add_argument("--rows", default="", help="an earlier OUT_PREFIX.json: our verdicts from it, not from WORK")
     a = ap.parse_args()
+    if a.rows and a.kbreward:
+        ap.error("--rows takes our verdicts from an earlier run's table: there are no reports for --kbreward")
+    earlier = load(a.rows) if a.rows else None
+    if a.rows and earlier is None:
+        ap.error(f"--rows {a.rows}: not a readable JSON file")
     claims = json.load(open(a.claims))
     version = (claims.get("kernelbench") or {}).get("version")
     prefix = f"kernelbench-{version}" if version else "kernelbench"
@@ -352,8 +372,14 @@ def main():
     rows, report_files = [], []
     gpu = None
     only = set(filter(None, a.only.split(",")))
+    earlier_rows = {r["id"]: r for r in (earlier or {}).get("solutions", [])}
     for c in claims["solutions"]:
         if only and c["id"] not in only:
+            continue
+        if earlier is not None:
+            rows.append(with_kb_harness(earlier_rows.get(c["id"]) or row(c, None, None, None),
+                                        (kb_results or {}).get(c["id"])))
+            gpu = gpu or earlier.get("gpu")
             continue
         base = os.path.join(a.work, "reports", c["id"])
         check, prof = load(base + ".check.json"), load(base + ".prof.json")
@@ -373,6 +399,11 @@ def main():
               f"tasks: KernelBench {version or '(unversioned)'}. "
               f"Run on {gpu or a.device} ({a.device}), policy kernelbench, {made_at}"
               + (f", {a.seconds:.0f} s" if a.seconds is not None else "") + ".")
+    if earlier is not None:
+        header = (f"Corpus: {corpus.get('source', '?')} at {(corpus.get('commit') or '?')[:12]} (claims measured on {corpus.get('gpu', '?')}); "
+                  f"tasks: KernelBench {version or '(unversioned)'}. Our verdicts: {os.path.basename(a.rows)}, run on "
+                  f"{gpu or '?'} ({earlier.get('device') or '?'}), policy kernelbench, {earlier.get('made_at', '?')}; "
+                  f"this table made {made_at}.")
     kb_note = None
     if kbh is not None:
         h = kbh.get("harness") or {}

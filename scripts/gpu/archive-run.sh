@@ -37,7 +37,8 @@
 #                into $OUT (pyb-*.json), one summary line each
 #   kbharness    KernelBench's own harness (eval_kernel_against_ref) on the audit's solutions:
 #                experiments/audit/kb_harness.py with .kb/kernelbench-src (its README says how to
-#                make it); kb-harness.json into $OUT, for report.py's KernelBench columns
+#                make it); kb-harness.json into $OUT, for report.py's KernelBench columns; with
+#                .kb/kb-harness.json (an earlier call's, copied back) only the solutions it lacks run
 #   tools        only kbcheck, kbcheck-worker, kbprof, kbsynth, kbreward and the Python adapter (a short
 #                call; enough for every step but suite and serve)
 #   suite        meson test --suite gpu on that build (testlog.json into $OUT); SUITE_ONLY:
@@ -170,8 +171,10 @@ for step in "$@"; do
     kbharness)
       # KernelBench's own harness on the audit's solutions (experiments/audit/kb_harness.py),
       # its source from .kb/kernelbench-src (a git archive of KernelBench, never the tree).
+      # An earlier call's verdicts (.kb/kb-harness.json: its $OUT file, copied back) are kept: the rest run.
+      resume=(); [ -f .kb/kb-harness.json ] && cp .kb/kb-harness.json "$OUT/kb-harness.json" && resume=(--resume)
       timeout "${KBH_TIMEOUT:-540}" python3 -u experiments/audit/kb_harness.py --src .kb/kernelbench-src \
-        --claims .kb/audit/claims.json --audit .kb/audit --kb .kb/kb-tasks --out "$OUT/kb-harness.json" \
+        --claims .kb/audit/claims.json --audit .kb/audit --kb .kb/kb-tasks --out "$OUT/kb-harness.json" "${resume[@]}" \
         --work /tmp/kbh --timeout 120 --deadline "${KBH_DEADLINE:-480}" >"$OUT/kb-harness.log" 2>&1
       echo "kbharness rc=$?"; tail -8 "$OUT/kb-harness.log"
       jq -r '.solutions | to_entries[] | "\(.key) \(.value.status) \(.value.speedup // "-")"' "$OUT/kb-harness.json" 2>/dev/null | tail -45 ;;
@@ -183,8 +186,10 @@ for step in "$@"; do
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
       find $C -name task.json | sort | while read -r f; do
-        jq -r '[.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
-          (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] | @tsv' "$f"
+        # No compile_baseline at all: the import was stopped before this task's compile step.
+        jq -r 'if .compile_baseline == null then [.id, "unfinished", "the import was stopped before its compile step"] else
+          [.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
+          (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] end | @tsv' "$f"
       done >"$OUT/compile-level$L.tsv"
       echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c ;;
     serve)
