@@ -199,6 +199,7 @@ class Checker(ast.NodeVisitor):
         self.findings = []
         self.aliases = {}  # local name -> dotted module or attribute it is bound to
         self.modules = set()  # dotted names that are modules (imports, KNOWN_MODULES)
+        self.torch_submodules = {}  # the class being read: self.NAME -> the torch.nn class __init__ made it
         self.model_classes = set()
         self.in_forward = False
         self.compute = compute_names() if torch_compute != "off" else set()
@@ -392,11 +393,32 @@ class Checker(ast.NodeVisitor):
             self.visit(d)
         for b in node.bases:
             self.visit(b)
+        was = self.torch_submodules
+        self.torch_submodules = self.submodules_of(node)
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                 self.visit_function(item, False)  # construction: the weights' set-up, not the call
             else:
                 self.visit(item)
+        self.torch_submodules = was
+
+    def submodules_of(self, node):
+        """`self.NAME = torch.nn.Linear(...)` in the class's __init__: NAME ->
+        the torch.nn class (a call of self.NAME in forward is torch compute)."""
+        found = {}
+        for item in node.body:
+            if not (isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__"):
+                continue
+            for st in ast.walk(item):
+                if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                    continue
+                made = self.dotted(st.value.func) or ""
+                if not (made.startswith("torch.nn.") and made.split(".")[-1][:1].isupper()):
+                    continue
+                for t in st.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        found[t.attr] = made
+        return found
 
     # Under --torch-compute, the call is forward and whatever it calls: every
     # function and lambda of the file but a class's __init__ (a module-level
@@ -426,6 +448,11 @@ class Checker(ast.NodeVisitor):
                          self.torch_compute)
             elif method and not torch_fn and method in self.compute:
                 self.add(node, "py-torch-compute", f"`.{method}()` is torch compute in forward (the policy allows only your kernels)",
+                         self.torch_compute)
+            elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+                  and func.attr in self.torch_submodules):
+                self.add(node, "py-torch-compute", f"`self.{func.attr}(...)` runs `{self.torch_submodules[func.attr]}` "
+                         "(made in __init__) in forward: torch compute (the policy allows only your kernels)",
                          self.torch_compute)
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                 self.add(node, "py-torch-compute", f"`self.{func.attr}(...)` runs a submodule or method in forward; "
