@@ -215,12 +215,32 @@ std::string changedSetting(const TorchSettings& before, const char* when) {
   return {};
 }
 
+// The Python threads alive in the interpreter (its thread states; torch's
+// own native pools have none). Read with the GIL held, when a thread state
+// is neither made nor removed under us.
+int pythonThreads() {
+  int n = 0;
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Main()); t; t = PyThreadState_Next(t)) ++n;
+  return n;
+}
+
+// A Python thread that ModelNew started and left running, as a refusal:
+// work it does after the call returns is outside the timed call (and the
+// output was copied out already); empty if there is none.
+std::string leftThreads(int before, const char* when) {
+  int now = pythonThreads();
+  if (now <= before) return {};
+  return "ModelNew left " + std::to_string(now - before) + " Python thread(s) running (" + when +
+         "): work after the call is outside the timed call; refused";
+}
+
 // What kb_init leaves for kb_forward (through set_host_object).
 struct PyState {
   PyObject* glue = nullptr;   // the glue module's dict
   PyObject* model = nullptr;  // the ModelNew instance
   bool cuda = false;
   TorchSettings settings;     // as the worker set them, before ModelNew's module ran
+  int threads = 0;            // Python threads before ModelNew's module ran
 };
 
 // The folder this library was copied into (beside model_new.py).
@@ -382,6 +402,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* 
   auto state = std::make_unique<PyState>();
   state->cuda = api->device == KB_CUDA;
   state->settings = torchSettings();
+  state->threads = pythonThreads();
   // The glue's module is the adapter's alone: not in sys.modules, where an
   // `import _kb_harness` reached its check.
   PyObject* module = PyModule_New("_kb_harness");
@@ -423,6 +444,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* 
   if (!state->model) return fail(api, ctx, "building ModelNew failed: " + pythonError(state->glue));
   if (std::string changed = changedSetting(state->settings, "while it was built"); !changed.empty())
     return fail(api, ctx, changed);
+  if (std::string left = leftThreads(state->threads, "after it was built"); !left.empty()) return fail(api, ctx, left);
   PyState* kept = state.release();
   if (api->set_host_object(ctx, "kb.python", kept, destroyState) != 0) {
     delete kept;
@@ -475,6 +497,10 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_forward(const kb_ap
   if (std::string changed = changedSetting(state->settings, "in forward"); !changed.empty()) {
     Py_DECREF(got);
     return fail(api, ctx, changed);
+  }
+  if (std::string left = leftThreads(state->threads, "after forward returned"); !left.empty()) {
+    Py_DECREF(got);
+    return fail(api, ctx, left);
   }
   PyObject* results = PyTuple_GetItem(got, 0);  // borrowed
   PyObject* shapes = PyTuple_GetItem(got, 1);
