@@ -157,7 +157,10 @@ SEGMENT_EXEMPT = {"torch.signal"}
 # function's __globals__ to its module, a frame's f_back to its caller).
 ESCAPE_ATTRIBUTES = {"__subclasses__", "__globals__", "__code__", "__closure__", "__mro__", "__bases__", "__base__",
                      "__builtins__", "f_globals", "f_locals", "f_builtins", "f_back", "tb_frame", "gi_frame",
-                     "cr_frame", "ag_frame"}
+                     "cr_frame", "ag_frame",
+                     # a builtin's __self__ is the builtins module (len.__self__.__import__);
+                     # any object's or module's __dict__ is its namespace, whatever is in it
+                     "__self__", "__dict__", "__import__", "__loader__", "__spec__"}
 
 # Special methods that change what calling ModelNew, or reading its
 # attributes or results, does.
@@ -265,7 +268,9 @@ class Checker(ast.NodeVisitor):
         parent = getattr(node, "kb_parent", None)
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return
-        if isinstance(parent, ast.Assign) and parent.value is node and all(isinstance(t, ast.Name) for t in parent.targets):
+        # (Not in a class body: `class A: t = torch` is reached as A.t, which no alias follows.)
+        if (isinstance(parent, ast.Assign) and parent.value is node and all(isinstance(t, ast.Name) for t in parent.targets)
+                and not isinstance(getattr(parent, "kb_parent", None), ast.ClassDef)):
             return
         # hasattr(torch, "channels_last_3d"): a feature test, only a bool comes back.
         if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "hasattr"
