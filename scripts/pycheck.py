@@ -75,6 +75,10 @@ KNOWN_MODULES = {
 # Attributes whose use is a rule: dotted name (after alias resolution) -> rule, why.
 ATTRIBUTE_RULES = {
     "sys.modules": ("py-introspection", "reaches every loaded module, the harness's included"),
+    "operator.attrgetter": ("py-dynamic-code", "reaches attributes by computed names"),
+    "torch.ops.load_library": ("py-native", "loads a native library outside the build (dlopen)"),
+    "torch.classes.load_library": ("py-native", "loads a native library outside the build (dlopen)"),
+    "operator.methodcaller": ("py-dynamic-code", "calls methods by computed names"),
     "sys._getframe": ("py-introspection", "walks the harness's frames"),
     "sys.settrace": ("py-introspection", "traces the harness's code"),
     "sys.setprofile": ("py-introspection", "profiles the harness's code"),
@@ -160,7 +164,9 @@ ESCAPE_ATTRIBUTES = {"__subclasses__", "__globals__", "__code__", "__closure__",
                      "cr_frame", "ag_frame",
                      # a builtin's __self__ is the builtins module (len.__self__.__import__);
                      # any object's or module's __dict__ is its namespace, whatever is in it
-                     "__self__", "__dict__", "__import__", "__loader__", "__spec__"}
+                     "__self__", "__dict__", "__import__", "__loader__", "__spec__",
+                     # attribute lookup by a string, past every rule on names
+                     "__getattribute__", "__getattr__"}
 
 # Special methods that change what calling ModelNew, or reading its
 # attributes or results, does.
@@ -321,6 +327,10 @@ class Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
             self.judge_module_value(node)
+            parent = getattr(node, "kb_parent", None)
+            if (node.id == "getattr" and "getattr" not in self.aliases
+                    and not (isinstance(parent, ast.Call) and parent.func is node)):
+                self.add(node, "py-dynamic-code", "getattr passed around as a value: its calls are not judged")
             if node.id in self.aliases and self.aliases[node.id] != node.id:
                 self.check_name(node, self.aliases[node.id])
             elif node.id in BUILTIN_RULES and node.id not in self.aliases:
@@ -385,6 +395,10 @@ class Checker(ast.NodeVisitor):
         for b in bases:
             if b == "torch.Tensor" or b.endswith(".Tensor") or b == "Tensor":
                 self.add(node, "py-tensor-subclass", f"class {node.name} subclasses torch.Tensor: outputs must be plain tensors")
+        for kw in node.keywords:
+            if kw.arg == "metaclass":
+                self.add(node, "py-call-override", f"class {node.name} has a metaclass: what constructing it (the "
+                         "harness's ModelNew(...)) returns is the metaclass's choice")
         is_model = node.name == "ModelNew" or any(b.split(".")[-1] in self.model_classes for b in bases)
         if is_model:
             self.model_classes.add(node.name)
@@ -440,8 +454,24 @@ class Checker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
     visit_Lambda = visit_FunctionDef
 
+    def judge_getattr(self, node):
+        """getattr(obj, NAME): a literal NAME is judged as the attribute
+        `.NAME` would be (an escape attribute); a computed one could be any."""
+        if len(node.args) < 2:
+            return
+        name = node.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            if name.value in ESCAPE_ATTRIBUTES:
+                self.add(node, "py-introspection", f"`getattr(..., {name.value!r})` reaches objects the solution was "
+                         "not handed (classes, module globals, frames: the harness's too)")
+        else:
+            self.add(node, "py-dynamic-code", "getattr with a computed name reaches any attribute, past every rule "
+                     "on names (use the attribute, or a literal name)")
+
     def visit_Call(self, node):
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "getattr" and "getattr" not in self.aliases:
+            self.judge_getattr(node)
         if isinstance(func, ast.Attribute) and func.attr in HOOKS:
             self.add(node, "py-call-override", f"`{func.attr}` runs code around the model's call")
         if self.in_forward and self.torch_compute != "off":
