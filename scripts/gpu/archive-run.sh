@@ -48,7 +48,8 @@
 #                from ../shared/kernelbench, never the tree), bounded by COMPILE_TIMEOUT (default 500 s);
 #                $OUT/compile-level$COMPILE_LEVEL.tsv: id, baseline (aoti | python_compile | none), reason;
 #                one level a call (level 3 took 332 s on the H200 without the Python check);
-#                COMPILE_JOBS: parallel baseline jobs (default 8)
+#                COMPILE_JOBS: parallel baseline jobs (default 8); a level cut short goes on
+#                where it stopped when called again on the same warm machine (--skip-existing)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
@@ -182,7 +183,9 @@ for step in "$@"; do
     compile)
       L=${COMPILE_LEVEL:-3}; C=/tmp/kbc$L
       [ -d .kb/kernelbench-all/level$L ] || { echo "compile: no .kb/kernelbench-all/level$L"; continue; }
-      timeout "${COMPILE_TIMEOUT:-500}" $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C \
+      # A level cut short by the timeout on this (warm) machine goes on where it stopped.
+      resume=(); [ -d $C ] && resume=(--skip-existing)
+      timeout "${COMPILE_TIMEOUT:-500}" $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" \
         --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >"$OUT/compile-level$L.log" 2>&1
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
