@@ -422,18 +422,23 @@ class Checker(ast.NodeVisitor):
         self.torch_submodules = was
 
     def submodules_of(self, node):
-        """`self.NAME = torch.nn.Linear(...)` in the class's __init__: NAME ->
-        the torch.nn class (a call of self.NAME in forward is torch compute)."""
+        """`self.NAME = torch.nn.Linear(...)` (or `= torch.relu`) in the class's
+        __init__: NAME -> what it runs (a call of self.NAME in forward is torch compute)."""
         found = {}
         for item in node.body:
             if not (isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__"):
                 continue
             for st in ast.walk(item):
-                if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                if not isinstance(st, ast.Assign):
                     continue
-                made = self.dotted(st.value.func) or ""
-                if not (made.startswith("torch.nn.") and made.split(".")[-1][:1].isupper()):
-                    continue
+                if isinstance(st.value, ast.Call):  # self.proj = nn.Linear(...)
+                    made = self.dotted(st.value.func) or ""
+                    if not (made.startswith("torch.nn.") and made.split(".")[-1][:1].isupper()):
+                        continue
+                else:  # self.act = torch.relu (a compute function itself)
+                    made = self.dotted(st.value) if isinstance(st.value, (ast.Name, ast.Attribute)) else None
+                    if not (made and made.startswith("torch.") and made.split(".")[-1] in self.compute):
+                        continue
                 for t in st.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         found[t.attr] = made
