@@ -47,8 +47,10 @@
 #                cuda of .kb/kernelbench-all/level$COMPILE_LEVEL (default 3; the 250 problem files copied
 #                from ../shared/kernelbench, never the tree), bounded by COMPILE_TIMEOUT (default 500 s);
 #                $OUT/compile-level$COMPILE_LEVEL.tsv: id, baseline (aoti | python_compile | none), reason;
-#                one level a call (level 3 took 332 s on the H200 without the Python check);
-#                COMPILE_JOBS: parallel baseline jobs (default 8); a level cut short goes on
+#                COMPILE_LEVEL="3 2 1": those levels one after another inside COMPILE_TIMEOUT
+#                (level 3 took 332 s on the H200 without the Python check);
+#                COMPILE_JOBS: parallel baseline jobs (default 8), CAPTURE_JOBS: capture workers
+#                (default 8); a level cut short goes on
 #                where it stopped when called again on the same warm machine (--skip-existing)
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
@@ -181,12 +183,17 @@ for step in "$@"; do
       echo "kbharness rc=$?"; tail -8 "$OUT/kb-harness.log"
       jq -r '.solutions | to_entries[] | "\(.key) \(.value.status) \(.value.speedup // "-")"' "$OUT/kb-harness.json" 2>/dev/null | tail -45 ;;
     compile)
-      L=${COMPILE_LEVEL:-3}; C=/tmp/kbc$L
+      # COMPILE_LEVEL may name several levels ("3 2 1"): one after another, all inside
+      # COMPILE_TIMEOUT seconds together.
+      end=$(( $(date +%s) + ${COMPILE_TIMEOUT:-500} ))
+      for L in ${COMPILE_LEVEL:-3}; do
+      C=/tmp/kbc$L; left=$(( end - $(date +%s) ))
       [ -d .kb/kernelbench-all/level$L ] || { echo "compile: no .kb/kernelbench-all/level$L"; continue; }
+      [ $left -gt 5 ] || { echo "compile level$L: no time left"; continue; }
       # A level cut short by the timeout on this (warm) machine goes on where it stopped.
       resume=(); [ -d $C ] && resume=(--skip-existing)
-      timeout "${COMPILE_TIMEOUT:-500}" $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" \
-        --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >"$OUT/compile-level$L.log" 2>&1
+      timeout $left $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
+        --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >>"$OUT/compile-level$L.log" 2>&1
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
       find $C -name task.json | sort | while read -r f; do
@@ -195,7 +202,8 @@ for step in "$@"; do
           [.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
           (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] end | @tsv' "$f"
       done >"$OUT/compile-level$L.tsv"
-      echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c ;;
+      echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c
+      done ;;
     serve)
       (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve) >"$OUT/serve-build.log" 2>&1 || { tail -30 "$OUT/serve-build.log"; exit 1; }
       tail -3 "$OUT/serve-build.log"
