@@ -138,7 +138,7 @@ void BaselinePool::record(const Json& line) {
                line.value("id", "?").c_str(), what.c_str(), rate * 60, eta / 60, eta % 60);
 }
 
-std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why) {
+std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why, bool& system_cxx) {
   std::vector<std::string> args = {"--device", o_.device, "--weights", o_.weights};
   if (o_.force) args.push_back("--force");
   args.push_back("-");
@@ -146,6 +146,7 @@ std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why
   {
     std::lock_guard<std::mutex> lock(mu_);
     env = env_;
+    system_cxx = system_cxx_;
     if (system_cxx_) env.insert(env.end(), {{"CXX", "/usr/bin/c++"}, {"CC", "/usr/bin/cc"}});
   }
   auto w = std::make_unique<python::ScriptWorker>(o_.python, "baseline.py", args, env);
@@ -167,6 +168,7 @@ std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why
 
 void BaselinePool::slot() {
   std::unique_ptr<python::ScriptWorker> w;
+  bool w_system_cxx = false;  // the compiler `w` builds with
   for (;;) {
     std::string dir;
     {
@@ -189,7 +191,7 @@ void BaselinePool::slot() {
     }
     if (!w) {
       std::string why;
-      w = startWorker(why);
+      w = startWorker(why, w_system_cxx);
       if (!w) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!no_device_) record(failedLine(dir, why));
@@ -242,12 +244,18 @@ void BaselinePool::slot() {
       record(failed);
       continue;
     }
-    if (code >= 128 && !system_cxx_ && python::otherCxxThanSystem() && retried_.insert(dir).second) {
-      // Built again by a worker with /usr/bin/c++, at once; so are all later builds.
+    // A worker killed by a signal while it built with another $CXX than the
+    // system's: its bundle is built again, once, by a worker with /usr/bin/c++,
+    // and so are all later builds. Every worker started before the switch
+    // counts, not only the first to die: the builds start together (16 at once
+    // on the GPU machine, 2026-12-06) and all of them died with /opt/gcc's g++.
+    if (code >= 128 && !w_system_cxx && python::otherCxxThanSystem() && retried_.insert(dir).second) {
+      if (!system_cxx_)
+        std::fprintf(stderr, "kbsynth: baseline.py was killed by signal %d with CXX=%s; building with /usr/bin/c++ "
+                     "from now on\n", code - 128, std::getenv("CXX"));
       system_cxx_ = true;
-      std::fprintf(stderr, "kbsynth: baseline.py was killed by signal %d with CXX=%s; building with /usr/bin/c++ "
-                   "from now on\n", code - 128, std::getenv("CXX"));
       queue_.push_back({dir, UINTMAX_MAX, 0});
+      cv_.notify_one();
       continue;
     }
     record(failedLine(dir, "baseline.py died on this bundle (exit " + std::to_string(code) +

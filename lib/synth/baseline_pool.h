@@ -80,7 +80,8 @@ class BaselinePool {
   void slot();
   // A ready worker (it said hello), or null: no device (no_device_ set), or
   // `why` says why it could not start.
-  std::unique_ptr<python::ScriptWorker> startWorker(std::string& why);
+  // `system_cxx`: whether the worker builds with /usr/bin/c++ (runBaselineScript's fallback).
+  std::unique_ptr<python::ScriptWorker> startWorker(std::string& why, bool& system_cxx);
   void record(const Json& line);  // under mu_
 
   BaselinePoolOptions o_;

@@ -192,14 +192,20 @@ for step in "$@"; do
       [ $left -gt 5 ] || { echo "compile level$L: no time left"; continue; }
       # A level cut short by the timeout on this (warm) machine goes on where it stopped.
       resume=(); [ -d $C ] && resume=(--skip-existing)
-      timeout $left $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
+      # The system compiler for AOTInductor's builds: under the GPU machine's /opt/gcc g++
+      # baseline.py died by SIGSEGV on every build it started (2026-12-06).
+      CXX=/usr/bin/c++ CC=/usr/bin/cc timeout $left $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
         --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >>"$OUT/compile-level$L.log" 2>&1
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
       find $C -name task.json | sort | while read -r f; do
-        # No compile_baseline at all: the import was stopped before this task's compile step.
-        jq -r 'if .compile_baseline == null then [.id, "unfinished", "the import was stopped before its compile step"] else
-          [.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
+        # No compile_baseline in task.json: the import report's line for it says why (baseline.py
+        # died on it), or there is none: the import was stopped before its compile step.
+        jq -r --slurpfile rep $C/import-report.json 'if .compile_baseline == null then
+            (.id as $id | ([$rep[0].tasks[]? | select(.id == $id) | .compiled | select(.status == "failed")] | .[0]) as $c |
+             if $c then [.id, "none", ("kbsynth: " + $c.reason + ": " + ($c.message // "") | .[0:300])]
+             else [.id, "unfinished", "the import was stopped before its compile step"] end)
+          else [.id, ((.compile_baseline // {}) | to_entries | .[0].value // {} |
           (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] end | @tsv' "$f"
       done >"$OUT/compile-level$L.tsv"
       echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c
