@@ -220,16 +220,21 @@ class Checker(ast.NodeVisitor):
                               "column": getattr(node, "col_offset", -1) + 1, "message": message,
                               "source_line": text})
 
-    def dotted(self, node):
-        """The dotted name an expression stands for, aliases resolved; None if it is not one."""
+    @staticmethod
+    def chain(node):
+        """(the Name an attribute chain starts at, its attributes in order), or (None, ...)."""
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name):
+        return (node if isinstance(node, ast.Name) else None), list(reversed(parts))
+
+    def dotted(self, node):
+        """The dotted name an expression stands for, aliases resolved; None if it is not one."""
+        root, parts = self.chain(node)
+        if root is None:
             return None
-        root = self.aliases.get(node.id, node.id)
-        return ".".join([root] + list(reversed(parts)))
+        return ".".join([self.aliases.get(root.id, root.id)] + parts)
 
     def check_name(self, node, name):
         if name is None:
@@ -257,10 +262,8 @@ class Checker(ast.NodeVisitor):
 
     def is_module(self, node):
         """Whether a Name or attribute chain stands for a module object."""
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or root.id not in self.aliases:  # a local of that name is not a module
+        root, _ = self.chain(node)
+        if root is None or root.id not in self.aliases:  # a local of that name is not a module
             return False
         name = self.dotted(node)
         return name in self.modules or name in KNOWN_MODULES

@@ -7,6 +7,7 @@
 // /usr/bin/c++, not only the first one.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
