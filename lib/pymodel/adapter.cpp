@@ -20,14 +20,19 @@
 #include <xmmintrin.h>
 #endif
 
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 
 #include "kb/solution.h"
@@ -215,6 +220,82 @@ std::string changedSetting(const TorchSettings& before, const char* when) {
   return {};
 }
 
+// The settings above that decide what a torch operation computes, read
+// cheaply (no strings) at every operation ModelNew's forward runs: a
+// setting switched on around one GEMM and back off before forward returns
+// is the same before and after the call, and is seen only at the GEMM.
+struct OpSettings {
+  std::array<long long, 9> values{};
+  bool operator==(const OpSettings&) const = default;
+};
+
+OpSettings opSettings() {
+  at::Context& c = at::globalContext();
+  OpSettings s;
+  auto read = [](const auto& f) -> long long {
+    try {
+      return static_cast<long long>(f());
+    } catch (const std::exception&) {  // torch refuses to read a mix of its old and new spellings
+      return -1;
+    }
+  };
+  s.values = {read([&] { return c.allowTF32CuBLAS(); }),     read([&] { return c.allowTF32CuDNN(); }),
+              read([&] { return c.benchmarkCuDNN(); }),      read([&] { return c.deterministicCuDNN(); }),
+              read([&] { return c.userEnabledCuDNN(); }),    read([&] { return c.deterministicAlgorithms(); }),
+              read([&] { return c.float32MatmulPrecision(); }),
+              read([&] { return c.allowFP16ReductionCuBLAS(); }), read([&] { return c.allowBF16ReductionCuBLAS(); })};
+  return s;
+}
+
+// Watches every torch operation (a global RecordFunction callback) while
+// ModelNew's forward runs, for a setting that differs from the harness's.
+// RecordFunction takes a plain function pointer, so the one watch of this
+// process is reached through a file-level pointer, set once by kb_init.
+struct OpWatch {
+  OpSettings expected;
+  std::atomic<bool> armed{false};
+  std::atomic<bool> changed{false};
+  std::atomic<unsigned long long> seen{0};  // operations seen while armed
+  at::CallbackHandle handle = 0;
+};
+OpWatch* op_watch = nullptr;
+
+std::unique_ptr<at::ObserverContext> onOperation(const at::RecordFunction&) {
+  OpWatch* w = op_watch;
+  if (!w || !w->armed.load(std::memory_order_relaxed)) return nullptr;
+  w->seen.fetch_add(1, std::memory_order_relaxed);
+  if (!(opSettings() == w->expected)) w->changed.store(true, std::memory_order_relaxed);
+  return nullptr;
+}
+
+OpWatch& startOpWatch() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    op_watch = new OpWatch;  // lives as long as the process, as the callback does
+    op_watch->expected = opSettings();
+    op_watch->handle = at::addGlobalCallback(at::RecordFunctionCallback(onOperation).needsInputs(false));
+  });
+  return *op_watch;
+}
+
+// After a forward: a setting seen changed at one of its operations, or the
+// watch itself switched off (an operation of ours, run armed, not seen), as
+// a refusal; empty if neither.
+std::string opWatchFinding(OpWatch& w) {
+  const unsigned long long before = w.seen.load();
+  (void)at::zeros({1});  // a probe: the watch must see it
+  const bool live = w.seen.load() > before;
+  w.armed = false;
+  if (w.changed.exchange(false))
+    return "ModelNew changed one of torch's process-wide precision or algorithm settings during forward (seen at "
+           "a torch operation; a setting put back before forward returned is seen there too): refused, settings "
+           "stay as the harness set them";
+  if (!live)
+    return "torch's operation callbacks were switched off during forward (the harness watches its settings "
+           "through them): refused";
+  return {};
+}
+
 // The Python threads alive in the interpreter (its thread states; torch's
 // own native pools have none). Read with the GIL held, when a thread state
 // is neither made nor removed under us.
@@ -240,6 +321,7 @@ struct PyState {
   PyObject* model = nullptr;  // the ModelNew instance
   bool cuda = false;
   TorchSettings settings;     // as the worker set them, before ModelNew's module ran
+  OpWatch* watch = nullptr;   // the settings at each operation of a forward
   int threads = 0;            // Python threads before ModelNew's module ran
 };
 
@@ -403,6 +485,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_init(const kb_api* 
   state->cuda = api->device == KB_CUDA;
   state->settings = torchSettings();
   state->threads = pythonThreads();
+  state->watch = &startOpWatch();
   // The glue's module is the adapter's alone: not in sys.modules, where an
   // `import _kb_harness` reached its check.
   PyObject* module = PyModule_New("_kb_harness");
@@ -491,9 +574,15 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_forward(const kb_ap
   Py_DECREF(from_dlpack);
   PyObject* forward = PyDict_GetItemString(state->glue, "forward");
   unsigned long long stream = state->cuda ? reinterpret_cast<uintptr_t>(api->stream(ctx)) : 0;
+  state->watch->armed = true;
   PyObject* got = PyObject_CallFunction(forward, "OOK", state->model, inputs, stream);
   Py_DECREF(inputs);
+  std::string watched = opWatchFinding(*state->watch);
   if (!got) return fail(api, ctx, "ModelNew.forward: " + pythonError(state->glue));
+  if (!watched.empty()) {
+    Py_DECREF(got);
+    return fail(api, ctx, watched);
+  }
   if (std::string changed = changedSetting(state->settings, "in forward"); !changed.empty()) {
     Py_DECREF(got);
     return fail(api, ctx, changed);
