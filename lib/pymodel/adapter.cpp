@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -177,6 +178,30 @@ def describe(exc):
 // cudnn.benchmark's search is timed work that happens outside the calls.
 using TorchSettings = std::vector<std::pair<std::string, std::string>>;
 
+// The settings that decide what a torch operation computes or which
+// algorithm it takes, as (name, reader): the snapshot below and the
+// per-operation watch (OpWatch) read the same list.
+struct PrecisionSetting {
+  const char* name;
+  long long (*read)(at::Context&);
+};
+constexpr PrecisionSetting kPrecisionSettings[] = {
+    {"torch.backends.cuda.matmul.allow_tf32", [](at::Context& c) -> long long { return c.allowTF32CuBLAS(); }},
+    {"torch.backends.cudnn.allow_tf32", [](at::Context& c) -> long long { return c.allowTF32CuDNN(); }},
+    {"torch.backends.cudnn.benchmark", [](at::Context& c) -> long long { return c.benchmarkCuDNN(); }},
+    {"torch.backends.cudnn.deterministic", [](at::Context& c) -> long long { return c.deterministicCuDNN(); }},
+    {"torch.backends.cudnn.enabled", [](at::Context& c) -> long long { return c.userEnabledCuDNN(); }},
+    {"torch.are_deterministic_algorithms_enabled()",
+     [](at::Context& c) -> long long { return c.deterministicAlgorithms(); }},
+    {"torch.get_float32_matmul_precision()",
+     [](at::Context& c) -> long long { return static_cast<long long>(c.float32MatmulPrecision()); }},
+    {"allow_fp16_reduced_precision_reduction",
+     [](at::Context& c) -> long long { return static_cast<long long>(c.allowFP16ReductionCuBLAS()); }},
+    {"allow_bf16_reduced_precision_reduction",
+     [](at::Context& c) -> long long { return static_cast<long long>(c.allowBF16ReductionCuBLAS()); }},
+};
+constexpr size_t kPrecisionSettingCount = std::size(kPrecisionSettings);
+
 TorchSettings torchSettings() {
   at::Context& c = at::globalContext();
   TorchSettings s;
@@ -187,15 +212,7 @@ TorchSettings torchSettings() {
       s.emplace_back(std::move(key), "unreadable");
     }
   };
-  put("torch.backends.cuda.matmul.allow_tf32", [&] { return c.allowTF32CuBLAS(); });
-  put("torch.backends.cudnn.allow_tf32", [&] { return c.allowTF32CuDNN(); });
-  put("torch.backends.cudnn.benchmark", [&] { return c.benchmarkCuDNN(); });
-  put("torch.backends.cudnn.deterministic", [&] { return c.deterministicCuDNN(); });
-  put("torch.backends.cudnn.enabled", [&] { return c.userEnabledCuDNN(); });
-  put("torch.are_deterministic_algorithms_enabled()", [&] { return c.deterministicAlgorithms(); });
-  put("torch.get_float32_matmul_precision()", [&] { return c.float32MatmulPrecision(); });
-  put("allow_fp16_reduced_precision_reduction", [&] { return c.allowFP16ReductionCuBLAS(); });
-  put("allow_bf16_reduced_precision_reduction", [&] { return c.allowBF16ReductionCuBLAS(); });
+  for (const PrecisionSetting& p : kPrecisionSettings) put(p.name, [&] { return p.read(c); });
   using B = at::Float32Backend;
   using O = at::Float32Op;
   for (auto [backend, bname] : {std::pair{B::GENERIC, "generic"}, {B::CUDA, "cuda"}, {B::MKLDNN, "mkldnn"}})
@@ -224,26 +241,18 @@ std::string changedSetting(const TorchSettings& before, const char* when) {
 // cheaply (no strings) at every operation ModelNew's forward runs: a
 // setting switched on around one GEMM and back off before forward returns
 // is the same before and after the call, and is seen only at the GEMM.
-struct OpSettings {
-  std::array<long long, 9> values{};
-  bool operator==(const OpSettings&) const = default;
-};
+using OpSettings = std::array<long long, kPrecisionSettingCount>;
 
 OpSettings opSettings() {
   at::Context& c = at::globalContext();
-  OpSettings s;
-  auto read = [](const auto& f) -> long long {
+  OpSettings s{};
+  for (size_t i = 0; i < kPrecisionSettingCount; ++i) {
     try {
-      return static_cast<long long>(f());
+      s[i] = kPrecisionSettings[i].read(c);
     } catch (const std::exception&) {  // torch refuses to read a mix of its old and new spellings
-      return -1;
+      s[i] = -1;
     }
-  };
-  s.values = {read([&] { return c.allowTF32CuBLAS(); }),     read([&] { return c.allowTF32CuDNN(); }),
-              read([&] { return c.benchmarkCuDNN(); }),      read([&] { return c.deterministicCuDNN(); }),
-              read([&] { return c.userEnabledCuDNN(); }),    read([&] { return c.deterministicAlgorithms(); }),
-              read([&] { return c.float32MatmulPrecision(); }),
-              read([&] { return c.allowFP16ReductionCuBLAS(); }), read([&] { return c.allowBF16ReductionCuBLAS(); })};
+  }
   return s;
 }
 
@@ -256,7 +265,6 @@ struct OpWatch {
   std::atomic<bool> armed{false};
   std::atomic<bool> changed{false};
   std::atomic<unsigned long long> seen{0};  // operations seen while armed
-  at::CallbackHandle handle = 0;
 };
 OpWatch* op_watch = nullptr;
 
@@ -264,7 +272,7 @@ std::unique_ptr<at::ObserverContext> onOperation(const at::RecordFunction&) {
   OpWatch* w = op_watch;
   if (!w || !w->armed.load(std::memory_order_relaxed)) return nullptr;
   w->seen.fetch_add(1, std::memory_order_relaxed);
-  if (!(opSettings() == w->expected)) w->changed.store(true, std::memory_order_relaxed);
+  if (opSettings() != w->expected) w->changed.store(true, std::memory_order_relaxed);
   return nullptr;
 }
 
@@ -273,7 +281,7 @@ OpWatch& startOpWatch() {
   std::call_once(once, [] {
     op_watch = new OpWatch;  // lives as long as the process, as the callback does
     op_watch->expected = opSettings();
-    op_watch->handle = at::addGlobalCallback(at::RecordFunctionCallback(onOperation).needsInputs(false));
+    at::addGlobalCallback(at::RecordFunctionCallback(onOperation).needsInputs(false));
   });
   return *op_watch;
 }
