@@ -51,7 +51,8 @@
 #                (level 3 took 332 s on the H200 without the Python check);
 #                COMPILE_JOBS: parallel baseline jobs (default 8), CAPTURE_JOBS: capture workers
 #                (default 8); a level cut short goes on
-#                where it stopped when called again on the same warm machine (--skip-existing)
+#                where it stopped when called again on the same warm machine (--skip-existing);
+#                COMPILE_SRC: the folder of level<N>/ files instead of .kb/kernelbench-all
 #   serve        builds kbserve, imports every .kb/level2/*.py without baselines and runs
 #                scripts/bench/serve_load.py on testdata/solutions-kernelbench/level2
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
@@ -186,15 +187,18 @@ for step in "$@"; do
       # COMPILE_LEVEL may name several levels ("3 2 1"): one after another, all inside
       # COMPILE_TIMEOUT seconds together.
       end=$(( $(date +%s) + ${COMPILE_TIMEOUT:-500} ))
+      # COMPILE_SRC: another folder of level<N>/ problem files (default .kb/kernelbench-all),
+      # e.g. only the tasks an earlier census left without a figure.
+      K=${COMPILE_SRC:-.kb/kernelbench-all}
       for L in ${COMPILE_LEVEL:-3}; do
       C=/tmp/kbc$L; left=$(( end - $(date +%s) ))
-      [ -d .kb/kernelbench-all/level$L ] || { echo "compile: no .kb/kernelbench-all/level$L"; continue; }
+      [ -d $K/level$L ] || { echo "compile: no $K/level$L"; continue; }
       [ $left -gt 5 ] || { echo "compile level$L: no time left"; continue; }
       # A level cut short by the timeout on this (warm) machine goes on where it stopped.
       resume=(); [ -d $C ] && resume=(--skip-existing)
       # The system compiler for AOTInductor's builds: under the GPU machine's /opt/gcc g++
       # baseline.py died by SIGSEGV on every build it started (2026-12-06).
-      CXX=/usr/bin/c++ CC=/usr/bin/cc timeout $left $B/tools/kbsynth/kbsynth import .kb/kernelbench-all/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
+      CXX=/usr/bin/c++ CC=/usr/bin/cc timeout $left $B/tools/kbsynth/kbsynth import $K/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
         --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >>"$OUT/compile-level$L.log" 2>&1
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
