@@ -22,8 +22,10 @@ std::string clean(const std::string& s) {
 }  // namespace
 
 std::string timingMethodName(double head_start_us) {
-  if (head_start_us <= 0) return "events+l2flush/v1";
-  return "events+l2flush+headstart" + std::to_string(static_cast<long long>(head_start_us)) + "us/v2";
+  // v3: the baselines run in full float32 (task::useFullFloat32; before it,
+  // LibTorch's eager convolutions and RNNs ran in TF32 on the GPU).
+  if (head_start_us <= 0) return "events+l2flush+fp32/v3";
+  return "events+l2flush+headstart" + std::to_string(static_cast<long long>(head_start_us)) + "us+fp32/v3";
 }
 
 std::string baselineKindsName(const std::string& eager, const std::string& compile) {

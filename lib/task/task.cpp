@@ -582,4 +582,9 @@ std::string torchVersion() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
+void useFullFloat32() {
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
+}
+
 }  // namespace kb::task

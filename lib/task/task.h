@@ -200,4 +200,11 @@ double timeCallsMs(const std::function<void()>& fn, c10::Device device, int warm
 // The torch version LibTorch was built as, e.g. "2.11.0".
 std::string torchVersion();
 
+// Full float32 in this process: no TF32 in cuBLAS or cuDNN (LibTorch lets
+// cuDNN convolutions and RNNs use TF32 by default). The reference computes
+// so, and so do the candidate's worker and the baselines timed there, so
+// that a torch operation a candidate keeps computes what the reference's
+// does (scripts/baseline.py sets the same for torch.compile).
+void useFullFloat32();
+
 }  // namespace kb::task

@@ -515,11 +515,9 @@ int referenceMain(int argc, char** argv) {
     std::size_t prefetched = device_name == "cpu" ? task.prefetchInputs(known_seeds) : 0;
     phases["inputs_prefetched"] = prefetched;
     c10::InferenceMode inference;
-    // The reference computes in full float32: no TF32 in cuBLAS or cuDNN
-    // (LibTorch lets cuDNN convolutions use TF32 by default), so that a
-    // candidate is judged against fp32 math under any contract.
-    at::globalContext().setAllowTF32CuDNN(false);
-    at::globalContext().setAllowTF32CuBLAS(false);
+    // The reference computes in full float32, so that a candidate is
+    // judged against fp32 math under any contract.
+    task::useFullFloat32();
     c10::Device device(device_name);
     Json gpu = nullptr;
 #if KB_WITH_CUDA

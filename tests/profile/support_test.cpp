@@ -125,8 +125,8 @@ TEST(BaselineCache, RoundTripAndKeyMismatch) {
 }
 
 TEST(BaselineCache, HeadStartIsPartOfTheMethod) {
-  EXPECT_EQ(profile::timingMethodName(0), "events+l2flush/v1");
-  EXPECT_EQ(profile::timingMethodName(200), "events+l2flush+headstart200us/v2");
+  EXPECT_EQ(profile::timingMethodName(0), "events+l2flush+fp32/v3");
+  EXPECT_EQ(profile::timingMethodName(200), "events+l2flush+headstart200us+fp32/v3");
   EXPECT_NE(profile::timingMethodName(200), profile::timingMethodName(100));
   // Baselines timed with one head start are not served to a run with another.
   fs::path d = tempDir("method");
