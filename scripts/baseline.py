@@ -9,7 +9,8 @@ records it in task.json "compiled". Run by `kbsynth baseline` (and by
                                     each, as they arrive (kbsynth's pool: one
                                     process builds many, one at a time); a
                                     first line {"hello": {"pid": N}} says it
-                                    is ready (importing torch takes seconds)
+                                    is ready (importing torch takes seconds);
+                                    on a GPU with "device_memory": its bytes
 
 One result line per bundle on stdout (before a build, a line {"dir": ...,
 "building": {...}} with what compiled/<arch>.failed.json needs, for the
@@ -482,7 +483,10 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     signal.signal(signal.SIGALRM, _alarm)
     if a.bundles == ["-"]:
-        kbtask.emit({"hello": {"pid": os.getpid()}})
+        hello = {"pid": os.getpid()}
+        if device.type == "cuda":  # the pool fits its builds in the device's memory
+            hello["device_memory"] = torch.cuda.get_device_properties(device).total_memory
+        kbtask.emit({"hello": hello})
         while True:  # the pool sends the next bundle after this one's line
             line = sys.stdin.readline()
             if not line:

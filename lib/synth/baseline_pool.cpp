@@ -58,6 +58,52 @@ void rememberTimeout(const Json& building, const Json& failed, double timeout_s)
 
 int baselineJobs(int cores) { return std::clamp(cores / 4, 1, 8); }
 
+namespace {
+
+uint64_t dtypeBytes(const std::string& dtype) {
+  if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
+  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
+  if (dtype == "bool" || dtype == "uint8" || dtype == "int8") return 1;
+  if (dtype == "complex128") return 16;
+  return 4;
+}
+
+// The bytes of task.json's tensor specs under `key` (scalars count nothing).
+uint64_t specBytes(const Json& task, const char* key) {
+  uint64_t total = 0;
+  if (!task.contains(key) || !task[key].is_array()) return 0;
+  for (const Json& t : task[key]) {
+    if (!t.is_object() || !t.contains("shape") || !t["shape"].is_array()) continue;
+    uint64_t n = dtypeBytes(t.value("dtype", "float32"));
+    for (const Json& d : t["shape"]) n *= d.is_number_integer() ? static_cast<uint64_t>(std::max<int64_t>(0, d.get<int64_t>())) : 1;
+    total += n;
+  }
+  return total;
+}
+
+constexpr double kDeviceShare = 0.7;  // of the device's memory, for the builds together (captures share it)
+
+}  // namespace
+
+uint64_t bundleDeviceBytes(const std::string& bundle_dir) {
+  try {
+    const Json task = readJsonFile(fs::path(bundle_dir) / "task.json");
+    return 4 * (specBytes(task, "inputs") + specBytes(task, "outputs")) + 2 * specBytes(task, "state");
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::vector<BaselinePool::Queued>::iterator BaselinePool::nextFitting() {
+  auto best = queue_.end();
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    const uint64_t need = device_bytes_[it->dir];
+    if (device_budget_ > 0 && building_ > 0 && reserved_ + need > device_budget_) continue;
+    if (best == queue_.end() || it->size > best->size || (it->size == best->size && it->order < best->order)) best = it;
+  }
+  return best;
+}
+
 BaselinePool::BaselinePool(BaselinePoolOptions o) : o_(std::move(o)) {
   cores_ = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int expected = static_cast<int>(std::max<size_t>(1, o_.expected));
@@ -106,6 +152,7 @@ void BaselinePool::add(const std::string& dir) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_ || !known_.insert(dir).second) return;
     added_.push_back(dir);
+    device_bytes_[dir] = o_.device == "cpu" ? 0 : bundleDeviceBytes(dir);
     queue_.push_back({dir, ec ? 0 : size, added_.size()});
     if (threads_.empty()) {
       std::fprintf(stderr, "kbsynth: baselines for %s: %zu bundles expected, %d at once (the largest programs "
@@ -153,7 +200,14 @@ std::unique_ptr<python::ScriptWorker> BaselinePool::startWorker(std::string& why
   std::string line;
   while (w->readLine(line, 300) == python::ScriptWorker::Read::line) {  // importing torch takes seconds
     Json j = Json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("hello")) return w;
+    if (j.is_object() && j.contains("hello")) {
+      const Json& hello = j["hello"];
+      if (hello.is_object() && hello.contains("device_memory") && hello["device_memory"].is_number_unsigned()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        device_budget_ = static_cast<uint64_t>(kDeviceShare * static_cast<double>(hello["device_memory"].get<uint64_t>()));
+      }
+      return w;
+    }
   }
   w->kill();
   const int code = w->wait();
@@ -171,7 +225,9 @@ void BaselinePool::slot() {
   bool w_system_cxx = false;  // the compiler `w` builds with
   for (;;) {
     std::string dir;
-    {
+    uint64_t need = 0;  // the build's device bytes, reserved while it runs
+    std::string start_failed;  // why a worker could not start: the next bundle fails with it
+    for (bool ready = false; !ready;) {
       std::unique_lock<std::mutex> lock(mu_);
       for (;;) {
         if (abandoned_ || no_device_ || stopping()) return;  // `w` is killed as it goes
@@ -183,21 +239,41 @@ void BaselinePool::slot() {
         }
         cv_.wait_for(lock, std::chrono::duration<double>(kPoll));
       }
-      auto it = std::min_element(queue_.begin(), queue_.end(), [](const Queued& a, const Queued& b) {
-        return a.size != b.size ? a.size > b.size : a.order < b.order;
-      });
-      dir = it->dir;
-      queue_.erase(it);
-    }
-    if (!w) {
-      std::string why;
-      w = startWorker(why, w_system_cxx);
-      if (!w) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!no_device_) record(failedLine(dir, why));
+      if (!w && start_failed.empty()) {
+        // The worker first: its hello says how much memory the device has,
+        // which the choice below needs.
+        lock.unlock();
+        w = startWorker(start_failed, w_system_cxx);
         continue;
       }
+      auto it = start_failed.empty() ? nextFitting() : queue_.begin();
+      if (it == queue_.end()) {  // none fits beside the builds running: wait for one to end
+        cv_.wait_for(lock, std::chrono::duration<double>(kPoll));
+        continue;
+      }
+      dir = it->dir;
+      queue_.erase(it);
+      if (!start_failed.empty()) {
+        if (!no_device_) record(failedLine(dir, start_failed));
+        start_failed.clear();
+        continue;
+      }
+      need = device_bytes_[dir];
+      reserved_ += need;
+      ++building_;
+      ready = true;
     }
+    // Whatever way the build ends, its reservation ends with it.
+    struct Release {
+      BaselinePool* pool;
+      uint64_t bytes;
+      ~Release() {
+        std::lock_guard<std::mutex> lock(pool->mu_);
+        pool->reserved_ -= bytes;
+        --pool->building_;
+        pool->cv_.notify_all();
+      }
+    } release{this, need};
     const auto t0 = Clock::now();
     bool answered = false, stop = false, timed_out = false;
     Json building;  // baseline.py's "building" line: what its failure record needs

@@ -12,11 +12,18 @@
 // is replaced. Bundles that may have failed for the others' sake (GPU out of
 // memory; "retry_alone" in their line) are built again one at a time once the
 // rest are done ("ran_alone": true in their line), with all the cores.
+// On a GPU the builds share its memory: each bundle's estimated need
+// (bundleDeviceBytes, from its task.json) is reserved while it builds, and a
+// build starts only while the reservations fit in 70% of the device's memory
+// (baseline.py's hello says how much it has); one build always runs, however
+// large. Without this, 8 of KernelBench level 1's 6-8 GiB operators at once
+// ran an H100 out of memory and were built a second time, alone, at the end.
 // On a stop no new build starts and the workers are killed; what they were
 // building has no line.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -37,6 +44,12 @@ namespace kb::synth {
 // workers), at least 1, at most 8 (on a GPU, each holds a CUDA context and
 // the task's tensors).
 int baselineJobs(int cores);
+
+// What building `bundle_dir`'s baseline is estimated to hold on the device:
+// four times its inputs' and outputs' bytes (eager's output, the package's,
+// Inductor's autotuning copies) and twice its state's, from task.json; 0
+// when task.json is missing or unreadable.
+uint64_t bundleDeviceBytes(const std::string& bundle_dir);
 
 struct BaselinePoolOptions {
   std::string device;               // baseline.py --device
@@ -73,6 +86,9 @@ class BaselinePool {
     uintmax_t size;  // model.py's bytes: the larger first
     size_t order;    // then the first added
   };
+  // Under mu_: the queued bundle to build next (the largest program whose
+  // device bytes fit beside the builds running), or queue_.end().
+  std::vector<Queued>::iterator nextFitting();
   bool stopping() const { return o_.stop && o_.stop(); }
   void share(int at_once);  // each process's threads for `at_once` processes
   void start(int at_once);  // under mu_
@@ -101,6 +117,10 @@ class BaselinePool {
   bool closed_ = false, abandoned_ = false, no_device_ = false;
   bool system_cxx_ = false;      // workers run with CXX=/usr/bin/c++ (runBaselineScript's fallback)
   std::set<std::string> retried_;  // bundles sent again after a worker died with another $CXX
+  std::map<std::string, uint64_t> device_bytes_;  // bundleDeviceBytes, by dir
+  uint64_t device_budget_ = 0;  // 70% of the device's memory (0: not known, no limit)
+  uint64_t reserved_ = 0;       // device bytes of the builds running
+  int building_ = 0;            // builds running
   std::vector<std::thread> threads_;
 };
 

@@ -1,4 +1,7 @@
-// lib/synth's baseline pool when its workers crash: a stand-in interpreter
+// lib/synth's baseline pool with stand-in interpreters (shell scripts in
+// place of python3 + scripts/baseline.py).
+//
+// When its workers crash: a stand-in interpreter
 // (a shell script in place of python3 + scripts/baseline.py) that is killed
 // by SIGSEGV whenever it builds with another $CXX than /usr/bin/c++, as
 // baseline.py was under the GPU machine's /opt/gcc g++ (2026-12-06). The real
@@ -10,14 +13,17 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "synth/baseline_pool.h"
 
 namespace fs = std::filesystem;
 using kb::synth::BaselinePool;
 using kb::synth::BaselinePoolOptions;
+using kb::synth::bundleDeviceBytes;
 
 namespace {
 
@@ -111,6 +117,81 @@ TEST_F(BaselinePoolCrash, ACrashWithTheSystemCompilerIsNotBuiltAgain) {
     EXPECT_NE(results.at(d).value("message", "").find("killed by a signal"), std::string::npos)
         << results.at(d).dump();
   }
+}
+
+// On a GPU the builds share its memory: a stand-in that says the device has
+// 1000 bytes (a budget of 700) and reports when each build started and
+// ended. Bundles of 1600 estimated bytes (100 float32 inputs) must build one
+// at a time; bundles of 160 (10 inputs) together.
+constexpr const char* kTimedInterpreter = R"sh(#!/bin/bash
+echo "{\"hello\":{\"pid\":$$,\"device_memory\":1000}}"
+while read -r line; do
+  dir=$(printf '%s' "$line" | sed -n 's/.*"dir": *"\([^"]*\)".*/\1/p')
+  t0=$(date +%s%N); sleep 0.4; t1=$(date +%s%N)
+  echo "{\"dir\":\"$dir\",\"id\":\"$(basename "$dir")\",\"status\":\"ok\",\"t0\":$t0,\"t1\":$t1}"
+done
+)sh";
+
+class BaselinePoolMemory : public BaselinePoolCrash {
+ protected:
+  void SetUp() override {
+    BaselinePoolCrash::SetUp();
+    if (IsSkipped()) return;
+    std::ofstream(interpreter_) << kTimedInterpreter;
+    ::setenv("CXX", "/usr/bin/c++", 1);  // no crash fallback involved
+  }
+  std::string sizedBundle(int i, int inputs) {
+    const std::string dir = bundle(i);
+    std::ofstream(fs::path(dir) / "task.json")
+        << R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [)" << inputs
+        << R"(]}, {"kind": "scalar", "value": 3}], "outputs": [], "state": []})";
+    return dir;
+  }
+  // The largest number of builds that ran at once, from their start and end times.
+  static int mostAtOnce(const std::map<std::string, kb::Json>& results) {
+    int most = 0;
+    for (const auto& [d, r] : results) {
+      int at_once = 0;
+      const auto t = r.value("t0", int64_t{0});
+      for (const auto& [d2, r2] : results)
+        if (r2.value("t0", int64_t{0}) <= t && t < r2.value("t1", int64_t{0})) ++at_once;
+      most = std::max(most, at_once);
+    }
+    return most;
+  }
+  std::map<std::string, kb::Json> build(int bundles, int inputs) {
+    BaselinePoolOptions o;
+    o.device = "cuda";  // the stand-in has no device to use: only the pool's accounting is tested
+    o.python = interpreter_.string();
+    o.jobs = bundles;
+    o.expected = bundles;
+    BaselinePool pool(o);
+    for (int i = 0; i < bundles; ++i) pool.add(sizedBundle(i, inputs));
+    return pool.finish();
+  }
+};
+
+TEST_F(BaselinePoolMemory, EstimatesABundlesDeviceBytesFromItsTaskJson) {
+  const std::string dir = bundle(7);
+  std::ofstream(fs::path(dir) / "task.json")
+      << R"({"inputs": [{"kind": "tensor", "dtype": "float16", "shape": [4, 8]}],)"
+      << R"( "outputs": [{"dtype": "float32", "shape": [4]}], "state": [{"dtype": "float64", "shape": [3]}]})";
+  EXPECT_EQ(bundleDeviceBytes(dir), 4u * (4 * 8 * 2 + 4 * 4) + 2u * 3 * 8);
+  EXPECT_EQ(bundleDeviceBytes(bundle(8)), 0u);  // no task.json
+}
+
+TEST_F(BaselinePoolMemory, BuildsThatDoNotFitTogetherRunOneAtATime) {
+  const auto results = build(3, 100);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& [d, r] : results) EXPECT_EQ(r.value("status", ""), "ok") << r.dump();
+  EXPECT_EQ(mostAtOnce(results), 1);
+}
+
+TEST_F(BaselinePoolMemory, BuildsThatFitTogetherRunTogether) {
+  const auto results = build(3, 10);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& [d, r] : results) EXPECT_EQ(r.value("status", ""), "ok") << r.dump();
+  EXPECT_EQ(mostAtOnce(results), 3);
 }
 
 }  // namespace
