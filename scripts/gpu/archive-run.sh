@@ -187,6 +187,8 @@ for step in "$@"; do
       # COMPILE_LEVEL may name several levels ("3 2 1"): one after another, all inside
       # COMPILE_TIMEOUT seconds together.
       end=$(( $(date +%s) + ${COMPILE_TIMEOUT:-500} ))
+      # Captures get 420 s each: level1/87_conv_pointwise_2D's took over 240 s beside
+      # 8 builds (an H100, 2026-12-06).
       # COMPILE_SRC: another folder of level<N>/ problem files (default .kb/kernelbench-all),
       # e.g. only the tasks an earlier census left without a figure.
       K=${COMPILE_SRC:-.kb/kernelbench-all}
@@ -199,7 +201,7 @@ for step in "$@"; do
       # The system compiler for AOTInductor's builds: under the GPU machine's /opt/gcc g++
       # baseline.py died by SIGSEGV on every build it started (2026-12-06).
       CXX=/usr/bin/c++ CC=/usr/bin/cc timeout $left $B/tools/kbsynth/kbsynth import $K/level$L -o $C "${resume[@]}" -j "${CAPTURE_JOBS:-8}" \
-        --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 240 >>"$OUT/compile-level$L.log" 2>&1
+        --compiled cuda --baseline-jobs "${COMPILE_JOBS:-8}" --timeout 420 >>"$OUT/compile-level$L.log" 2>&1
       echo "compile level$L rc=$?"; tail -4 "$OUT/compile-level$L.log"
       cp $C/import-report.json "$OUT/compile-level$L-report.json" 2>/dev/null
       find $C -name task.json | sort | while read -r f; do
@@ -213,7 +215,11 @@ for step in "$@"; do
           (.baseline // "none"), ((.reason // "") | gsub("[\t\n]"; " ") | .[0:300]))] end | @tsv' "$f"
       done >"$OUT/compile-level$L.tsv"
       echo "tasks $(wc -l <"$OUT/compile-level$L.tsv"):"; cut -f2 "$OUT/compile-level$L.tsv" | sort | uniq -c
-      done ;;
+      done
+      # A call returns at most 8 files: the TSVs as they are, logs and reports in one archive.
+      (cd "$OUT" && ls compile-level*.log compile-level*-report.json >/dev/null 2>&1 &&
+        tar czf compile-logs.tgz compile-level*.log compile-level*-report.json &&
+        rm -f compile-level*.log compile-level*-report.json) ;;
     serve)
       (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve) >"$OUT/serve-build.log" 2>&1 || { tail -30 "$OUT/serve-build.log"; exit 1; }
       tail -3 "$OUT/serve-build.log"
