@@ -17,7 +17,8 @@
 #                then scripts/bench/iteration.sh on it (issue 35: <= 2.3 s); BENCH_COMPILED=none:
 #                no compiled baseline (kbprof --compile-baseline none), for a short call
 #   python       testdata/solutions-python (KernelBench-format ModelNew) with --device cuda
-#                (issue 37; needs the adapter: lib/pymodel with the device's python3-embed)
+#                (issue 37; needs the adapter: lib/pymodel with the device's python3-embed);
+#                PYTHON_FORMAT_ONLY="NAME ...": only those entries (all take about 9 minutes)
 #   kbadv        KernelBench's own adversarial kernels (its unit_tests/test_kernels/*.py, each
 #                copied to .kb/kbadv/<name>/model_new.py from a KernelBench git dir, never in
 #                the tree) on level1/1 (.kb/level1/1_Square_matrix_multiplication_.py):
