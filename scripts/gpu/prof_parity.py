@@ -23,6 +23,10 @@ import sys
 
 import torch
 
+# kbprof times its baselines in full float32 (task::useFullFloat32): TF32 off.
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+
 
 def load_model(task_dir):
     spec = importlib.util.spec_from_file_location("model", f"{task_dir}/model.py")

@@ -107,3 +107,20 @@ TEST_F(ScriptWorkerTmp, ReclaimedWhenItsOwnerWasKilled) {
 }
 
 }  // namespace
+
+namespace {
+
+// The task scripts compute as kbcheck's reference does, in full float32:
+// importing kbtask turns TF32 off for cuDNN and cuBLAS (PyTorch's default
+// lets cuDNN use it). The flags are process-wide settings that a CPU-only
+// torch reads and writes as well.
+TEST(TaskScripts, ImportingKbtaskTurnsTf32Off) {
+  const std::string cmd = "'" + kb::python::pythonPath() + "' -c \"import sys; sys.path.insert(0, '" +
+                          kb::python::scriptsDir().string() +
+                          "'); import torch; assert torch.backends.cudnn.allow_tf32; import kbtask; "
+                          "sys.exit(1 if torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32 "
+                          "else 0)\"";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+}  // namespace
