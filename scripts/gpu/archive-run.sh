@@ -23,6 +23,8 @@
 #                copied to .kb/kbadv/<name>/model_new.py from a KernelBench git dir, never in
 #                the tree) on level1/1 (.kb/level1/1_Square_matrix_multiplication_.py):
 #                kbcheck --policy kernelbench --device cuda, then kbprof where that passed
+#   paperws      the CUDA Agent paper's released workspace (.kb/paper-workdir: its agent_workdir/,
+#                never the tree) judged on its own model.py: kbcheck --device cuda, then kbprof (issue 37)
 #   audit        issue 37's audit of published solutions: experiments/audit/run.sh on .kb/audit
 #                (claims.json and <id>/model_new.py, from experiments/audit/extract.py) with the
 #                tasks of .kb/kb-tasks (run.sh --prepare-from copies them): kbcheck --policy
@@ -166,6 +168,22 @@ for step in "$@"; do
         fi
         echo "$n: $st"
       done ;;
+    paperws)
+      # The CUDA Agent paper's released workspace (agent_workdir/ of BytedTsinghua-SIA/CUDA-Agent,
+      # copied to .kb/paper-workdir, never the tree: the repository states no licence) on its own
+      # model.py, under the paper policy: kbcheck, then kbprof.
+      [ -f .kb/paper-workdir/model.py ] || { echo "paperws: no .kb/paper-workdir"; continue; }
+      timeout 120 $B/tools/kbsynth/kbsynth import .kb/paper-workdir/model.py -o /tmp/kbpw --id paper/axpby \
+        --compiled none >"$OUT/paperws-import.log" 2>&1
+      echo "import rc=$?"
+      T=/tmp/kbpw/paper/axpby
+      timeout 300 $B/tools/kbcheck/kbcheck "$T" .kb/paper-workdir --device cuda -q --json "$OUT/paperws.check.json"
+      st=$(jq -r .status "$OUT/paperws.check.json" 2>/dev/null)
+      if [ "$st" = ok ]; then
+        timeout 300 $B/tools/kbprof/kbprof "$T" .kb/paper-workdir -q --json "$OUT/paperws.prof.json"
+        st="ok, then kbprof $(jq -r '[.status, .speedup_vs_eager] | @tsv' "$OUT/paperws.prof.json" 2>/dev/null)"
+      fi
+      echo "paper workspace: $st $(jq -r '.message // ""' "$OUT/paperws.check.json" 2>/dev/null | head -c 300)" ;;
     audit)
       [ -e $B/lib/pymodel/libkb_pymodel.so ] || echo "audit: no Python adapter in this build: the solutions will end infra_error at build"
       timeout "${AUDIT_TIMEOUT:-540}" bash experiments/audit/run.sh --bin $B --device cuda --work /tmp/audit \
