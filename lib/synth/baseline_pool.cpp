@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/report.h"
+#include "task/bundle.h"
 
 namespace kb::synth {
 namespace {
@@ -60,35 +61,26 @@ int baselineJobs(int cores) { return std::clamp(cores / 4, 1, 8); }
 
 namespace {
 
-uint64_t dtypeBytes(const std::string& dtype) {
-  if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
-  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
-  if (dtype == "bool" || dtype == "uint8" || dtype == "int8") return 1;
-  if (dtype == "complex128") return 16;
-  return 4;
-}
+constexpr double kDeviceShare = 0.7;  // of the device's memory, for the builds together (captures share it)
 
-// The bytes of task.json's tensor specs under `key` (scalars count nothing).
-uint64_t specBytes(const Json& task, const char* key) {
+template <class Spec>
+uint64_t specBytes(const std::vector<Spec>& specs) {
   uint64_t total = 0;
-  if (!task.contains(key) || !task[key].is_array()) return 0;
-  for (const Json& t : task[key]) {
-    if (!t.is_object() || !t.contains("shape") || !t["shape"].is_array()) continue;
-    uint64_t n = dtypeBytes(t.value("dtype", "float32"));
-    for (const Json& d : t["shape"]) n *= d.is_number_integer() ? static_cast<uint64_t>(std::max<int64_t>(0, d.get<int64_t>())) : 1;
+  for (const Spec& t : specs) {
+    uint64_t n = task::dtypeBytes(t.dtype);  // 0 for a scalar input (no dtype)
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
     total += n;
   }
   return total;
 }
 
-constexpr double kDeviceShare = 0.7;  // of the device's memory, for the builds together (captures share it)
-
 }  // namespace
 
 uint64_t bundleDeviceBytes(const std::string& bundle_dir) {
   try {
-    const Json task = readJsonFile(fs::path(bundle_dir) / "task.json");
-    return 4 * (specBytes(task, "inputs") + specBytes(task, "outputs")) + 2 * specBytes(task, "state");
+    const fs::path file = fs::path(bundle_dir) / "task.json";
+    const task::TaskInfo info = task::parseTaskInfo(readJsonFile(file), file.string());
+    return 4 * (specBytes(info.inputs) + specBytes(info.outputs)) + 2 * specBytes(info.state);
   } catch (const std::exception&) {
     return 0;
   }

@@ -48,7 +48,7 @@ int baselineJobs(int cores);
 // What building `bundle_dir`'s baseline is estimated to hold on the device:
 // four times its inputs' and outputs' bytes (eager's output, the package's,
 // Inductor's autotuning copies) and twice its state's, from task.json; 0
-// when task.json is missing or unreadable.
+// when task.json is missing or not a valid one.
 uint64_t bundleDeviceBytes(const std::string& bundle_dir);
 
 struct BaselinePoolOptions {

@@ -52,13 +52,7 @@ class Reader {
   std::string where_;
 };
 
-bool knownDtype(const std::string& d) {
-  static const char* names[] = {"float32", "float16", "bfloat16", "float64", "int8",
-                                "uint8",   "int16",   "int32",    "int64",   "bool"};
-  for (const char* n : names)
-    if (d == n) return true;
-  return false;
-}
+bool knownDtype(const std::string& d) { return dtypeBytes(d) != 0; }
 
 std::string bundleFileSha256(const fs::path& p) {
   try {
@@ -69,6 +63,15 @@ std::string bundleFileSha256(const fs::path& p) {
 }
 
 }  // namespace
+
+uint64_t dtypeBytes(const std::string& dtype) {
+  static const std::pair<const char*, uint64_t> sizes[] = {
+      {"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}, {"int8", 1},
+      {"uint8", 1},   {"int16", 2},   {"int32", 4},    {"int64", 8},   {"bool", 1}};
+  for (const auto& [name, bytes] : sizes)
+    if (dtype == name) return bytes;
+  return 0;
+}
 
 TaskInfo parseTaskInfo(const Json& doc, const std::string& where) {
   Reader r(where);

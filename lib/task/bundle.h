@@ -142,6 +142,10 @@ std::string seedName(uint64_t seed);
 // (inputs rescaled/broadened beyond get_inputs)". Failure messages use it.
 std::string describeSeed(uint64_t seed);
 
+// The bytes of one element of a task.json dtype ("float32": 4, ...); 0 for
+// a dtype task.json does not know.
+uint64_t dtypeBytes(const std::string& dtype);
+
 // Parses a task.json document; throws kb::UsageError naming `where` and the
 // field when a required field is missing or has the wrong type, or the
 // format_version is not kTaskFormatVersion.

@@ -204,7 +204,7 @@ std::string torchVersion();
 // cuDNN convolutions and RNNs use TF32 by default). The reference computes
 // so, and so do the candidate's worker and the baselines timed there, so
 // that a torch operation a candidate keeps computes what the reference's
-// does (scripts/baseline.py sets the same for torch.compile).
+// does (scripts/kbtask.py sets the same for the Python scripts).
 void useFullFloat32();
 
 }  // namespace kb::task

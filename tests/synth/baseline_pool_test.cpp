@@ -140,11 +140,22 @@ class BaselinePoolMemory : public BaselinePoolCrash {
     std::ofstream(interpreter_) << kTimedInterpreter;
     ::setenv("CXX", "/usr/bin/c++", 1);  // no crash fallback involved
   }
+  // A task.json as kbsynth writes one, with these "inputs", "outputs" and "state".
+  static void writeTaskJson(const std::string& dir, const std::string& inputs, const std::string& outputs,
+                            const std::string& state) {
+    std::ofstream(fs::path(dir) / "task.json")
+        << R"({"format_version": 1, "id": "test/t", "files": {"model.py": "sha256:0"}, "torch_version": "2.11.0",)"
+        << R"( "init": {"seed": 42, "args": []}, "capture": "script", "generator": "spec", "inputs": )" << inputs
+        << R"(, "outputs": )" << outputs << R"(, "state": )" << state << "}";
+  }
+  static std::string tensorSpec(const std::string& dtype, const std::string& shape) {
+    return R"({"kind": "tensor", "dtype": ")" + dtype + R"(", "shape": )" + shape +
+           R"(, "distribution": "normal", "params": {"mean": 0.0, "std": 1.0}})";
+  }
   std::string sizedBundle(int i, int inputs) {
     const std::string dir = bundle(i);
-    std::ofstream(fs::path(dir) / "task.json")
-        << R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [)" << inputs
-        << R"(]}, {"kind": "scalar", "value": 3}], "outputs": [], "state": []})";
+    writeTaskJson(dir, "[" + tensorSpec("float32", "[" + std::to_string(inputs) + "]") + R"(, {"kind": "int", "value": 3}])",
+                  "[]", "[]");
     return dir;
   }
   // The largest number of builds that ran at once, from their start and end times.
@@ -173,9 +184,8 @@ class BaselinePoolMemory : public BaselinePoolCrash {
 
 TEST_F(BaselinePoolMemory, EstimatesABundlesDeviceBytesFromItsTaskJson) {
   const std::string dir = bundle(7);
-  std::ofstream(fs::path(dir) / "task.json")
-      << R"({"inputs": [{"kind": "tensor", "dtype": "float16", "shape": [4, 8]}],)"
-      << R"( "outputs": [{"dtype": "float32", "shape": [4]}], "state": [{"dtype": "float64", "shape": [3]}]})";
+  writeTaskJson(dir, "[" + tensorSpec("float16", "[4, 8]") + "]", R"([{"dtype": "float32", "shape": [4]}])",
+                R"([{"name": "w", "dtype": "float64", "shape": [3], "kind": "parameter"}])");
   EXPECT_EQ(bundleDeviceBytes(dir), 4u * (4 * 8 * 2 + 4 * 4) + 2u * 3 * 8);
   EXPECT_EQ(bundleDeviceBytes(bundle(8)), 0u);  // no task.json
 }
