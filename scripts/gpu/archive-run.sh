@@ -62,9 +62,19 @@
 #                no AOTInductor build on either side, kbserve or kbprof); needs httpx & co.
 #                in .carry/py (copied from the venv); every evaluation's JSON into
 #                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --late-start)
+# PACK=1 (any steps): everything in one $OUT/out.tgz, kept up to date step by step.
 set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
 OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"
+# A device call brings back at most 8 files of $OUT (a ninth, a compile
+# TSV, was lost on 2026-12-06). PACK=1: the steps write into /tmp/gpu-out,
+# packed into $OUT/out.tgz before each step, at the end, and when the call's
+# time limit stops this script (TERM): what had ended by then comes back.
+PACKED=""
+if [ "${PACK:-0}" = 1 ]; then PACKED="$OUT"; OUT=/tmp/gpu-out; mkdir -p "$OUT"; fi
+pack() { [ -z "$PACKED" ] || tar czf "$PACKED/out.tgz" -C "$OUT" . 2>/dev/null; return 0; }
+trap pack EXIT
+trap 'pack; exit 143' TERM
 export PATH="$R/.carry/bin:$PATH" LD_LIBRARY_PATH="$R/.carry/lib/so"
 SHA=$(sha256sum "$R/.carry/src.tgz" | cut -c1-16)
 if [ ! -d $S ]; then
@@ -80,6 +90,7 @@ fi
 echo "$SHA" > $S/.src-sha
 cd $S
 for step in "$@"; do
+  pack
   echo "== $step $(date +%T)"
   case "$step" in
     build)
