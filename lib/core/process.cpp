@@ -472,6 +472,30 @@ std::optional<std::string> readLine(int fd, const std::string& what, std::size_t
 
 bool WaitingProcess::send(const std::string& part) { return fd_ >= 0 && sendAll(fd_, part); }
 
+std::optional<std::string> WaitingProcess::awaitLine(double timeout_seconds) {
+  if (fd_ < 0) return std::nullopt;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  std::string line;
+  while (line.size() < 4096) {
+    const auto left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min(left * 1000.0, 50.0)) + 1);
+    if (r < 0 && errno != EINTR) return std::nullopt;
+    if (r <= 0) {
+      if (ended_->load()) return std::nullopt;  // (what it wrote before its end was read first)
+      continue;
+    }
+    char c;
+    ssize_t n = ::recv(fd_, &c, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return std::nullopt;
+}
+
 ProcessResult WaitingProcess::finish(const std::string& message,
                                      const std::function<std::string(const std::string&)>& respond) {
   if (fd_ < 0) return result_;

@@ -125,6 +125,14 @@ class WaitingProcess {
   // (a worker held before its GPU is named: CandidateWorker::nameDevice);
   // false when the child is gone or the socket was never made.
   bool send(const std::string& part);
+  // One line the child writes on its stdin before finish() (a reference
+  // worker saying it is ready: verify::ReferenceWorker::awaitReady), without
+  // the newline, read a byte at a time so that nothing after it is taken;
+  // std::nullopt when the child ends or closes its end first, when
+  // `timeout_seconds` pass, or after more than 4 KiB without a newline.
+  std::optional<std::string> awaitLine(double timeout_seconds);
+  // True once the child has ended (and been reaped).
+  bool ended() const { return ended_->load(); }
   // Sends `message` (a dead child makes it short: its result says why),
   // then waits. Once. Without `respond` the socket is shut for writing at
   // once (the child reads EOF after the message); with it, every line the

@@ -256,6 +256,7 @@ Json ProfileResult::toJson() const {
   j["worker_seconds"] = worker_seconds;
   j["reference_seconds"] = reference_seconds;
   j["prepare_seconds"] = prepare_seconds;
+  j["reference_ready_wait_seconds"] = reference_ready_wait_seconds;
   j["after_seconds"] = after_seconds;
   j["reference_phases"] = reference_phases;
   j["baseline_build_seconds"] = baseline_build_seconds;
@@ -528,6 +529,23 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     std::set<uint64_t> taken(bundle.info.correctness_seeds.begin(), bundle.info.correctness_seeds.end());
     taken.insert(st.req.seeds.begin(), st.req.seeds.end());
     pacer.emplace(channel, taken, st.max_timed);
+    // The reference worker started beside the candidate's prepares on the
+    // same device (its context, the weights, warm-up kernels): the
+    // candidate's worker gets its library, and with it the go for the
+    // baselines and every timed call, only once that work is done. Nothing
+    // is timed beside our own GPU work. (No candidate code exists yet: the
+    // wait is the harness's alone.)
+    if (st.reference) {
+      auto tr = Clock::now();
+      verify::ReferenceWorker::Readiness ready = st.reference->awaitReady(o.reference_ready_seconds);
+      r.reference_ready_wait_seconds = since(tr);
+      if (ready == verify::ReferenceWorker::Readiness::TimedOut)
+        return done(Status::InfraError, "the reference worker was not ready within " +
+                                            std::to_string(static_cast<int>(o.reference_ready_seconds)) +
+                                            " s of the timed phase; nothing was timed");
+      // Ended: it is gone, so nothing of it runs beside the timing; its
+      // finish() below says why.
+    }
     r.worker = st.worker->finish(library, respond, untimed_wall);
   }
   r.worker_seconds = since(tw);

@@ -102,6 +102,10 @@ struct ProfileOptions {
   std::string python;                  // for building the compiled baseline
   std::string arch;                    // empty: asked of nvidia-smi
   double reference_timeout_seconds = 600.0;
+  // The most the timed phase waits for the reference worker, started
+  // beside the candidate, to end its preparation on the device (a worker
+  // still preparing then: infra_error, nothing timed).
+  double reference_ready_seconds = 120.0;
   // Start both workers in prepareProfile (beside the caller's build); off:
   // each starts when it is needed, as before (kbprof --late-start, for
   // comparing the two).
@@ -169,6 +173,7 @@ struct ProfileResult {
   double head_start_us = 0;           // the spin before each timed call (0: none)
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
   double prepare_seconds = 0, after_seconds = 0;  // before the workers started; after the verdict
+  double reference_ready_wait_seconds = 0;        // the timed phase waiting for the reference's GPU preparation
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   verify::WorkerRun worker;
   Json toJson() const;  // docs/kbprof.md

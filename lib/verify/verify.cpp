@@ -192,6 +192,17 @@ void ReferenceWorker::nameDevice(const std::string& device) {
   st.process->send(device + "\n");  // a dead worker: finish() says why
 }
 
+ReferenceWorker::Readiness ReferenceWorker::awaitReady(double timeout_seconds) {
+  State& st = *state_;
+  if (st.finished) throw Error("ReferenceWorker::awaitReady after finish");
+  if (st.device_pending) throw Error("ReferenceWorker::awaitReady before nameDevice");
+  auto t0 = Clock::now();
+  std::optional<std::string> line = st.process->awaitLine(timeout_seconds);
+  if (line == "ready") return Readiness::Ready;
+  // (Its end of the socket closed, or an answer other than the word: ended.)
+  return line || st.process->ended() || since(t0) < timeout_seconds ? Readiness::Ended : Readiness::TimedOut;
+}
+
 ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
   if (cmp.candidate_results.size() != 1) throw Error("ReferenceWorker::finish takes one candidate (finishAll: several)");
   return finishAll(cmp).front();

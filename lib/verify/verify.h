@@ -105,6 +105,12 @@ class ReferenceWorker {
   // Names the device of a worker started with device_later, before
   // finish(); throws kb::Error otherwise, or when named twice.
   void nameDevice(const std::string& device);
+  // Waits up to `timeout_seconds` for the worker's word that its
+  // preparation is done (the context, the weights, the warm-up kernels on
+  // the device: it then waits for its request with no GPU work in flight),
+  // before finish(). kbprof times nothing while it prepares (profile.cpp).
+  enum class Readiness { Ready, Ended, TimedOut };  // Ended: gone, or said something else: finish() says why
+  Readiness awaitReady(double timeout_seconds);
   // Sends the request, waits for the worker, reads its verdict. Once.
   // The request names one candidate.
   ReferenceVerdict finish(const CompareRequest& request);

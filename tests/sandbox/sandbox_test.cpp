@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +99,39 @@ TEST_F(SandboxTest, ExitCodesAndSignals) {
   r = run({"abort"});
   EXPECT_EQ(kb::signalName(r.signal), "SIGABRT");
   EXPECT_EQ(kb::describeEnd(r), "killed by SIGABRT");
+}
+
+// A child's word on its stdin socket before finish() (the reference
+// worker's "ready": ReferenceWorker::awaitReady): the line alone is taken,
+// what follows it is the child's; an ended or silent child is told apart
+// from one that spoke.
+TEST(WaitingProcessTest, AwaitLineReadsOneLineAndTellsEndsAndSilence) {
+  kb::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "printf 'ready\\nnext\\n' >&0; read x; echo \"got $x\""};
+  spec.limits.wall_seconds = 10;
+  spec.output_limit = 4096;
+  kb::WaitingProcess talker(spec);
+  EXPECT_EQ(talker.awaitLine(5), std::optional<std::string>("ready"));
+  EXPECT_EQ(talker.awaitLine(5), std::optional<std::string>("next"));
+  kb::ProcessResult r = talker.finish("go\n");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "got go\n");
+
+  spec.argv = {"/bin/sh", "-c", "sleep 1"};
+  kb::WaitingProcess silent(spec);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(silent.awaitLine(0.3), std::nullopt);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 0.29);
+  EXPECT_LT(waited, 3.0);
+  EXPECT_FALSE(silent.ended());
+
+  spec.argv = {"/bin/sh", "-c", "exit 4"};
+  kb::WaitingProcess quitter(spec);
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(quitter.awaitLine(5), std::nullopt);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  EXPECT_EQ(quitter.finish("").exit_code, 4);
 }
 
 TEST_F(SandboxTest, WallClockAndCpuLimits) {
