@@ -154,12 +154,14 @@ class LibraryEnvironment : public Environment {
     Json resources = Json::object();
     {
       std::optional<ResourcePool::Lease> lease;
+      std::shared_ptr<void> alone;  // (declared after the lease: given back before it)
       std::string device = o_.cuda ? "cuda" : "cpu";
       if ((verify && !verified) || (profile && !profiled)) {
         const char* what = verify ? " verify" : " profile";
         if (o_.cuda && o_.gpu_pool) lease.emplace(o_.gpu_pool->acquire(o_.task_id + what));
         else if (!o_.cuda && o_.cpu_pool) lease.emplace(o_.cpu_pool->acquire(o_.task_id + what));
         if (lease && o_.cuda) device = "cuda:" + lease->slot();
+        if (lease && o_.cuda && o_.gpu_exclusive) alone = o_.gpu_exclusive(lease->slot());
       }
       if (lease) resources = lease->record();
       s.request().verify.device = s.request().profile.device = device;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,10 @@ struct EnvironmentOptions {
   size_t shell_output_limit = 64 * 1024;
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
+  // Where gpu_pool lets several jobs hold one GPU (kbserve --gpu-share):
+  // called with the leased slot, it returns what keeps that GPU to this job
+  // alone while it lives. Empty: the lease is exclusive.
+  std::function<std::shared_ptr<void>(const std::string& slot)> gpu_exclusive;
   double profile_budget_seconds = 5.0;     // timed rounds of one profile (kbprof --budget-s)
   // The compile figure (kbprof --compile-baseline) and whether a missing
   // AOTInductor package is built (profile::ProfileOptions; kbserve: off).

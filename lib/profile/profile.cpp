@@ -257,6 +257,7 @@ Json ProfileResult::toJson() const {
   j["reference_seconds"] = reference_seconds;
   j["prepare_seconds"] = prepare_seconds;
   j["reference_ready_wait_seconds"] = reference_ready_wait_seconds;
+  j["exclusive_wait_seconds"] = exclusive_wait_seconds;
   j["after_seconds"] = after_seconds;
   j["reference_phases"] = reference_phases;
   j["baseline_build_seconds"] = baseline_build_seconds;
@@ -546,7 +547,22 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
       // Ended: it is gone, so nothing of it runs beside the timing; its
       // finish() below says why.
     }
+    // The caller's gate (kbserve: the GPU shared by several evaluations'
+    // untimed work) closes now, once this worker's own set-up is done too:
+    // from the baselines to the end of the candidate's process group the
+    // GPU runs nothing else.
+    ExclusiveGpu exclusive;
+    if (o.exclusive_gpu) {
+      if (st.worker->awaitReady(o.reference_ready_seconds) == verify::CandidateWorker::Readiness::TimedOut)
+        return done(Status::InfraError, "the candidate's worker did not end its set-up within " +
+                                            std::to_string(static_cast<int>(o.reference_ready_seconds)) +
+                                            " s; nothing was timed");
+      auto tg = Clock::now();
+      exclusive = o.exclusive_gpu();
+      r.exclusive_wait_seconds = since(tg);
+    }
     r.worker = st.worker->finish(library, respond, untimed_wall);
+    exclusive.reset();  // the candidate's process group is gone: the GPU is shared again
   }
   r.worker_seconds = since(tw);
   if (untimed_wall > 0 && !timed_loop_started && r.worker.status == Status::Timeout)

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@
 #include "verify/compare.h"
 
 namespace kb::profile {
+
+// The GPU held alone while it lives (ProfileOptions::exclusive_gpu): its
+// deleter gives it back.
+using ExclusiveGpu = std::shared_ptr<void>;
 
 struct ProfileOptions {
   std::string device = "cuda";
@@ -106,6 +111,13 @@ struct ProfileOptions {
   // beside the candidate, to end its preparation on the device (a worker
   // still preparing then: infra_error, nothing timed).
   double reference_ready_seconds = 120.0;
+  // A caller that shares the GPU between evaluations' untimed work (kbserve
+  // --gpu-share) closes it here: run() calls this once both workers have
+  // ended their set-up, before the candidate's worker gets its library, and
+  // keeps what it returns until the candidate's process group is gone; its
+  // destruction opens the GPU again. Blocks until no other evaluation runs
+  // anything on the GPU. Empty: the caller's lease is exclusive already.
+  std::function<ExclusiveGpu()> exclusive_gpu;
   // Start both workers in prepareProfile (beside the caller's build); off:
   // each starts when it is needed, as before (kbprof --late-start, for
   // comparing the two).
@@ -174,6 +186,7 @@ struct ProfileResult {
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
   double prepare_seconds = 0, after_seconds = 0;  // before the workers started; after the verdict
   double reference_ready_wait_seconds = 0;        // the timed phase waiting for the reference's GPU preparation
+  double exclusive_wait_seconds = 0;              // waiting for ProfileOptions::exclusive_gpu (kbserve's gate)
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   verify::WorkerRun worker;
   Json toJson() const;  // docs/kbprof.md

@@ -85,7 +85,15 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   std::vector<std::string> cpu_slots;
   for (size_t i = 0; i < std::max<size_t>(1, options_.cpu_slots); ++i) cpu_slots.push_back("cpu" + std::to_string(i));
   cpu_pool_ = std::make_shared<agent::ResourcePool>("cpu", cpu_slots);
-  if (!options_.gpus.empty()) gpu_pool_ = std::make_shared<agent::ResourcePool>("gpu", options_.gpus);
+  if (options_.gpu_share < 1) throw UsageError("the GPU share must be at least 1");
+  if (!options_.gpus.empty()) {
+    std::vector<std::string> gpu_slots;
+    for (const auto& g : options_.gpus)
+      for (size_t k = 0; k < options_.gpu_share; ++k) gpu_slots.push_back(g);
+    if (options_.gpu_share > 1)
+      for (const auto& g : options_.gpus) gates_[g] = std::make_unique<GpuGate>();
+    gpu_pool_ = std::make_shared<agent::ResourcePool>("gpu", gpu_slots);
+  }
   // Held profile workers are started for the first GPU and named another
   // (eval::Session::startProfileWorkers): only where all are of one kind.
   if (options_.early_workers && !options_.gpus.empty()) {
@@ -94,7 +102,7 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
       std::string first = profile::detectGpuArch("cuda:" + options_.gpus.front());
       for (const auto& g : options_.gpus) one_kind = one_kind && !first.empty() && profile::detectGpuArch("cuda:" + g) == first;
     }
-    if (one_kind) max_held_profiles_ = 2 * options_.gpus.size();
+    if (one_kind) max_held_profiles_ = 2 * options_.gpu_share * options_.gpus.size();
   }
   if (max_held_profiles_ > 0) {
     std::vector<std::string> hold_slots;
@@ -115,6 +123,9 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   metrics_.describe("kbserve_held_profiles", "gauge",
                     "Evaluations whose profile workers wait, held before CUDA, for their GPU lease.");
   metrics_.describe("kbserve_gpu_busy_fraction", "gauge", "Share of uptime the GPUs were leased (all GPUs).");
+  if (!gates_.empty())
+    metrics_.describe("kbserve_gpu_exclusive_fraction", "gauge",
+                      "Share of uptime the GPUs ran a profile's baselines and candidate alone (--gpu-share).");
   metrics_.describe("kbserve_cpu_busy_fraction", "gauge", "Share of uptime the CPU slots were leased.");
   metrics_.describe("kbserve_uptime_seconds", "gauge", "Seconds since the server started.");
   metrics_.describe("kbserve_batch_size", "histogram", "CPU verifications run together on one reference worker.");
@@ -122,7 +133,7 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
 
   journal_ = std::make_unique<Journal>(options_.state_dir / "journal.jsonl");
   replayJournal();
-  size_t runners = std::max<size_t>(1, options_.cpu_slots) + 2 * options_.gpus.size();
+  size_t runners = std::max<size_t>(1, options_.cpu_slots) + (options_.gpu_share + 1) * options_.gpus.size();
   for (size_t i = 0; i < runners; ++i) runners_.emplace_back([this] { runner(); });
 }
 
@@ -679,6 +690,10 @@ void Service::run(Job& job) {
   // one that hangs in a correctness seed holds the GPU no longer than a
   // verify stage would.
   if (profile_verifies) q.profile.untimed_wall_seconds = q.verify.limits.wall_seconds;
+  // On a shared GPU (--gpu-share) the profile holds it alone from its
+  // baselines to the end of its candidate; the rest of the lease is shared.
+  auto share = std::make_shared<GpuShare>();
+  q.profile.exclusive_gpu = [share] { return share->exclusive(); };
   eval::Session session(q);
   bool held = false;
   struct EndHeld {
@@ -731,6 +746,7 @@ void Service::run(Job& job) {
   // the GPU for verify and profile (and a drain waits for it).
   if (endedAfterBuild(job, session.result(), "while it waited for a device", "while it waited for a device")) return;
   std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
+  if (cuda && !gates_.empty()) share->enter(*gates_.at(lease.slot()));  // before any worker touches the GPU
   session.request().verify.device = session.request().profile.device = device;
   session.run();
   recordStages(job, session.result(), {"verify", "profile"});
@@ -807,8 +823,18 @@ std::string Service::metricsText() const {
     g.push_back({"kbserve_held_profiles", static_cast<double>(held_profiles_)});
   }
   g.push_back({"kbserve_cpu_busy_fraction", cpu_pool_->busySeconds() / (up * static_cast<double>(cpu_pool_->size()))});
-  if (gpu_pool_)
+  if (gpu_pool_ && gates_.empty())
     g.push_back({"kbserve_gpu_busy_fraction", gpu_pool_->busySeconds() / (up * static_cast<double>(gpu_pool_->size()))});
+  if (!gates_.empty()) {  // shared GPUs: a GPU is busy while anyone holds it
+    double occupied = 0, exclusive = 0;
+    for (const auto& [gpu, gate] : gates_) {
+      occupied += gate->occupiedSeconds();
+      exclusive += gate->exclusiveSeconds();
+    }
+    const double gpus = static_cast<double>(gates_.size());
+    g.push_back({"kbserve_gpu_busy_fraction", occupied / (up * gpus)});
+    g.push_back({"kbserve_gpu_exclusive_fraction", exclusive / (up * gpus)});
+  }
   g.push_back({"kbserve_uptime_seconds", up});
   return metrics_.render(g);
 }
@@ -823,6 +849,14 @@ bool Service::drain(double timeout_seconds) {
   draining_ = true;
   return changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
                            [&] { return pending_.empty() && running_ == 0; });
+}
+
+profile::ExclusiveGpu Service::exclusiveGpu(const std::string& slot) {
+  auto it = gates_.find(slot);
+  if (it == gates_.end()) return nullptr;
+  GpuGate* gate = it->second.get();
+  gate->lock();
+  return profile::ExclusiveGpu(gate, [](void* p) { static_cast<GpuGate*>(p)->unlock(); });
 }
 
 }  // namespace kb::serve

@@ -26,6 +26,7 @@
 #include "core/json.h"
 #include "eval/eval.h"
 #include "eval/session.h"
+#include "serve/gpu_gate.h"
 #include "serve/journal.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
@@ -37,6 +38,11 @@ struct ServiceOptions {
   std::filesystem::path state_dir;        // journal.jsonl, work/<id>/
   size_t cpu_slots = 2;                   // static checks, builds, CPU verifications at once
   std::vector<std::string> gpus;          // CUDA ordinals leased one evaluation at a time
+  // Evaluations holding one GPU at once (kbserve --gpu-share): their
+  // untimed GPU work (device set-up, verify, the reference's checks) runs
+  // side by side, each profile's baselines and candidate alone
+  // (serve/gpu_gate.h). 1: one evaluation per GPU, the lease exclusive.
+  size_t gpu_share = 1;
   size_t queue_limit = 256;               // queued + running; beyond it: 429
   size_t keep_results = 10000;            // finished evaluations kept (memory and journal)
   RequestLimits limits;
@@ -140,6 +146,9 @@ class Service {
   // same CPU slots and GPUs.
   std::shared_ptr<agent::ResourcePool> cpuPool() const { return cpu_pool_; }
   std::shared_ptr<agent::ResourcePool> gpuPool() const { return gpu_pool_; }
+  // For an agent session's GPU stage on a shared GPU: the whole stage
+  // exclusive (empty holder without sharing: the lease is).
+  profile::ExclusiveGpu exclusiveGpu(const std::string& slot);
   const eval::StaticChecker& staticChecker() const { return checker_; }
   TaskStore& tasks() const { return tasks_; }
   const ServiceOptions& options() const { return options_; }
@@ -179,6 +188,9 @@ class Service {
   eval::StaticChecker checker_;
   bool torch_ops_allowed_ = false;  // the policy's (core/policy_file.h), for the run-time provenance
   std::shared_ptr<agent::ResourcePool> cpu_pool_, gpu_pool_;
+  // gpu_share > 1: each GPU's gate, by CUDA ordinal (gpu_pool_ then names
+  // each GPU gpu_share times).
+  std::map<std::string, std::unique_ptr<GpuGate>> gates_;
   std::unique_ptr<Journal> journal_;
   Metrics metrics_;
 

@@ -94,6 +94,7 @@ Json Sessions::reset(const Json& body) {
   eo.arch = service_.options().arch;
   eo.cpu_pool = service_.cpuPool();
   eo.gpu_pool = service_.gpuPool();
+  eo.gpu_exclusive = [svc = &service_](const std::string& slot) -> std::shared_ptr<void> { return svc->exclusiveGpu(slot); };
   const profile::ProfileOptions po = serviceProfileOptions(service_.options());
   eo.profile_budget_seconds = po.budget_seconds;
   eo.compile_baseline = po.compile_baseline_mode;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "core/paths.h"
@@ -351,6 +352,7 @@ struct CandidateWorker::State {
   WorkerLimits limits;
   std::string device;
   bool device_pending = false;  // started with device_on_stdin, not yet named
+  bool ready = false;           // its "ready" read (awaitReady)
   bool keep_dir = false;
   WorkerRun run;
   std::shared_ptr<std::atomic<double>> wall = std::make_shared<std::atomic<double>>(0.0);
@@ -395,6 +397,19 @@ void CandidateWorker::nameDevice(const std::string& device) {
   if (st.process) st.process->send(device + "\n");  // a dead worker: finish() says why
 }
 
+CandidateWorker::Readiness CandidateWorker::awaitReady(double timeout_seconds) {
+  State& st = *state_;
+  if (st.finished) throw Error("CandidateWorker::awaitReady after finish");
+  if (st.device_pending) throw Error("CandidateWorker::awaitReady before nameDevice");
+  if (st.ready) return Readiness::Ready;
+  if (!st.process) return Readiness::Ended;
+  auto t0 = Clock::now();
+  std::optional<std::string> line = st.process->awaitLine(timeout_seconds);
+  st.ready = line == "ready";
+  if (st.ready) return Readiness::Ready;
+  return line || st.process->ended() || since(t0) < timeout_seconds ? Readiness::Ended : Readiness::TimedOut;
+}
+
 void CandidateWorker::extendWall() {
   State& st = *state_;
   if (st.process) st.wall->store(st.process->secondsSinceStart() + st.limits.wall_seconds);
@@ -411,6 +426,10 @@ WorkerRun CandidateWorker::finish(const fs::path& library,
   // Its own wall-clock limit counts from here.
   st.wall->store(st.process->secondsSinceStart() +
                  (first_wall_seconds > 0 ? std::min(first_wall_seconds, st.limits.wall_seconds) : st.limits.wall_seconds));
+  // Its "ready" comes first on the socket (read here unless the caller
+  // waited for it): never taken for a question of the timed loop. A worker
+  // that ends or says something else instead is answered by its end.
+  if (!st.ready && st.process->awaitLine(st.limits.wall_seconds + 5) == std::optional<std::string>("ready")) st.ready = true;
   st.run.process = st.process->finish(fs::absolute(library).string() + "\n", respond);
   collectWorker(st.run, st.limits, st.keep_dir, st.device);
   return st.run;

@@ -3,6 +3,7 @@
 #include "verify/worker.h"
 
 #include <dlfcn.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -782,6 +783,12 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     if (req.library_on_stdin) {
       // Ready: now the library (CandidateWorker sends its path once built;
       // nothing means it was not, and this worker is not needed).
+      // First the word that its set-up is done with nothing in flight on
+      // the device (CandidateWorker::awaitReady): the parent may hold the
+      // library back until the GPU is quiet for the baselines and the
+      // candidate (kbserve's per-GPU gate).
+      synchronize(dev);
+      (void)::send(0, "ready\n", 6, MSG_NOSIGNAL);
       auto tw = Clock::now();
       // One line (the socket stays open: kbprof's worker asks on it, after
       // its timed loop, which calls to send).

@@ -5,7 +5,7 @@
 # verify and profile asked together run as one profile whose correctness
 # seeds are the check
 # (report.stages.verify.report.checked_by == "profile"); a wrong kernel is
-# incorrect either way. Skips (exit 77) without a GPU or a CUDA-enabled
+# incorrect either way; with --gpu-share 3, four at once. Skips (exit 77) without a GPU or a CUDA-enabled
 # kbcheck-worker.
 # Usage: serve_gpu_test.sh KBSERVE TORCH_CUDA(true|false) WORKDIR
 set -uo pipefail
@@ -70,4 +70,27 @@ for mode in held late; do
   evaluate "$mode-wrong-verify-profile" solutions-gpu/wrong_kernel '["build","verify","profile"]' incorrect
   kill -TERM $PID; wait $PID 2>/dev/null
 done
+
+# --gpu-share 3: evaluations at once on one GPU, each profile's baselines
+# and candidate alone on it (serve/gpu_gate.h); verdicts as above, and the
+# exclusive share is measured.
+if run_server shared --gpu-share 3; then
+  pids=()
+  for k in 1 2 3; do
+    evaluate "shared-ok-$k" solutions-gpu/ok_naive '["build","verify","profile"]' ok >"$WORK/shared-$k.line" &
+    pids+=($!)
+  done
+  evaluate "shared-wrong" solutions-gpu/wrong_kernel '["build","verify","profile"]' incorrect >"$WORK/shared-w.line" &
+  pids+=($!)
+  for p in "${pids[@]}"; do wait $p || true; done
+  cat "$WORK"/shared-*.line
+  grep -q FAIL "$WORK"/shared-*.line && bad "shared: $(grep -h FAIL "$WORK"/shared-*.line | head -2)"
+  for k in 1 2 3; do
+    [ "$(jq -r '.status' "$WORK/shared-ok-$k.json")" = ok ] || bad "shared-ok-$k: not ok"
+  done
+  excl=$(curl -s "$URL/metrics" | awk '$1 == "kbserve_gpu_exclusive_fraction" {print $2}')
+  echo "shared: kbserve_gpu_exclusive_fraction $excl"
+  awk -v x="${excl:-0}" 'BEGIN { exit !(x > 0) }' || bad "shared: no exclusive share measured ($excl)"
+  kill -TERM $PID; wait $PID 2>/dev/null
+fi
 exit $fail

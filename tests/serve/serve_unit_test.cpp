@@ -1,10 +1,16 @@
 // lib/serve's parts alone: request parsing and file names, the journal's
 // replay (a torn last line), the metrics text, --listen and --gpus, the
-// profile options the service's options make.
+// profile options the service's options make, the shared GPU's gate.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
 
+#include "serve/gpu_gate.h"
 #include "serve/journal.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
@@ -159,4 +165,86 @@ TEST(ServeConfig, CompileBaselineReachesTheProfile) {
   }
   o.compile_baseline = "bogus";
   EXPECT_THROW(serviceProfileOptions(o), kb::UsageError);
+}
+
+// --gpu-share: untimed work side by side, a profile's baselines and
+// candidate alone. Many evaluations at once, each shared, then exclusive,
+// then shared again (its reference check): no exclusive holder ever sees
+// another holder of either kind, and shared holders do meet.
+TEST(ServeGpuGate, ExclusiveAloneSharedTogether) {
+  GpuGate gate;
+  std::atomic<int> shared_in{0}, exclusive_in{0}, most_shared{0}, violations{0};
+  auto inShared = [&] {
+    int now = ++shared_in;
+    for (int m = most_shared.load(); now > m && !most_shared.compare_exchange_weak(m, now);) {}
+    if (exclusive_in.load() != 0) ++violations;
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    --shared_in;
+  };
+  std::vector<std::thread> evaluations;
+  for (int e = 0; e < 8; ++e)
+    evaluations.emplace_back([&] {
+      for (int round = 0; round < 10; ++round) {
+        GpuShare share;
+        share.enter(gate);
+        inShared();  // device set-up
+        {
+          kb::profile::ExclusiveGpu alone = share.exclusive();
+          ASSERT_NE(alone, nullptr);
+          if (++exclusive_in != 1 || shared_in.load() != 0) ++violations;
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          if (shared_in.load() != 0) ++violations;
+          --exclusive_in;
+        }
+        inShared();  // the reference's check
+      }
+    });
+  for (auto& t : evaluations) t.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GT(most_shared.load(), 1);
+  EXPECT_GT(gate.exclusiveSeconds(), 0.0);
+  EXPECT_GE(gate.occupiedSeconds(), gate.exclusiveSeconds());
+}
+
+// A waiting exclusive holder goes before shared holders that come after it:
+// a stream of set-ups never starves timing.
+TEST(ServeGpuGate, WaitingExclusiveGoesFirst) {
+  GpuGate gate;
+  std::mutex log_mu;
+  std::vector<std::string> log;
+  auto note = [&](const std::string& s) {
+    std::lock_guard lock(log_mu);
+    log.push_back(s);
+  };
+  gate.lockShared();  // one evaluation's set-up holds the GPU
+  std::thread timer([&] {
+    gate.lock();
+    note("exclusive");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate.unlock();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the timer waits now
+  std::thread late([&] {
+    gate.lockShared();
+    note("late shared");
+    gate.unlockShared();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::lock_guard lock(log_mu);
+    EXPECT_TRUE(log.empty());  // neither: the first share is still held
+  }
+  gate.unlockShared();
+  timer.join();
+  late.join();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "exclusive");
+  EXPECT_EQ(log[1], "late shared");
+}
+
+// Without a gate (no sharing, or a CPU evaluation) the lease is exclusive
+// already: nothing to hold.
+TEST(ServeGpuGate, NoGateNoHolder) {
+  GpuShare share;
+  EXPECT_EQ(share.exclusive(), nullptr);
 }

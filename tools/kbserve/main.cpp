@@ -40,6 +40,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 512));
   app.add_option("--gpus", gpus, "GPUs to lease: auto (every GPU nvidia-smi lists), none, or ordinals 0,1,...")
       ->capture_default_str();
+  app.add_option("--gpu-share", c.service.gpu_share,
+                 "Evaluations holding one GPU at once: their untimed GPU work (device set-up, verify, the reference's "
+                 "checks) runs side by side, each profile's baselines and candidate with the GPU to themselves "
+                 "(1: one evaluation per GPU; docs/kbserve.md, Scheduling)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   app.add_option("--batch-max", c.service.batch_max,
                  "CPU verifications of one task run together on one reference worker, at most (1: never)")
       ->capture_default_str()
