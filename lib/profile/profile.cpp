@@ -13,6 +13,7 @@
 #include <random>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -23,6 +24,7 @@
 #include "core/speedup.h"
 #include "profile/baseline_cache.h"
 #include "profile/elf_symbols.h"
+#include "profile/gpu_neighbours.h"
 #include "profile/gpu_peak.h"
 #include "profile/judges.h"
 #include "profile/pacing.h"
@@ -599,6 +601,8 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
       r.baseline_cache_note = "not cached: " + text(tj, "not_cacheable");
     } else if (r.device != "cpu") {
       std::optional<std::vector<long>> after = gpuComputePids(gpuIndex(r.device));
+      if (st.foreign_before) st.foreign_before = othersThanOurWorkers(*st.foreign_before, st.binary);
+      if (after) after = othersThanOurWorkers(*after, st.binary);
       if (!st.foreign_before || !after)
         r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
       else if (!st.foreign_before->empty() || !after->empty())

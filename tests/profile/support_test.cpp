@@ -1,6 +1,8 @@
 // The solution library's symbols, the plausibility floor, the baseline cache.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include "core/json.h"
 #include "profile/baseline_cache.h"
 #include "profile/elf_symbols.h"
+#include "profile/gpu_neighbours.h"
 #include "profile/plausibility.h"
 
 namespace fs = std::filesystem;
@@ -191,3 +194,27 @@ TEST(BaselineCache, PythonKindsAreAnEntryOfTheirOwn) {
 
 }  // namespace
 }  // namespace kb
+
+// Baselines are cached only when nobody else had the GPU; this process's own
+// workers (descendants running the worker binary) do not count, anyone else
+// does: another binary, or the same binary started by someone else (pid 1's
+// children are not ours).
+TEST(GpuNeighbours, OwnWorkersAreNotNeighbours) {
+  const std::string sleep_bin = std::filesystem::canonical("/bin/sleep").string();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::execl(sleep_bin.c_str(), "sleep", "10", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Until exec has happened /proc/PID/exe is this test's binary.
+  for (int i = 0; i < 200 && std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe") != sleep_bin; ++i)
+    ::usleep(10000);
+  EXPECT_EQ(kb::profile::parentPid(child), static_cast<long>(::getpid()));
+  std::vector<long> listed = {static_cast<long>(child), 1};
+  EXPECT_EQ(kb::profile::othersThanOurWorkers(listed, sleep_bin), std::vector<long>{1});
+  EXPECT_EQ(kb::profile::othersThanOurWorkers(listed, "/bin/true"), listed);  // not the worker binary
+  EXPECT_EQ(kb::profile::othersThanOurWorkers({999999999}, sleep_bin), std::vector<long>{999999999});  // unreadable: kept
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
