@@ -191,6 +191,8 @@ class Phase:
         self.seen = set()  # (task, status) already printed
         self.busy0 = None  # (busy fraction, uptime) at the start
         self.busy = float("nan")  # over the phase
+        self.exclusive0 = None  # (exclusive fraction, uptime) at the start (--gpu-share)
+        self.exclusive = float("nan")  # over the phase: nan unless the server shares its GPUs
         self.stopped = ""  # why it ended before all its work was done
         self.baselines = {}  # profiles by where their baselines came from (baselines())
         self.utilization = float("nan")  # nvidia-smi's mean utilization.gpu over the phase (%)
@@ -262,6 +264,14 @@ async def server_gauges(client, busy_name):
     return g(busy_name), g("kbserve_uptime_seconds"), g("kbserve_queue_depth"), g("kbserve_running")
 
 
+async def exclusive_gauge(client):
+    """(kbserve_gpu_exclusive_fraction, uptime): the share of time a GPU ran a
+    profile's timed work alone (only served with --gpu-share above 1; nan
+    otherwise)."""
+    m = parse_metrics(await client.metrics())
+    return m.get(("kbserve_gpu_exclusive_fraction", ()), float("nan")), m.get(("kbserve_uptime_seconds", ()), float("nan"))
+
+
 def busy_between(a, b):
     """The busy fraction between two (fraction, uptime) samples."""
     (f0, u0), (f1, u1) = a, b
@@ -279,6 +289,7 @@ async def run_phase(phase, url, work, clients, device, stages, deadline, stop, b
         try:
             f, u, _, _ = await server_gauges(admin, busy_name)
             phase.busy0 = (f, u)
+            phase.exclusive0 = await exclusive_gauge(admin)
         except Exception as e:  # noqa: BLE001
             say(f"{phase.name}: /metrics failed: {e!r}")
 
@@ -351,6 +362,8 @@ async def run_phase(phase, url, work, clients, device, stages, deadline, stop, b
             f, u, _, _ = await server_gauges(admin, busy_name)
             if phase.busy0:
                 phase.busy = busy_between(phase.busy0, (f, u))
+            if phase.exclusive0:
+                phase.exclusive = busy_between(phase.exclusive0, await exclusive_gauge(admin))
         except Exception as e:  # noqa: BLE001
             say(f"{phase.name}: /metrics failed: {e!r}")
 
@@ -361,6 +374,8 @@ def phase_summary(phase, per, what):
             f"{phase.done() / max(wall, 1e-9) * 3600 / per[0]:.0f} {per[1]}; busy fraction {phase.busy:.2f}; "
             f"latency p50 {pct(phase.latencies, .5):.2f} s, p99 {pct(phase.latencies, .99):.2f} s; "
             f"statuses {counts(phase.statuses)}")
+    if phase.exclusive == phase.exclusive:
+        line += f"; timed work alone on the GPU {phase.exclusive:.2f} of the time (--gpu-share)"
     if phase.utilization == phase.utilization:
         line += f"; GPU utilization (nvidia-smi) {phase.utilization:.0f}%"
     if phase.baselines:
