@@ -256,6 +256,7 @@ for step in "$@"; do
       timeout 200 $B/tools/kbsynth/kbsynth import .kb/level2/*.py -o /tmp/kbs --compiled none >"$OUT/serve-import.log" 2>&1
       echo "import rc=$?"; tail -2 "$OUT/serve-import.log"
       T=$(dirname "$(dirname "$(find /tmp/kbs -name task.json | head -1)")")  # the folder of task folders
+      rm -rf /tmp/serve-reports  # (a second serve in one call kept the first's reports beside its own)
       PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 -u scripts/bench/serve_load.py --tasks "$T" \
         --solutions testdata/solutions-kernelbench/level2 --device cuda --clients "${CLIENTS:-32}" --rounds "${ROUNDS:-4}" \
         --sequential 1 --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
