@@ -496,6 +496,14 @@ std::optional<std::string> WaitingProcess::awaitLine(double timeout_seconds) {
   return std::nullopt;
 }
 
+WaitingProcess::Word WaitingProcess::awaitWord(const std::string& word, double timeout_seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<std::string> line = awaitLine(timeout_seconds);
+  if (line == word) return Word::Ready;
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return line || ended() || waited < timeout_seconds ? Word::Ended : Word::TimedOut;
+}
+
 ProcessResult WaitingProcess::finish(const std::string& message,
                                      const std::function<std::string(const std::string&)>& respond) {
   if (fd_ < 0) return result_;

@@ -133,6 +133,11 @@ class WaitingProcess {
   std::optional<std::string> awaitLine(double timeout_seconds);
   // True once the child has ended (and been reaped).
   bool ended() const { return ended_->load(); }
+  // awaitLine() for one expected word: Ready when the child wrote exactly
+  // `word`; Ended when it ended, closed its end or wrote something else
+  // first (its end then says why); TimedOut when `timeout_seconds` passed.
+  enum class Word { Ready, Ended, TimedOut };
+  Word awaitWord(const std::string& word, double timeout_seconds);
   // Sends `message` (a dead child makes it short: its result says why),
   // then waits. Once. Without `respond` the socket is shut for writing at
   // once (the child reads EOF after the message); with it, every line the

@@ -540,9 +540,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     // wait is the harness's alone.)
     if (st.reference) {
       auto tr = Clock::now();
-      verify::ReferenceWorker::Readiness ready = st.reference->awaitReady(o.reference_ready_seconds);
+      WaitingProcess::Word ready = st.reference->awaitReady(o.reference_ready_seconds);
       r.reference_ready_wait_seconds = since(tr);
-      if (ready == verify::ReferenceWorker::Readiness::TimedOut)
+      if (ready == WaitingProcess::Word::TimedOut)
         return done(Status::InfraError, "the reference worker was not ready within " +
                                             std::to_string(static_cast<int>(o.reference_ready_seconds)) +
                                             " s of the timed phase; nothing was timed");
@@ -555,7 +555,7 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     // GPU runs nothing else.
     ExclusiveGpu exclusive;
     if (o.exclusive_gpu) {
-      if (st.worker->awaitReady(o.reference_ready_seconds) == verify::CandidateWorker::Readiness::TimedOut)
+      if (st.worker->awaitReady(o.reference_ready_seconds) == WaitingProcess::Word::TimedOut)
         return done(Status::InfraError, "the candidate's worker did not end its set-up within " +
                                             std::to_string(static_cast<int>(o.reference_ready_seconds)) +
                                             " s; nothing was timed");

@@ -693,7 +693,7 @@ void Service::run(Job& job) {
   // On a shared GPU (--gpu-share) the profile holds it alone from its
   // baselines to the end of its candidate; the rest of the lease is shared.
   auto share = std::make_shared<GpuShare>();
-  q.profile.exclusive_gpu = [share] { return share->exclusive(); };
+  if (!gates_.empty()) q.profile.exclusive_gpu = [share] { return share->exclusive(); };
   eval::Session session(q);
   bool held = false;
   struct EndHeld {

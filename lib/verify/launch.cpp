@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <set>
 
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/gpu_info.h"
 #include "core/paths.h"
@@ -397,17 +396,15 @@ void CandidateWorker::nameDevice(const std::string& device) {
   if (st.process) st.process->send(device + "\n");  // a dead worker: finish() says why
 }
 
-CandidateWorker::Readiness CandidateWorker::awaitReady(double timeout_seconds) {
+WaitingProcess::Word CandidateWorker::awaitReady(double timeout_seconds) {
   State& st = *state_;
   if (st.finished) throw Error("CandidateWorker::awaitReady after finish");
   if (st.device_pending) throw Error("CandidateWorker::awaitReady before nameDevice");
-  if (st.ready) return Readiness::Ready;
-  if (!st.process) return Readiness::Ended;
-  auto t0 = Clock::now();
-  std::optional<std::string> line = st.process->awaitLine(timeout_seconds);
-  st.ready = line == "ready";
-  if (st.ready) return Readiness::Ready;
-  return line || st.process->ended() || since(t0) < timeout_seconds ? Readiness::Ended : Readiness::TimedOut;
+  if (st.ready) return WaitingProcess::Word::Ready;
+  if (!st.process) return WaitingProcess::Word::Ended;
+  WaitingProcess::Word w = st.process->awaitWord("ready", timeout_seconds);
+  st.ready = w == WaitingProcess::Word::Ready;
+  return w;
 }
 
 void CandidateWorker::extendWall() {
@@ -429,7 +426,7 @@ WorkerRun CandidateWorker::finish(const fs::path& library,
   // Its "ready" comes first on the socket (read here unless the caller
   // waited for it): never taken for a question of the timed loop. A worker
   // that ends or says something else instead is answered by its end.
-  if (!st.ready && st.process->awaitLine(st.limits.wall_seconds + 5) == std::optional<std::string>("ready")) st.ready = true;
+  if (!st.ready) st.ready = st.process->awaitWord("ready", st.limits.wall_seconds + 5) == WaitingProcess::Word::Ready;
   st.run.process = st.process->finish(fs::absolute(library).string() + "\n", respond);
   collectWorker(st.run, st.limits, st.keep_dir, st.device);
   return st.run;

@@ -192,15 +192,11 @@ void ReferenceWorker::nameDevice(const std::string& device) {
   st.process->send(device + "\n");  // a dead worker: finish() says why
 }
 
-ReferenceWorker::Readiness ReferenceWorker::awaitReady(double timeout_seconds) {
+WaitingProcess::Word ReferenceWorker::awaitReady(double timeout_seconds) {
   State& st = *state_;
   if (st.finished) throw Error("ReferenceWorker::awaitReady after finish");
   if (st.device_pending) throw Error("ReferenceWorker::awaitReady before nameDevice");
-  auto t0 = Clock::now();
-  std::optional<std::string> line = st.process->awaitLine(timeout_seconds);
-  if (line == "ready") return Readiness::Ready;
-  // (Its end of the socket closed, or an answer other than the word: ended.)
-  return line || st.process->ended() || since(t0) < timeout_seconds ? Readiness::Ended : Readiness::TimedOut;
+  return st.process->awaitWord("ready", timeout_seconds);
 }
 
 ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {

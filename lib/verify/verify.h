@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/process.h"
 #include "core/json.h"
 #include "core/report.h"
 #include "verify/worker.h"
@@ -109,8 +110,8 @@ class ReferenceWorker {
   // preparation is done (the context, the weights, the warm-up kernels on
   // the device: it then waits for its request with no GPU work in flight),
   // before finish(). kbprof times nothing while it prepares (profile.cpp).
-  enum class Readiness { Ready, Ended, TimedOut };  // Ended: gone, or said something else: finish() says why
-  Readiness awaitReady(double timeout_seconds);
+  // Ended: gone, or it said something else (finish() says why).
+  WaitingProcess::Word awaitReady(double timeout_seconds);
   // Sends the request, waits for the worker, reads its verdict. Once.
   // The request names one candidate.
   ReferenceVerdict finish(const CompareRequest& request);

@@ -142,8 +142,7 @@ class CandidateWorker {
   // it then waits for its library, before which it runs nothing timed and
   // no candidate code. finish() waits for it itself when not called.
   // Ended: gone first, or it said something else (finish() says why).
-  enum class Readiness { Ready, Ended, TimedOut };
-  Readiness awaitReady(double timeout_seconds);
+  WaitingProcess::Word awaitReady(double timeout_seconds);
   // Names the device of a worker started with request.device_on_stdin (it
   // waits before any CUDA call until then); before finish(). Throws
   // kb::Error for a worker not started that way, or named twice.
