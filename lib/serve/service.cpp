@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -49,6 +50,13 @@ std::string isoTime(double epoch) {
 
 }  // namespace
 
+bool outOfDeviceMemory(const eval::Result& result) {
+  if (result.status() != Status::RuntimeError && result.status() != Status::InfraError) return false;
+  std::string m = result.message;
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+  return m.find("out of memory") != std::string::npos;
+}
+
 // One accepted evaluation. Fields below `mu_` of the service are guarded by it;
 // `solution` is the runner's alone once the job is running.
 struct Service::Job {
@@ -71,6 +79,9 @@ struct Service::Job {
   std::string solution_hash;
   fs::path work_dir;
   Json finished_json = nullptr;  // set when read back from the journal
+  // A shared GPU's out-of-memory failure, after which the GPU stages ran
+  // again with the GPU alone (Service::run); empty: no such retry.
+  std::string retried_alone_after;
 };
 
 Service::Service(TaskStore& tasks, ServiceOptions options)
@@ -359,6 +370,7 @@ Json Service::toJson(const Job& job) const {
   j["queue_seconds"] = job.started_at > 0 ? Json(job.started_at - job.submitted_at) : Json(nullptr);
   j["seconds"] = job.finished_at > 0 && job.started_at > 0 ? Json(job.finished_at - job.started_at) : Json(nullptr);
   j["attempts"] = job.starts;
+  j["retried_alone_after"] = job.retried_alone_after.empty() ? Json(nullptr) : Json(job.retried_alone_after);
   j["reward"] = job.reward;
   j["report"] = job.report;
   if (!job.profile.is_null()) j["profile"] = job.profile;
@@ -746,15 +758,34 @@ void Service::run(Job& job) {
   // the GPU for verify and profile (and a drain waits for it).
   if (endedAfterBuild(job, session.result(), "while it waited for a device", "while it waited for a device")) return;
   std::string device = cuda ? "cuda:" + lease.slot() : "cpu";
-  if (cuda && !gates_.empty()) share->enter(*gates_.at(lease.slot()));  // before any worker touches the GPU
+  const bool shared_gpu = cuda && !gates_.empty();
+  if (shared_gpu) share->enter(*gates_.at(lease.slot()));  // before any worker touches the GPU
   session.request().verify.device = session.request().profile.device = device;
   session.run();
-  recordStages(job, session.result(), {"verify", "profile"});
+  // On a shared GPU a neighbour's allocations can leave a verify or a
+  // profile without device memory: that failure is not this candidate's to
+  // be scored by. Once, the GPU stages run again with the GPU held alone
+  // from the start (a fresh session: the build comes from the cache); what
+  // that run says stands.
+  std::unique_ptr<eval::Session> alone_session;
+  if (shared_gpu && outOfDeviceMemory(session.result())) {
+    job.retried_alone_after = session.result().message;
+    eval::Request again = baseRequest(job);
+    again.stages = session.request().stages;
+    again.profile.untimed_wall_seconds = session.request().profile.untimed_wall_seconds;
+    again.verify.device = again.profile.device = device;  // no exclusive hook: it is held already
+    alone_session = std::make_unique<eval::Session>(again);
+    alone_session->run({.static_check = rq.stages.static_check, .build = true});
+    profile::ExclusiveGpu alone = share->exclusive();
+    alone_session->run();
+  }
+  const eval::Result& ran = alone_session ? alone_session->result() : session.result();
+  recordStages(job, ran, {"verify", "profile"});
   if (!profile_verifies) {
-    complete(job, session.result());
+    complete(job, ran);
     return;
   }
-  eval::Result result = session.result();
+  eval::Result result = ran;
   if (!result.stage("profile").skipped)
     for (eval::StageResult& st : result.stages)
       if (st.name == "verify") st.detail = {{"checked_by", "profile"}};

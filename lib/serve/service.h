@@ -85,6 +85,11 @@ struct ServiceOptions {
 // unknown compile_baseline.
 profile::ProfileOptions serviceProfileOptions(const ServiceOptions& options);
 
+// A failed GPU stage that ran out of device memory (a runtime or
+// infrastructure error whose message says so): on a shared GPU
+// (--gpu-share) maybe a neighbour's doing, so its stages run again alone.
+bool outOfDeviceMemory(const eval::Result& result);
+
 enum class State { Queued, Running, Done, Cancelled };
 std::string_view stateName(State s);
 

@@ -15,6 +15,7 @@
 #include "serve/metrics.h"
 #include "serve/request.h"
 #include "serve/server.h"
+#include "serve/service.h"
 
 using kb::Json;
 using namespace kb::serve;
@@ -247,4 +248,22 @@ TEST(ServeGpuGate, WaitingExclusiveGoesFirst) {
 TEST(ServeGpuGate, NoGateNoHolder) {
   GpuShare share;
   EXPECT_EQ(share.exclusive(), nullptr);
+}
+
+// What a shared GPU's out-of-memory retry takes (Service::run): a runtime or
+// infrastructure error that says so, as torch and the CUDA runtime word it;
+// a wrong answer or a plain crash is the candidate's own.
+TEST(ServeGpuGate, OutOfDeviceMemoryIsRetriedAlone) {
+  auto failed = [](kb::Status s, const std::string& message) {
+    kb::eval::Result r;
+    r.header.status = s;
+    r.message = message;
+    return r;
+  };
+  EXPECT_TRUE(outOfDeviceMemory(failed(kb::Status::RuntimeError,
+                                       "verify: seed 0: CUDA out of memory. Tried to allocate 6.00 GiB")));
+  EXPECT_TRUE(outOfDeviceMemory(failed(kb::Status::InfraError, "profile: cudaMalloc: out of memory")));
+  EXPECT_FALSE(outOfDeviceMemory(failed(kb::Status::RuntimeError, "verify: seed 0: illegal memory access")));
+  EXPECT_FALSE(outOfDeviceMemory(failed(kb::Status::Incorrect, "verify: out of memory in the message")));
+  EXPECT_FALSE(outOfDeviceMemory(failed(kb::Status::Ok, "")));
 }
