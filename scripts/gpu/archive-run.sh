@@ -61,7 +61,8 @@
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
 #                no AOTInductor build on either side, kbserve or kbprof); needs httpx & co.
 #                in .carry/py (copied from the venv); every evaluation's JSON into
-#                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --late-start)
+#                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --gpu-share 4); SEQUENTIAL=0:
+#                no kbprof one-after-another phase (default 1 round)
 # PACK=1 (any steps): everything in one $OUT/out.tgz, kept up to date step by step.
 set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
@@ -259,7 +260,7 @@ for step in "$@"; do
       rm -rf /tmp/serve-reports  # (a second serve in one call kept the first's reports beside its own)
       PYTHONPATH=$S/.carry/py:$S/python timeout "${SERVE_TIMEOUT:-300}" python3 -u scripts/bench/serve_load.py --tasks "$T" \
         --solutions testdata/solutions-kernelbench/level2 --device cuda --clients "${CLIENTS:-32}" --rounds "${ROUNDS:-4}" \
-        --sequential 1 --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
+        --sequential "${SEQUENTIAL:-1}" --kbserve $B/tools/kbserve/kbserve --kbprof $B/tools/kbprof/kbprof --kbcheck $B/tools/kbcheck/kbcheck \
         --keep-reports /tmp/serve-reports ${SERVE_ARGS:+--serve-args "$SERVE_ARGS"} >"$OUT/serve-bench.log" 2>&1
       echo "serve rc=$?"; tail -15 "$OUT/serve-bench.log"
       tar czf "$OUT/serve-reports.tgz" -C /tmp serve-reports 2>/dev/null ;;
