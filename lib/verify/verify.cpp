@@ -199,6 +199,23 @@ WaitingProcess::Word ReferenceWorker::awaitReady(double timeout_seconds) {
   return st.process->awaitWord("ready", timeout_seconds);
 }
 
+namespace {
+// The last line of `text` that starts with `prefix`, less the prefix;
+// without one, the last line.
+std::string lastLineStarting(const std::string& text, const std::string& prefix) {
+  std::string last, found;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    last = text.substr(begin, end - begin);
+    if (last.rfind(prefix, 0) == 0) found = last.substr(prefix.size());
+    begin = end + 1;
+  }
+  return found.empty() ? last : found;
+}
+}  // namespace
+
 ReferenceVerdict ReferenceWorker::finish(const CompareRequest& cmp) {
   if (cmp.candidate_results.size() != 1) throw Error("ReferenceWorker::finish takes one candidate (finishAll: several)");
   return finishAll(cmp).front();
@@ -225,14 +242,14 @@ std::vector<ReferenceVerdict> ReferenceWorker::finishAll(const CompareRequest& c
     // task.json and reference.pt disagree: the task's fault, bad input
     // (exit 2), never a verdict on the candidate.
     if (ref.end == ProcessEnd::Exited && ref.exit_code == kBadBundleExit) {
-      std::string line = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-      const std::string prefix = "kbcheck-worker reference: ";
-      if (line.rfind(prefix, 0) == 0) line = line.substr(prefix.size());
-      throw UsageError("task bundle " + cmp.task_dir.string() + " is inconsistent: " + line);
+      throw UsageError("task bundle " + cmp.task_dir.string() + " is inconsistent: " +
+                       lastLineStarting(text, "kbcheck-worker reference: "));
     }
-    const std::string message =
-        "the reference worker failed (" + describeEnd(ref) + ")" +
-        (text.empty() ? "" : ": " + text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
+    // Its own last word ("kbcheck-worker reference: ..."), not the last
+    // line: a CUDA error's text ends in torch's advice on device-side
+    // assertions, which says nothing of what failed.
+    const std::string why = lastLineStarting(text, "kbcheck-worker reference: ");
+    const std::string message = "the reference worker failed (" + describeEnd(ref) + ")" + (why.empty() ? "" : ": " + why);
     for (ReferenceVerdict& v : out) {
       v.status = Status::InfraError;
       v.message = message;

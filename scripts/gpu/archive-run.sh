@@ -63,6 +63,8 @@
 #                in .carry/py (copied from the venv); every evaluation's JSON into
 #                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --gpu-share 4); SEQUENTIAL=0:
 #                no kbprof one-after-another phase (default 1 round)
+#   servegpu     tests/gpu/serve_gpu_test.sh alone (SERVE_GPU_RUNS times, default 2) on kbserve and the
+#                worker only (no whole build); each run's work folder into $OUT
 # PACK=1 (any steps): everything in one $OUT/out.tgz, kept up to date step by step.
 set -uo pipefail
 R="$PWD"; S=/tmp/src; B=$S/build-gpu
@@ -264,6 +266,18 @@ for step in "$@"; do
         --keep-reports /tmp/serve-reports ${SERVE_ARGS:+--serve-args "$SERVE_ARGS"} >"$OUT/serve-bench.log" 2>&1
       echo "serve rc=$?"; tail -15 "$OUT/serve-bench.log"
       tar czf "$OUT/serve-reports.tgz" -C /tmp serve-reports 2>/dev/null ;;
+    servegpu)
+      # tests/gpu/serve_gpu_test.sh alone, SERVE_GPU_RUNS times (default 2), without the whole
+      # build: kbserve and the worker only; every run's work folder (evaluations' JSON, kbserve's logs)
+      # into $OUT/servegpu-N.tgz.
+      (time bash scripts/gpu/build.sh $B tools/kbserve/kbserve tools/kbcheck/kbcheck-worker tools/kbprof/kbprof) >"$OUT/servegpu-build.log" 2>&1 \
+        || { tail -30 "$OUT/servegpu-build.log"; exit 1; }
+      for n in $(seq 1 "${SERVE_GPU_RUNS:-2}"); do
+        (cd $B && KB_SOURCE_ROOT=$S timeout 200 bash $S/tests/gpu/serve_gpu_test.sh tools/kbserve/kbserve true /tmp/sgw) \
+          >"$OUT/servegpu-$n.log" 2>&1
+        echo "servegpu run $n rc=$?"; grep -E "FAIL|^shared:" "$OUT/servegpu-$n.log" | cut -c1-400
+        tar czf "$OUT/servegpu-$n.tgz" --exclude=cache --exclude='*.so' -C /tmp sgw 2>/dev/null
+      done ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
