@@ -60,6 +60,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "core/report.h"
 #include "kb_config.h"
 
 namespace kb::tools {
@@ -96,6 +97,17 @@ inline void printError(const std::string& tool, const std::string& what) {
   std::string line = tool + ": " + oneLine(what) + "\n";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+}
+
+// The exit code of a verdict (docs/cli.md): 0 ok, 1 judged and failed, 3
+// infra_error, which like every exit 3 is named on stderr's last line
+// ("TOOL: infra_error: why"; the report says it too).
+inline int verdictExit(const std::string& tool, Status status, const std::string& message) {
+  if (status == Status::Ok) return kExitOk;
+  if (status != Status::InfraError) return kExitFailed;
+  std::fflush(stdout);
+  printError(tool, "infra_error: " + message);
+  return kExitInfra;
 }
 
 namespace detail {

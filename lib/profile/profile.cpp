@@ -259,6 +259,7 @@ Json ProfileResult::toJson() const {
   j["reference_seconds"] = reference_seconds;
   j["prepare_seconds"] = prepare_seconds;
   j["reference_ready_wait_seconds"] = reference_ready_wait_seconds;
+  j["reference_retry_after"] = reference_retry_after.empty() ? Json(nullptr) : Json(reference_retry_after);
   j["exclusive_wait_seconds"] = exclusive_wait_seconds;
   j["after_seconds"] = after_seconds;
   j["reference_phases"] = reference_phases;
@@ -696,6 +697,16 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
   if (!cmp.seeds.empty() || !cmp.calls.empty()) {
     verify::ReferenceVerdict v = st.reference ? st.reference->finish(cmp)
                                       : verify::compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
+    // The reference's process failed (no verdict, e.g. a CUDA error of its
+    // own): the check is ours and repeatable, the candidate's outputs are on
+    // disk and the candidate is gone, so a fresh reference process checks
+    // them once more; its verdict stands, and the first failure is reported.
+    if (v.worker_failed) {
+      r.reference_retry_after = v.message;
+      const double first_seconds = v.seconds;
+      v = verify::compareWithReference(cmp, st.scratch, st.binary, o.reference_timeout_seconds);
+      v.seconds += first_seconds;
+    }
     r.reference_seconds = v.seconds;
     st.verdict_at = Clock::now();
     r.reference_phases = v.phases;

@@ -186,6 +186,7 @@ struct ProfileResult {
   double seconds = 0, worker_seconds = 0, reference_seconds = 0, baseline_build_seconds = 0;
   double prepare_seconds = 0, after_seconds = 0;  // before the workers started; after the verdict
   double reference_ready_wait_seconds = 0;        // the timed phase waiting for the reference's GPU preparation
+  std::string reference_retry_after;               // the reference process's failure before a second, fresh one ("": none)
   double exclusive_wait_seconds = 0;              // waiting for ProfileOptions::exclusive_gpu (kbserve's gate)
   Json reference_phases;  // the reference worker's own clock: prepare_seconds (beside the candidate), check_seconds
   verify::WorkerRun worker;

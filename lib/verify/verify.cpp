@@ -253,6 +253,7 @@ std::vector<ReferenceVerdict> ReferenceWorker::finishAll(const CompareRequest& c
     for (ReferenceVerdict& v : out) {
       v.status = Status::InfraError;
       v.message = message;
+      v.worker_failed = ref.end != ProcessEnd::TimedOut;  // (one past its deadline would be again)
       v.seconds = seconds;
     }
     return out;

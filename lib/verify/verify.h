@@ -77,6 +77,7 @@ struct ReferenceVerdict {
   std::vector<SeedCheck> seeds;
   double seconds = 0.0;  // from handing over the request to the verdict: what the caller waited
   Json phases;           // the worker's own clock: prepare_seconds (before the request), check_seconds
+  bool worker_failed = false;  // infra_error: the process failed, not past its deadline, without a well-formed verdict
 };
 
 // The reference worker (`binary reference --task DIR --device DEV [--seeds

@@ -8,8 +8,9 @@
 # Cases: a full disk (a 1 MiB tmpfs in a user and mount namespace of our
 # own: `unshare -rm`; skipped with a note where the kernel refuses one), no
 # GPU with --device cuda (skipped on a GPU machine), oversized solution
-# files (kbcheck, kbrollout --replay), and a task bundle whose task.json
-# disagrees with reference.pt.
+# files (kbcheck, kbrollout --replay), a task bundle whose task.json
+# disagrees with reference.pt, and a reference worker that fails (once: its
+# check runs again; always: infra_error, exit 3).
 #
 # Usage: faults_test.sh SOURCE_ROOT WORKDIR KBCHECK KBPROF KBSYNTH KBROLLOUT KBTRAIN
 set -uo pipefail
@@ -143,6 +144,38 @@ for i in 1 2; do
 done
 left=$(find "$TMPDIR" -maxdepth 1 \( -name 'kb-reference-*' -o -name 'kbcheck-worker-*' \) 2>/dev/null | head -3)
 [ -z "$left" ] && ok "signals: no worker folder left in TMPDIR" || bad "signals: worker folders left" "$left"
+
+# The reference worker's own failure (a CUDA error of its own, say), made
+# by a wrapper around the real worker (KB_WORKER): the candidate is gone and
+# its outputs are on disk, so a fresh reference checks them and its verdict
+# stands, the first failure reported by the worker's own line (not the last
+# line of the error's text); one that fails every time is infra_error
+# (exit 3), named the same way.
+WORKER="$(cd "$(dirname "$KBCHECK")" && pwd)/kbcheck-worker"
+for kind in once always; do
+  cat >"$WORK/worker-$kind" <<EOF
+#!/bin/sh
+if [ "\$1" = reference ] && { [ $kind = always ] || [ ! -e "$WORK/failed-once" ]; }; then
+  : >"$WORK/failed-once"
+  printf 'kbcheck-worker reference: CUDA error: injected by the fault suite\nCUDA kernel errors might be asynchronously reported at some other API call\nCompile with TORCH_USE_CUDA_DSA to enable device-side assertions.\n' >&2
+  exit 70
+fi
+exec "$WORKER" "\$@"
+EOF
+  chmod +x "$WORK/worker-$kind"
+done
+rm -f "$WORK/failed-once"
+KB_WORKER="$WORK/worker-once" "$KBPROF" "$T/tasks/linear_relu" "$T/solutions-cpu/ok_linear_relu" --device cpu \
+  --cache-dir "$WORK/cache" -q --json "$WORK/retry.json" >/dev/null 2>"$WORK/retry.err"
+rc=$?
+if [ $rc = 0 ] && [ "$(jq -r .status "$WORK/retry.json")" = ok ] &&
+   jq -r '.reference_retry_after // ""' "$WORK/retry.json" | grep -q "CUDA error: injected"; then
+  ok "a reference worker that fails once: checked again, ok, the first failure by its own line"
+else
+  bad "a reference worker that fails once: rc $rc, $(jq -c '{status, message, reference_retry_after}' "$WORK/retry.json" 2>&1)" "$(cat "$WORK/retry.err")"
+fi
+KB_WORKER="$WORK/worker-always" expect "a reference worker that always fails: infra_error naming its error" kbprof 3 \
+  "CUDA error: injected" -- "$KBPROF" "$T/tasks/linear_relu" "$T/solutions-cpu/ok_linear_relu" --device cpu --cache-dir "$WORK/cache"
 
 no_temporaries "the whole suite" "$WORK"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -64,11 +64,11 @@ int emit(const CheckFlags& c, const eval::Result& result, const std::string& sta
   Json j = eval::checkReportJson(result, stage);
   if (c.json == "-") {
     printJsonLine(j);
-    return exitCodeFor(result.status());
+    return verdictExit("kbcheck", result.status(), result.message);
   }
   if (!c.json.empty()) writeJsonOutput(c.json, j);
   if (!c.quiet) std::cout << eval::renderCheckText(result);
-  return exitCodeFor(result.status());
+  return verdictExit("kbcheck", result.status(), result.message);
 }
 
 // The request every kbcheck command makes: the flags' options, these stages.
@@ -96,12 +96,6 @@ void positionalSolution(CLI::App& cmd, CheckFlags& c) {
 }
 
 }  // namespace
-
-int exitCodeFor(Status status) {
-  if (status == Status::Ok) return 0;
-  if (status == Status::InfraError) return 3;
-  return 1;
-}
 
 void addBuildCommand(CLI::App& app, std::function<int()>* command) {
   auto c = std::make_shared<CheckFlags>();

@@ -72,7 +72,4 @@ void addCheckOptions(CLI::App& app, CheckFlags& c);
 // it) -> build -> verify, prints, returns the exit code.
 int runCheckCommand(const CheckFlags& c);
 
-// The exit code for a final status (see above).
-int exitCodeFor(Status status);
-
 }  // namespace kb::tools

@@ -23,11 +23,6 @@ struct Flags {
   double keep_gib = 4.0, check_tolerance = 0.05;
 };
 
-int exitCode(kb::Status s) {
-  if (s == kb::Status::Ok) return kb::tools::kExitOk;
-  return s == kb::Status::InfraError ? kb::tools::kExitInfra : kb::tools::kExitFailed;
-}
-
 // The stop after SIGINT / SIGTERM: the timings were cut short, so nothing is
 // printed or written (docs/cli.md).
 int interrupted() {
@@ -60,7 +55,7 @@ int run(const Flags& f) {
     if (!f.quiet && f.json != "-")
       std::cout << "kbprof: " << kb::statusName(r.build->status) << ": " << r.build->message << "\n"
                 << r.build->diagnostics;
-    return exitCode(r.status());
+    return kb::tools::verdictExit("kbprof", r.status(), r.message);
   }
   if (f.json == "-") {
     kb::tools::printJsonLine(j);
@@ -68,7 +63,7 @@ int run(const Flags& f) {
     kb::tools::writeJsonOutput(f.json, j);
     if (!f.quiet) std::cout << kb::profile::renderProfileText(*r.profile, static_cast<std::size_t>(f.kernels));
   }
-  return exitCode(r.status());
+  return kb::tools::verdictExit("kbprof", r.status(), r.message);
 }
 
 kb::profile::ProfileOptions options(const Flags& f, const std::string& device, const std::string& arch) {
