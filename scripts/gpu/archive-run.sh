@@ -63,6 +63,7 @@
 #                in .carry/py (copied from the venv); every evaluation's JSON into
 #                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --gpu-share 4); SEQUENTIAL=0:
 #                no kbprof one-after-another phase (default 1 round)
+#   late         kbprof --late-start on testdata's linear_relu (LATE_RUNS times), kbprof and the worker only
 #   servegpu     tests/gpu/serve_gpu_test.sh alone (SERVE_GPU_RUNS times, default 2) on kbserve and the
 #                worker only (no whole build); each run's work folder into $OUT
 # PACK=1 (any steps): everything in one $OUT/out.tgz, kept up to date step by step.
@@ -277,6 +278,18 @@ for step in "$@"; do
           >"$OUT/servegpu-$n.log" 2>&1
         echo "servegpu run $n rc=$?"; grep -E "FAIL|^shared:" "$OUT/servegpu-$n.log" | cut -c1-400
         tar czf "$OUT/servegpu-$n.tgz" --exclude=cache --exclude='*.so' -C /tmp sgw 2>/dev/null
+      done ;;
+    late)
+      # kbprof --late-start (the reference started after the candidate) on testdata's linear_relu with
+      # ok_naive, LATE_RUNS times (default 4), kbprof and the worker only: serve_gpu's late-start
+      # case ended infra_error once (reference worker exit 70, a CUDA error; H100, 2026-12-07).
+      (time bash scripts/gpu/build.sh $B tools/kbprof/kbprof tools/kbcheck/kbcheck-worker) >"$OUT/late-build.log" 2>&1 \
+        || { tail -30 "$OUT/late-build.log"; exit 1; }
+      tail -3 "$OUT/late-build.log"
+      for n in $(seq 1 "${LATE_RUNS:-4}"); do
+        timeout 30 $B/tools/kbprof/kbprof --late-start testdata/tasks/linear_relu testdata/solutions-gpu/ok_naive \
+          --cache-dir /tmp/late-cache -q --json "$OUT/late-$n.json" 2>"$OUT/late-$n.err"
+        echo "late $n rc=$? $(jq -r '[.status, .message, (.reference_retry_after // "no retry")] | @tsv' "$OUT/late-$n.json" 2>&1 | cut -c1-400)"
       done ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
