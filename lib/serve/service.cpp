@@ -769,7 +769,10 @@ void Service::run(Job& job) {
   // that run says stands.
   std::unique_ptr<eval::Session> alone_session;
   if (shared_gpu && outOfDeviceMemory(session.result())) {
-    job.retried_alone_after = session.result().message;
+    {
+      std::lock_guard lock(mu_);  // (read by toJson on other threads)
+      job.retried_alone_after = session.result().message;
+    }
     eval::Request again = baseRequest(job);
     again.stages = session.request().stages;
     again.profile.untimed_wall_seconds = session.request().profile.untimed_wall_seconds;
