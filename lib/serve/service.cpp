@@ -773,10 +773,8 @@ void Service::run(Job& job) {
       std::lock_guard lock(mu_);  // (read by toJson on other threads)
       job.retried_alone_after = session.result().message;
     }
-    eval::Request again = baseRequest(job);
-    again.stages = session.request().stages;
-    again.profile.untimed_wall_seconds = session.request().profile.untimed_wall_seconds;
-    again.verify.device = again.profile.device = device;  // no exclusive hook: it is held already
+    eval::Request again = session.request();  // the same stages, limits and device
+    again.profile.exclusive_gpu = nullptr;      // held alone already, from before its first worker
     alone_session = std::make_unique<eval::Session>(again);
     alone_session->run({.static_check = rq.stages.static_check, .build = true});
     profile::ExclusiveGpu alone = share->exclusive();
