@@ -75,7 +75,9 @@ OUT="${OUT:-$R/gpu-out}"; mkdir -p "$OUT"
 # packed into $OUT/out.tgz before each step, at the end, and when the call's
 # time limit stops this script (TERM): what had ended by then comes back.
 PACKED=""
-if [ "${PACK:-0}" = 1 ]; then PACKED="$OUT"; OUT=/tmp/gpu-out; mkdir -p "$OUT"; fi
+# Each $OUT gets a folder of its own there: two serve steps with OUT=$OUT/k1 and
+# OUT=$OUT/k4 in one call write the same file names.
+if [ "${PACK:-0}" = 1 ]; then PACKED="$OUT"; OUT=/tmp/gpu-out/$(echo "$PACKED" | md5sum | cut -c1-8); mkdir -p "$OUT"; fi
 pack() { [ -z "$PACKED" ] || tar czf "$PACKED/out.tgz" -C "$OUT" . 2>/dev/null; return 0; }
 trap pack EXIT
 trap 'pack; exit 143' TERM
