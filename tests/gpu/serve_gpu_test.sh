@@ -5,7 +5,8 @@
 # verify and profile asked together run as one profile whose correctness
 # seeds are the check
 # (report.stages.verify.report.checked_by == "profile"); a wrong kernel is
-# incorrect either way; with --gpu-share 3, four at once. Skips (exit 77) without a GPU or a CUDA-enabled
+# incorrect either way; with --gpu-share 3, four at once, and a candidate
+# that runs out of device memory is run again with the GPU alone. Skips (exit 77) without a GPU or a CUDA-enabled
 # kbcheck-worker.
 # Usage: serve_gpu_test.sh KBSERVE TORCH_CUDA(true|false) WORKDIR
 set -uo pipefail
@@ -88,6 +89,13 @@ if run_server shared --gpu-share 3; then
   for k in 1 2 3; do
     [ "$(jq -r '.status' "$WORK/shared-ok-$k.json")" = ok ] || bad "shared-ok-$k: not ok"
   done
+  # A candidate whose GPU stage fails with "out of memory" on the shared GPU
+  # runs once more with the GPU alone; its own failure stays runtime_error.
+  evaluate "shared-oom" solutions-gpu/out_of_memory '["build","verify","profile"]' runtime_error
+  case "$(jq -r '.retried_alone_after // ""' "$LAST")" in
+    *"out of memory"*) ;;
+    *) bad "shared-oom: no retry alone recorded (retried_alone_after: $(jq -c '.retried_alone_after' "$LAST"))" ;;
+  esac
   excl=$(curl -s "$URL/metrics" | awk '$1 == "kbserve_gpu_exclusive_fraction" {print $2}')
   echo "shared: kbserve_gpu_exclusive_fraction $excl"
   awk -v x="${excl:-0}" 'BEGIN { exit !(x > 0) }' || bad "shared: no exclusive share measured ($excl)"
