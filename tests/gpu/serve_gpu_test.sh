@@ -60,7 +60,8 @@ evaluate() {  # NAME SOLUTION STAGES WANT
 
 nvidia-smi -L
 for mode in held late; do
-  flags=(--verify-in-profile); [ $mode = late ] && flags+=(--late-start)
+  # held: one evaluation per GPU (--gpu-share 1); late: the default share.
+  flags=(--verify-in-profile); [ $mode = late ] && flags+=(--late-start) || flags+=(--gpu-share 1)
   run_server "$mode" "${flags[@]}" || continue
   evaluate "$mode-ok-build-profile" solutions-gpu/ok_naive '["build","profile"]' ok
   evaluate "$mode-ok-verify-profile" solutions-gpu/ok_naive '["static","build","verify","profile"]' ok

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-share", c.service.gpu_share,
                  "Evaluations holding one GPU at once: their untimed GPU work (device set-up, verify, the reference's "
                  "checks) runs side by side, each profile's baselines and candidate with the GPU to themselves "
-                 "(1: one evaluation per GPU; docs/kbserve.md, Scheduling)")
+                 "(1: one evaluation per GPU, the lease exclusive throughout; docs/kbserve.md, Scheduling)")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
   app.add_option("--batch-max", c.service.batch_max,
