@@ -76,6 +76,15 @@ std::string gpuName(int index) {
   return name;
 }
 
+std::optional<long> gpuMemoryMiB(int index) {
+  ProcessResult r = nvidiaSmi({"--query-gpu=memory.total", "--format=csv,noheader,nounits"}, index, false);
+  if (!r.ok()) return std::nullopt;
+  char* end = nullptr;
+  long mib = std::strtol(r.output.c_str(), &end, 10);
+  if (end == r.output.c_str() || mib <= 0) return std::nullopt;
+  return mib;
+}
+
 std::optional<std::vector<long>> gpuComputePids(int index) {
   ProcessResult r = nvidiaSmi({"--query-compute-apps=pid", "--format=csv,noheader"}, index, false);
   if (!r.ok()) return std::nullopt;

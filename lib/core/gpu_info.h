@@ -38,6 +38,10 @@ std::string gpuComputeCapability(int index);
 // with (the peak FLOPs table is by name).
 std::string gpuName(int index);
 
+// GPU `index`'s memory in MiB as nvidia-smi says it (81559 on an H100 80GB);
+// nullopt when nvidia-smi cannot say.
+std::optional<long> gpuMemoryMiB(int index);
+
 // The processes with a compute context on GPU `index`; nullopt when
 // nvidia-smi cannot say.
 std::optional<std::vector<long>> gpuComputePids(int index);

@@ -30,6 +30,12 @@ void parseListen(const std::string& text, ServerConfig& config);
 // "auto" (every GPU nvidia-smi lists), "none", or "0,1,...".
 std::vector<std::string> parseGpus(const std::string& text);
 
+// --gpu-share: an integer 1-16, or "auto": as many evaluations per GPU as
+// give each 16 GiB of the smallest GPU's memory, at most 4 (an H100 80GB or
+// an H200: 4; a 40 GB card: 2; 24 GB: 1), and 1 where nvidia-smi cannot say.
+// Throws kb::UsageError.
+size_t parseGpuShare(const std::string& text, const std::vector<std::string>& gpus);
+
 // Serves until SIGTERM or SIGINT; returns the exit code (docs/cli.md: 128 +
 // the signal, 143 or 130, after a drain that finished everything; 3 when
 // work was left journaled for the next start). Throws kb::UsageError for

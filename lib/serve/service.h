@@ -42,9 +42,10 @@ struct ServiceOptions {
   // untimed GPU work (device set-up, verify, the reference's checks) runs
   // side by side, each profile's baselines and candidate alone
   // (serve/gpu_gate.h). 1: one evaluation per GPU, the lease exclusive.
-  // 4 by default: on an H100 it took level-2 evaluations from 1742 to 2595
-  // an hour with every timed call still alone on the GPU (docs/kbserve.md).
-  size_t gpu_share = 4;
+  // kbserve's default (--gpu-share auto, serve::parseGpuShare) gives 4 on an
+  // H100 or H200: there it took level-2 evaluations from 1903 to 2697 an
+  // hour, every timed call still alone on the GPU (docs/kbserve.md).
+  size_t gpu_share = 1;
   size_t queue_limit = 256;               // queued + running; beyond it: 429
   size_t keep_results = 10000;            // finished evaluations kept (memory and journal)
   RequestLimits limits;

@@ -1,5 +1,6 @@
 // gpuFault (core/gpu_info.h) against nvidia-smi's answers for a lost GPU,
-// one with a memory fault pending a reset, a healthy one, and none at all.
+// one with a memory fault pending a reset, a healthy one, and none at all;
+// gpuMemoryMiB against a number and against no answer.
 // A real GPU loss cannot be made on purpose: $KB_NVIDIA_SMI points at a
 // script that answers as nvidia-smi does (the texts are nvidia-smi's own).
 #include "core/gpu_info.h"
@@ -54,6 +55,15 @@ TEST_F(GpuFaultTest, HealthyOrUnknownIsNone) {
   EXPECT_EQ(kb::gpuFault(0), "");
   ::setenv("KB_NVIDIA_SMI", (dir_ / "no-such-nvidia-smi").c_str(), 1);
   EXPECT_EQ(kb::gpuFault(0), "");  // no nvidia-smi: no evidence of a fault
+}
+
+TEST_F(GpuFaultTest, MemoryIsReadOrUnknown) {
+  answer("81559", 0);
+  EXPECT_EQ(kb::gpuMemoryMiB(0), 81559);
+  answer("[N/A]", 0);
+  EXPECT_EQ(kb::gpuMemoryMiB(0), std::nullopt);
+  answer("No devices were found", 6);
+  EXPECT_EQ(kb::gpuMemoryMiB(0), std::nullopt);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // lib/serve's parts alone: request parsing and file names, the journal's
-// replay (a torn last line), the metrics text, --listen and --gpus, the
+// replay (a torn last line), the metrics text, --listen, --gpus and --gpu-share, the
 // profile options the service's options make, the shared GPU's gate.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -143,6 +144,37 @@ TEST(ServeConfig, ListenAndGpus) {
   EXPECT_EQ(parseGpus("none").size(), 0u);
   EXPECT_EQ(parseGpus("0,3"), (std::vector<std::string>{"0", "3"}));
   EXPECT_THROW(parseGpus("0,x"), kb::UsageError);
+}
+
+// --gpu-share auto: 16 GiB of the smallest GPU per evaluation, 1 to 4, 1
+// when nvidia-smi cannot say; a number as given. nvidia-smi is a script
+// that answers as it does ($KB_NVIDIA_SMI, core/gpu_info.h).
+TEST(ServeConfig, GpuShareAutoFollowsTheGpusMemory) {
+  fs::path dir = fs::temp_directory_path() / ("kb_gpu_share_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto memory = [&](const std::string& by_index) {  // a shell case over "-i N"'s N
+    fs::path smi = dir / "nvidia-smi";
+    std::ofstream(smi) << "#!/bin/sh\nfor a; do i=$a; done\ncase $i in " << by_index << " esac\n";
+    fs::permissions(smi, fs::perms::owner_all);
+    ::setenv("KB_NVIDIA_SMI", smi.c_str(), 1);
+  };
+  memory("*) echo 81559;;");  // H100 80GB
+  EXPECT_EQ(parseGpuShare("auto", {"0"}), 4u);
+  memory("*) echo 143771;;");  // H200: still at most 4
+  EXPECT_EQ(parseGpuShare("auto", {"0", "1"}), 4u);
+  memory("1) echo 24576;; *) echo 81559;;");  // the smallest GPU decides
+  EXPECT_EQ(parseGpuShare("auto", {"0", "1"}), 1u);
+  memory("*) echo 40960;;");
+  EXPECT_EQ(parseGpuShare("auto", {"0"}), 2u);
+  memory("*) exit 9;;");  // nvidia-smi cannot say
+  EXPECT_EQ(parseGpuShare("auto", {"0"}), 1u);
+  EXPECT_EQ(parseGpuShare("auto", {}), 1u);
+  EXPECT_EQ(parseGpuShare("3", {"0"}), 3u);
+  EXPECT_THROW(parseGpuShare("0", {"0"}), kb::UsageError);
+  EXPECT_THROW(parseGpuShare("17", {"0"}), kb::UsageError);
+  EXPECT_THROW(parseGpuShare("two", {"0"}), kb::UsageError);
+  ::unsetenv("KB_NVIDIA_SMI");
+  fs::remove_all(dir);
 }
 
 // kbserve --compile-baseline reaches every evaluation's and session's

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       "kbserve"};
   tools::setVersionFlag(app, "kbserve");
   serve::ServerConfig c;
-  std::string listen = "127.0.0.1:8470", gpus = "auto", state_dir, guide, cache_dir, policy;
+  std::string listen = "127.0.0.1:8470", gpus = "auto", gpu_share = "auto", state_dir, guide, cache_dir, policy;
   size_t max_request_mib = 16;
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:8470; port 0: any free port, printed "
                                      "on stderr). An address other than loopback needs --token-file");
@@ -40,12 +40,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 512));
   app.add_option("--gpus", gpus, "GPUs to lease: auto (every GPU nvidia-smi lists), none, or ordinals 0,1,...")
       ->capture_default_str();
-  app.add_option("--gpu-share", c.service.gpu_share,
+  app.add_option("--gpu-share", gpu_share,
                  "Evaluations holding one GPU at once: their untimed GPU work (device set-up, verify, the reference's "
-                 "checks) runs side by side, each profile's baselines and candidate with the GPU to themselves "
-                 "(1: one evaluation per GPU, the lease exclusive throughout; docs/kbserve.md, Scheduling)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+                 "checks) runs side by side, each profile's baselines and candidate with the GPU to themselves. "
+                 "auto: 16 GiB of GPU memory each, at most 4 (4 on an H100 or H200); 1: one evaluation per GPU, the "
+                 "lease exclusive throughout; up to 16 (docs/kbserve.md, Scheduling)")
+      ->capture_default_str();
   app.add_option("--batch-max", c.service.batch_max,
                  "CPU verifications of one task run together on one reference worker, at most (1: never)")
       ->capture_default_str()
@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   return tools::runGuarded("kbserve", [&] {
     serve::parseListen(listen, c);
     c.service.gpus = serve::parseGpus(gpus);
+    c.service.gpu_share = serve::parseGpuShare(gpu_share, c.service.gpus);
     c.service.state_dir = state_dir.empty() ? cacheRoot() / "serve" : std::filesystem::path(state_dir);
     c.service.build_cache = cache_dir;
     c.service.hide_state_from_workers = !no_hide;
