@@ -1,7 +1,8 @@
 // Fails: asks the device for a petabyte before its kernel, so every run ends
 // runtime_error with CUDA's "out of memory". kbserve --gpu-share runs such a
 // failure once more with the GPU alone (tests/gpu/serve_gpu_test.sh); the
-// verdict stays runtime_error.
+// verdict stays runtime_error. (The static stage would refuse the cudaMalloc,
+// rule raw-alloc; the gpu suite runs build and verify without it.)
 #include <kb/solution.h>
 
 #include <cuda_runtime.h>
