@@ -278,7 +278,7 @@ for step in "$@"; do
       for n in $(seq 1 "${SERVE_GPU_RUNS:-2}"); do
         (cd $B && KB_SOURCE_ROOT=$S timeout 200 bash $S/tests/gpu/serve_gpu_test.sh tools/kbserve/kbserve true /tmp/sgw) \
           >"$OUT/servegpu-$n.log" 2>&1
-        echo "servegpu run $n rc=$?"; grep -E "FAIL|^shared:" "$OUT/servegpu-$n.log" | cut -c1-400
+        echo "servegpu run $n rc=$?"; grep -E "FAIL|^shared:|chose" "$OUT/servegpu-$n.log" | cut -c1-400
         tar czf "$OUT/servegpu-$n.tgz" --exclude=cache --exclude='*.so' -C /tmp sgw 2>/dev/null
       done ;;
     late)

@@ -63,6 +63,7 @@ for mode in held late; do
   # held: one evaluation per GPU (--gpu-share 1); late: the default share.
   flags=(--verify-in-profile); [ $mode = late ] && flags+=(--late-start) || flags+=(--gpu-share 1)
   run_server "$mode" "${flags[@]}" || continue
+  echo "$mode: kbserve chose $(grep -o '[0-9]* GPUs, [0-9]* evaluations on each' "$WORK/$mode.log" | head -1)"
   evaluate "$mode-ok-build-profile" solutions-gpu/ok_naive '["build","profile"]' ok
   evaluate "$mode-ok-verify-profile" solutions-gpu/ok_naive '["static","build","verify","profile"]' ok
   [ "$(jq -r '.report.stages.verify.report.checked_by // ""' "$LAST")" = profile ] ||
