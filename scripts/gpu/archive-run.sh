@@ -61,7 +61,7 @@
 #                (issue 36; its default --compile-baseline none: no torch.compile figure and
 #                no AOTInductor build on either side, kbserve or kbprof); needs httpx & co.
 #                in .carry/py (copied from the venv); every evaluation's JSON into
-#                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --gpu-share 1: one evaluation per GPU; the default 4 share one); SEQUENTIAL=0:
+#                $OUT/serve-reports.tgz; SERVE_ARGS: more kbserve flags (e.g. --gpu-share 1: one evaluation per GPU; the default, auto, shares each among 4 on an H100 or H200); SEQUENTIAL=0:
 #                no kbprof one-after-another phase (default 1 round)
 #   late         kbprof --late-start on testdata's linear_relu (LATE_RUNS times), kbprof and the worker only
 #   servegpu     tests/gpu/serve_gpu_test.sh alone (SERVE_GPU_RUNS times, default 2) on kbserve and the
