@@ -28,6 +28,29 @@ long parentPid(long pid) {
   return ppid;
 }
 
+bool runsBinary(long pid, const fs::path& binary) {
+  if (binary.empty()) return false;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink(proc + "/exe", ec);
+  if (!ec) return exe == binary;
+  // A confined worker is non-dumpable (sandbox/confine.cpp), and the link
+  // of a non-dumpable process is closed to anyone without CAP_SYS_PTRACE,
+  // which containers drop by default: on the H100 all of kbserve's
+  // neighbouring workers were "other processes" for that reason
+  // (gpu-validation.md, thirty-second session). Its name is still open: the
+  // kernel keeps the file name's first 15 bytes (TASK_COMM_LEN).
+  if (ec != std::errc::permission_denied && ec != std::errc::operation_not_permitted) return false;
+  std::string comm;
+  try {
+    comm = readFile(proc + "/comm");
+  } catch (const std::exception&) {
+    return false;
+  }
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return !comm.empty() && comm == binary.filename().string().substr(0, 15);
+}
+
 std::vector<long> othersThanOurWorkers(const std::vector<long>& pids, const fs::path& worker_binary) {
   std::error_code ec;
   const fs::path worker = fs::canonical(worker_binary, ec);
@@ -35,8 +58,7 @@ std::vector<long> othersThanOurWorkers(const std::vector<long>& pids, const fs::
   std::vector<long> others;
   for (long pid : pids) {
     bool ours = false;
-    const fs::path exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-    if (!ec && !worker.empty() && exe == worker)
+    if (runsBinary(pid, worker))
       for (long p = parentPid(pid), hops = 0; p > 1 && hops < 64 && !ours; p = parentPid(p), ++hops) ours = p == self;
     if (!ours) others.push_back(pid);
   }

@@ -13,8 +13,16 @@ namespace kb::profile {
 // but are idle and synchronised while a profile's baselines and candidate
 // run (docs/kbserve.md, Scheduling); with one evaluation per GPU they hold
 // none then. Any other process with a context may be working beside the
-// timing: kept. A process whose executable or parent cannot be read is kept.
+// timing: kept. A process whose parent cannot be read is kept; one whose
+// executable link is closed to us is judged by its name (runsBinary).
 std::vector<long> othersThanOurWorkers(const std::vector<long>& pids, const std::filesystem::path& worker_binary);
+
+// Whether `pid` runs `binary` (a canonical path): its /proc/PID/exe link,
+// or, where reading that link is refused (a non-dumpable process and no
+// CAP_SYS_PTRACE), its name in /proc/PID/comm against the binary's file
+// name as the kernel truncates it. Only ever combined with descent from
+// this process: a name alone proves nothing.
+bool runsBinary(long pid, const std::filesystem::path& binary);
 
 // The parent of `pid` from /proc/PID/stat (0 when it cannot be read).
 long parentPid(long pid);

@@ -1,7 +1,10 @@
 // The solution library's symbols, the plausibility floor, the baseline cache.
 #include <gtest/gtest.h>
 
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,4 +220,52 @@ TEST(GpuNeighbours, OwnWorkersAreNotNeighbours) {
   EXPECT_EQ(kb::profile::othersThanOurWorkers({999999999}, sleep_bin), std::vector<long>{999999999});  // unreadable: kept
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+}
+
+// A confined worker is non-dumpable, and a process without CAP_SYS_PTRACE
+// (a container's default) may not read such a process's /proc/PID/exe: the
+// worker is then known by its name (and, as always, by descending from us).
+// Here: a child without CAP_SYS_PTRACE asks about its own non-dumpable child.
+TEST(GpuNeighbours, NonDumpableWorkersAreKnownByName) {
+  const std::filesystem::path self_bin = std::filesystem::canonical("/proc/self/exe");
+  pid_t checker = ::fork();
+  ASSERT_GE(checker, 0);
+  if (checker == 0) {
+    int ready[2];
+    if (::pipe(ready) != 0) ::_exit(10);
+    pid_t worker = ::fork();
+    if (worker < 0) ::_exit(11);
+    if (worker == 0) {
+      ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+      char c = 'r';
+      if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+      ::pause();
+      ::_exit(0);
+    }
+    char c;
+    if (::read(ready[0], &c, 1) != 1) ::_exit(12);
+    // Drop CAP_SYS_PTRACE from this process's effective set.
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    if (::syscall(SYS_capget, &header, data) != 0) ::_exit(13);
+    data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective &= ~CAP_TO_MASK(CAP_SYS_PTRACE);
+    if (::syscall(SYS_capset, &header, data) != 0) ::_exit(14);
+    int code = 0;
+    std::error_code ec;
+    const auto link = std::filesystem::read_symlink("/proc/" + std::to_string(worker) + "/exe", ec);
+    (void)link;
+    if (!ec) code = 77;  // the link is open to us after all: nothing to test here
+    else if (!kb::profile::runsBinary(worker, self_bin)) code = 2;
+    else if (kb::profile::runsBinary(worker, "/bin/true")) code = 3;  // another name
+    else if (!kb::profile::othersThanOurWorkers({static_cast<long>(worker)}, self_bin).empty()) code = 4;
+    else if (kb::profile::othersThanOurWorkers({static_cast<long>(worker)}, "/bin/true").size() != 1) code = 5;
+    ::kill(worker, SIGKILL);
+    ::waitpid(worker, nullptr, 0);
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(checker, &status, 0), checker);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "this machine lets a process without CAP_SYS_PTRACE read the link";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1-5: see the checks above; 10-14: the set-up failed";
 }
