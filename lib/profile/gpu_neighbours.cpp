@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/file.h"
+#include "core/gpu_info.h"
 
 namespace fs = std::filesystem;
 
@@ -36,10 +37,8 @@ bool runsBinary(long pid, const fs::path& binary) {
   if (!ec) return exe == binary;
   // A confined worker is non-dumpable (sandbox/confine.cpp), and the link
   // of a non-dumpable process is closed to anyone without CAP_SYS_PTRACE,
-  // which containers drop by default: on the H100 all of kbserve's
-  // neighbouring workers were "other processes" for that reason
-  // (gpu-validation.md, thirty-second session). Its name is still open: the
-  // kernel keeps the file name's first 15 bytes (TASK_COMM_LEN).
+  // which containers drop by default. Its name is still open: the kernel
+  // keeps the file name's first 15 bytes (TASK_COMM_LEN).
   if (ec != std::errc::permission_denied && ec != std::errc::operation_not_permitted) return false;
   std::string comm;
   try {
@@ -63,6 +62,15 @@ std::vector<long> othersThanOurWorkers(const std::vector<long>& pids, const fs::
     if (!ours) others.push_back(pid);
   }
   return others;
+}
+
+std::optional<std::vector<long>> gpuNeighboursNow(int gpu_index, const fs::path& worker_binary, bool drop_ended) {
+  std::optional<std::vector<long>> pids = gpuComputePids(gpu_index);
+  if (!pids) return std::nullopt;
+  std::error_code ec;
+  if (drop_ended)
+    std::erase_if(*pids, [&](long pid) { return !fs::exists("/proc/" + std::to_string(pid), ec) && !ec; });
+  return othersThanOurWorkers(*pids, worker_binary);
 }
 
 }  // namespace kb::profile

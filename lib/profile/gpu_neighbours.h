@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 namespace kb::profile {
@@ -23,6 +24,15 @@ std::vector<long> othersThanOurWorkers(const std::vector<long>& pids, const std:
 // name as the kernel truncates it. Only ever combined with descent from
 // this process: a name alone proves nothing.
 bool runsBinary(long pid, const std::filesystem::path& binary);
+
+// The GPU's processes (nvidia-smi) other than this process's own workers,
+// judged at once, while they live; nullopt where nvidia-smi cannot say.
+// `drop_ended`: a listed process that has already ended is dropped too
+// (right for a list taken before the baselines are measured: what has ended
+// cannot slow them). Taken after, an ended process is kept: it may have run
+// beside them.
+std::optional<std::vector<long>> gpuNeighboursNow(int gpu_index, const std::filesystem::path& worker_binary,
+                                                  bool drop_ended = true);
 
 // The parent of `pid` from /proc/PID/stat (0 when it cannot be read).
 long parentPid(long pid);

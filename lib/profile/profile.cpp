@@ -284,9 +284,10 @@ struct PreparedProfile::State {
   verify::WorkerLimits limits;  // o.limits with the result channel sized for the task
   std::optional<verify::CandidateWorker> worker;
   std::optional<verify::ReferenceWorker> reference;
-  // Other processes with a context on the GPU when the profile started
-  // (nullopt: nvidia-smi could not say); baselines measured beside one are
-  // not cached.
+  // Other processes with a context on the GPU when the profile started,
+  // this process's own workers left out as they were listed
+  // (gpuNeighboursNow; nullopt: nvidia-smi could not say); baselines
+  // measured beside one are not cached.
   std::optional<std::vector<long>> foreign_before;
   // The most timed calls the result channel is sized for (each call's
   // outputs travel in its commit, and every one is checked).
@@ -336,7 +337,6 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   r.driver = cpu ? "" : nvidiaDriverVersion();
   // Held workers: the GPU's other processes are listed when it is named.
   st.device_pending = o.device_named_later && o.start_workers_early && with_candidate;
-  if (!cpu && !st.device_pending) st.foreign_before = gpuComputePids(gpuIndex(r.device));
 
   // 2. The compiled baseline, once per task and architecture.
   r.arch = cpu ? "cpu" : o.arch.empty() ? detectGpuArch(r.device) : o.arch;
@@ -406,6 +406,7 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   for (const auto& h : o.hidden_dirs) req.hidden_dirs.push_back(h.string());
   req.profile = profile;
   st.binary = o.worker.empty() ? verify::findWorkerBinary() : o.worker;
+  if (!cpu && !st.device_pending) st.foreign_before = gpuNeighboursNow(gpuIndex(r.device), st.binary);
   st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
   // The result channel carries the seeds' outputs and every timed call's.
   st.limits = o.limits;
@@ -450,7 +451,7 @@ void PreparedProfile::nameDevice(const std::string& device) {
   // the caller names one of the same kind.
   st.r.device = verify::checkDevice(device);
   st.req.device = st.r.device;
-  if (st.r.device != "cpu") st.foreign_before = gpuComputePids(gpuIndex(st.r.device));
+  if (st.r.device != "cpu") st.foreign_before = gpuNeighboursNow(gpuIndex(st.r.device), st.binary);
   st.worker->nameDevice(st.r.device);
   st.reference->nameDevice(st.r.device);
   st.device_pending = false;
@@ -601,9 +602,9 @@ ProfileResult PreparedProfile::run(const fs::path& library, const std::string& s
     if (tj.contains("not_cacheable")) {
       r.baseline_cache_note = "not cached: " + text(tj, "not_cacheable");
     } else if (r.device != "cpu") {
-      std::optional<std::vector<long>> after = gpuComputePids(gpuIndex(r.device));
-      if (st.foreign_before) st.foreign_before = othersThanOurWorkers(*st.foreign_before, st.binary);
-      if (after) after = othersThanOurWorkers(*after, st.binary);
+      // Both lists were filtered as they were taken, while their processes
+      // lived (a neighbour's worker that has ended cannot be told from anyone's).
+      std::optional<std::vector<long>> after = gpuNeighboursNow(gpuIndex(r.device), st.binary, /*drop_ended=*/false);
       if (!st.foreign_before || !after)
         r.baseline_cache_note = "not cached: nvidia-smi could not list the GPU's processes";
       else if (!st.foreign_before->empty() || !after->empty())

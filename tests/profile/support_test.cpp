@@ -269,3 +269,39 @@ TEST(GpuNeighbours, NonDumpableWorkersAreKnownByName) {
   if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "this machine lets a process without CAP_SYS_PTRACE read the link";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1-5: see the checks above; 10-14: the set-up failed";
 }
+
+// The list taken before the baselines drops what has already ended (it
+// cannot slow them) and this process's workers, judged while they live; the
+// list taken after keeps what has ended. nvidia-smi: a script (KB_NVIDIA_SMI).
+TEST(GpuNeighbours, ListedAsTheyLive) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kb-neighbours-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sleep_bin = std::filesystem::canonical("/bin/sleep").string();
+  pid_t ended = ::fork();
+  ASSERT_GE(ended, 0);
+  if (ended == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(ended, nullptr, 0), ended);
+  pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    ::execl(sleep_bin.c_str(), "sleep", "10", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 200 && std::filesystem::read_symlink("/proc/" + std::to_string(worker) + "/exe") != sleep_bin; ++i)
+    ::usleep(10000);
+  const std::filesystem::path smi = dir / "nvidia-smi";
+  {
+    std::ofstream f(smi);
+    f << "#!/bin/sh\nprintf '%s\\n' " << worker << " " << ended << " 1\n";
+  }
+  std::filesystem::permissions(smi, std::filesystem::perms::owner_all);
+  ::setenv("KB_NVIDIA_SMI", smi.c_str(), 1);
+  EXPECT_EQ(kb::profile::gpuNeighboursNow(0, sleep_bin), std::vector<long>{1});
+  EXPECT_EQ(kb::profile::gpuNeighboursNow(0, sleep_bin, /*drop_ended=*/false), (std::vector<long>{ended, 1}));
+  ::setenv("KB_NVIDIA_SMI", (dir / "none").c_str(), 1);
+  EXPECT_FALSE(kb::profile::gpuNeighboursNow(0, sleep_bin));
+  ::unsetenv("KB_NVIDIA_SMI");
+  ::kill(worker, SIGKILL);
+  ::waitpid(worker, nullptr, 0);
+  std::filesystem::remove_all(dir);
+}
