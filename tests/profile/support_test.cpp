@@ -198,21 +198,30 @@ TEST(BaselineCache, PythonKindsAreAnEntryOfTheirOwn) {
 }  // namespace
 }  // namespace kb
 
+// A child of this process running `sleep_bin` (sleep 10), returned once it
+// has exec'd: until then its /proc/PID/exe is this test's binary.
+static pid_t startSleeper(const std::string& sleep_bin) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::execl(sleep_bin.c_str(), "sleep", "10", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; child > 0 && i < 200; ++i) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe", ec) == sleep_bin) break;
+    ::usleep(10000);
+  }
+  return child;
+}
+
 // Baselines are cached only when nobody else had the GPU; this process's own
 // workers (descendants running the worker binary) do not count, anyone else
 // does: another binary, or the same binary started by someone else (pid 1's
 // children are not ours).
 TEST(GpuNeighbours, OwnWorkersAreNotNeighbours) {
   const std::string sleep_bin = std::filesystem::canonical("/bin/sleep").string();
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::execl(sleep_bin.c_str(), "sleep", "10", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  // Until exec has happened /proc/PID/exe is this test's binary.
-  for (int i = 0; i < 200 && std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe") != sleep_bin; ++i)
-    ::usleep(10000);
+  pid_t child = startSleeper(sleep_bin);
+  ASSERT_GT(child, 0);
   EXPECT_EQ(kb::profile::parentPid(child), static_cast<long>(::getpid()));
   std::vector<long> listed = {static_cast<long>(child), 1};
   EXPECT_EQ(kb::profile::othersThanOurWorkers(listed, sleep_bin), std::vector<long>{1});
@@ -281,14 +290,8 @@ TEST(GpuNeighbours, ListedAsTheyLive) {
   ASSERT_GE(ended, 0);
   if (ended == 0) ::_exit(0);
   ASSERT_EQ(::waitpid(ended, nullptr, 0), ended);
-  pid_t worker = ::fork();
-  ASSERT_GE(worker, 0);
-  if (worker == 0) {
-    ::execl(sleep_bin.c_str(), "sleep", "10", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  for (int i = 0; i < 200 && std::filesystem::read_symlink("/proc/" + std::to_string(worker) + "/exe") != sleep_bin; ++i)
-    ::usleep(10000);
+  pid_t worker = startSleeper(sleep_bin);
+  ASSERT_GT(worker, 0);
   const std::filesystem::path smi = dir / "nvidia-smi";
   {
     std::ofstream f(smi);
