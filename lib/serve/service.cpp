@@ -129,6 +129,8 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   metrics_.describe("kbserve_queue_seconds", "histogram", "Seconds from acceptance to start.");
   metrics_.describe("kbserve_evaluation_seconds", "histogram", "Seconds from start to finish.");
   metrics_.describe("kbserve_build_cache_total", "counter", "Builds by cache outcome (hit, miss).");
+  metrics_.describe("kbserve_baseline_cache_total", "counter",
+                    "Profiles by baseline cache outcome (hit, written, not_cached).");
   metrics_.describe("kbserve_queue_depth", "gauge", "Evaluations accepted and not started.");
   metrics_.describe("kbserve_running", "gauge", "Evaluations running.");
   metrics_.describe("kbserve_held_profiles", "gauge",
@@ -583,6 +585,16 @@ void Service::recordStages(Job& job, const eval::Result& r, std::initializer_lis
   }
   if (r.build && !r.stage("build").skipped)
     metrics_.count("kbserve_build_cache_total", r.build->cached ? "outcome=\"hit\"" : "outcome=\"miss\"");
+  // The baseline cache: a profile whose baselines were measured and not
+  // stored (a neighbour on the GPU, a CPU run) shows here, not only in its report.
+  if (r.profile && !r.stage("profile").skipped) {
+    const profile::ProfileResult& p = *r.profile;
+    const char* outcome = p.baselines_cached                 ? "hit"
+                          : p.baselines_written              ? "written"
+                          : !p.baseline_cache_note.empty()   ? "not_cached"
+                                                             : nullptr;  // no baselines measured
+    if (outcome) metrics_.count("kbserve_baseline_cache_total", std::string("outcome=\"") + outcome + "\"");
+  }
 }
 
 std::vector<fs::path> Service::hiddenDirs() const {

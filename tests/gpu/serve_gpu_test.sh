@@ -98,7 +98,13 @@ if run_server shared --gpu-share 3; then
     *"out of memory"*) ;;
     *) bad "shared-oom: no retry alone recorded (retried_alone_after: $(jq -c '.retried_alone_after' "$LAST"))" ;;
   esac
-  excl=$(curl -s "$URL/metrics" | awk '$1 == "kbserve_gpu_exclusive_fraction" {print $2}')
+  metrics=$(curl -s "$URL/metrics")
+  excl=$(echo "$metrics" | awk '$1 == "kbserve_gpu_exclusive_fraction" {print $2}')
+  # Every ok profile's baselines were read from the cache, written to it, or
+  # measured and not stored: each counted once by outcome.
+  echo "shared: $(echo "$metrics" | grep '^kbserve_baseline_cache_total' | tr '\n' ' ')"
+  bc=$(echo "$metrics" | awk '$1 ~ /^kbserve_baseline_cache_total/ {s += $2} END {print s + 0}')
+  [ "$bc" -ge 3 ] || bad "shared: kbserve_baseline_cache_total counts $bc profiles, not the three ok ones at least"
   echo "shared: kbserve_gpu_exclusive_fraction $excl"
   awk -v x="${excl:-0}" 'BEGIN { exit !(x > 0) }' || bad "shared: no exclusive share measured ($excl)"
   kill -TERM $PID; wait $PID 2>/dev/null
