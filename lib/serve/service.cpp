@@ -589,10 +589,11 @@ void Service::recordStages(Job& job, const eval::Result& r, std::initializer_lis
   // stored (a neighbour on the GPU, a CPU run) shows here, not only in its report.
   if (r.profile && !r.stage("profile").skipped) {
     const profile::ProfileResult& p = *r.profile;
-    const char* outcome = p.baselines_cached                 ? "hit"
-                          : p.baselines_written              ? "written"
-                          : !p.baseline_cache_note.empty()   ? "not_cached"
-                                                             : nullptr;  // no baselines measured
+    // No outcome: no baselines measured (the profile failed first) or the cache not used.
+    const char* outcome = p.baselines_cached ? "hit"
+                          : p.baselines_written ? "written"
+                          : p.baseline_cache_note.empty() ? nullptr
+                                                          : "not_cached";
     if (outcome) metrics_.count("kbserve_baseline_cache_total", std::string("outcome=\"") + outcome + "\"");
   }
 }
