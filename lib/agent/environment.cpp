@@ -103,6 +103,7 @@ class LibraryEnvironment : public Environment {
     q.build.arch = o_.arch;
     q.build.cache_dir = o_.build_cache_dir;
     q.verify.hidden_dirs = q.profile.hidden_dirs = o_.hidden_dirs;
+    q.verify.hide_private_dirs = q.profile.hide_private_dirs = o_.hide_private_dirs;
     q.verify.scratch_dir = q.profile.scratch_dir = o_.scratch_dir;
     q.profile.arch = o_.arch;
     q.profile.budget_seconds = o_.profile_budget_seconds;

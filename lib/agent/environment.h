@@ -84,8 +84,9 @@ struct EnvironmentOptions {
   // A shared server's settings (kbserve sessions): the build cache, the
   // workers' scratch directory, and what no candidate worker may read.
   std::filesystem::path build_cache_dir;   // empty: lib/build's default
-  std::filesystem::path scratch_dir;       // empty: the system temp directory
+  std::filesystem::path scratch_dir;       // empty: verify::defaultScratchRoot()
   std::vector<std::filesystem::path> hidden_dirs;
+  bool hide_private_dirs = true;           // false: kbserve --no-hide-state (tests only)
 };
 
 // The environment backed by the libraries, in-process (DESIGN.md §2): one

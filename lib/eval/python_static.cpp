@@ -19,6 +19,7 @@
 #include "core/file.h"
 #include "core/scratch_dir.h"
 #include "python/scripts.h"
+#include "verify/private_dirs.h"
 
 namespace fs = std::filesystem;
 
@@ -239,7 +240,7 @@ void extensionWording(analyze::Finding& f) {
 void checkInlineExtensions(const solution::Solution& solution, const analyze::StaticPolicy& policy,
                            analyze::CheckOptions options, const std::map<std::string, SourceMaps>& maps,
                            const std::vector<build::InlineExtension>& exts, analyze::StaticResult& result) {
-  ScratchDir dir = makeScratchDir(fs::temp_directory_path(), "kb-extcheck");
+  ScratchDir dir = makeScratchDir(verify::defaultScratchRoot(), "kb-extcheck");  // hidden from workers
   solution::Solution gen;
   gen.root = fs::canonical(dir.path);
   gen.entry = "";

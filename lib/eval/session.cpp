@@ -78,6 +78,12 @@ void Session::open() {
   }
   r_.header.solution_hash = sol_ ? sol_->hash : q_.solution_hash;
   library_ = q_.library;
+  // A build cache of the caller's (--cache-dir) holds other solutions'
+  // builds: hidden from the workers as the default one is.
+  if (!q_.build.cache_dir.empty()) {
+    q_.verify.hidden_dirs.push_back(q_.build.cache_dir);
+    q_.profile.hidden_dirs.push_back(q_.build.cache_dir);
+  }
 }
 
 bool Session::kept(std::string_view stage) const {

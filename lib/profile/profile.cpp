@@ -33,6 +33,7 @@
 #include "task/bundle.h"
 #include "task/precision.h"
 #include "python/scripts.h"
+#include "verify/private_dirs.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -403,11 +404,14 @@ std::unique_ptr<PreparedProfile> prepareProfile(const fs::path& task_dir, const 
   req.seccomp = o.seccomp;
   req.landlock = o.landlock;
   req.allow_open_rdwr = o.allow_open_rdwr;
-  for (const auto& h : o.hidden_dirs) req.hidden_dirs.push_back(h.string());
   req.profile = profile;
   st.binary = o.worker.empty() ? verify::findWorkerBinary() : o.worker;
   if (!cpu && !st.device_pending) st.foreign_before = gpuNeighboursNow(gpuIndex(r.device), st.binary);
-  st.scratch = o.scratch_dir.empty() ? fs::temp_directory_path() : o.scratch_dir;
+  st.scratch = verify::scratchRootOr(o.scratch_dir);
+  // Other candidates' channels and builds, and the baselines: never readable.
+  std::vector<fs::path> hidden = o.hidden_dirs;
+  hidden.push_back(st.cache_dir);
+  if (o.hide_private_dirs) req.hidden_dirs = verify::hiddenFromWorkers(st.scratch, hidden);
   // The result channel carries the seeds' outputs and every timed call's.
   st.limits = o.limits;
   const uint64_t out_bytes = std::max<uint64_t>(1, verify::taskOutputBytes(bundle.info));

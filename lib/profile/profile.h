@@ -99,10 +99,12 @@ struct ProfileOptions {
   std::optional<std::string> precision;
   verify::WorkerLimits limits;                 // wall_seconds defaults higher below
   bool seccomp = true, landlock = true, allow_open_rdwr = false;
-  // Unreadable to the timing worker once confined (kbserve: its state and build cache).
+  // Unreadable to the timing worker once confined, besides what every worker
+  // has hidden (verify/private_dirs.h) and the baseline cache; kbserve: its state.
   std::vector<std::filesystem::path> hidden_dirs;
+  bool hide_private_dirs = true;       // false: nothing hidden (kbserve --no-hide-state)
   std::filesystem::path worker;        // empty: findWorkerBinary()
-  std::filesystem::path scratch_dir;   // empty: the system temp directory
+  std::filesystem::path scratch_dir;   // empty: verify::defaultScratchRoot()
   bool keep_worker_dir = false;        // keep the worker's directory (request, result channel)
   std::string python;                  // for building the compiled baseline
   std::string arch;                    // empty: asked of nvidia-smi

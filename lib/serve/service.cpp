@@ -634,6 +634,7 @@ eval::Request Service::baseRequest(const Job& job) const {
   // no candidate worker may read them (its own library excepted), and the
   // workers' scratch directories (result channels) are in the state too.
   q.verify.hidden_dirs = q.profile.hidden_dirs = hiddenDirs();
+  q.verify.hide_private_dirs = q.profile.hide_private_dirs = options_.hide_state_from_workers;
   q.verify.scratch_dir = q.profile.scratch_dir = options_.state_dir / "scratch";
   q.stage_errors_as_infra = true;
   q.tool = "kbserve";

@@ -102,6 +102,7 @@ Json Sessions::reset(const Json& body) {
   eo.build_cache_dir = service_.options().build_cache;
   eo.scratch_dir = service_.options().state_dir / "scratch";
   eo.hidden_dirs = service_.hiddenDirs();
+  eo.hide_private_dirs = service_.options().hide_state_from_workers;
   s->env = agent::makeLibraryEnvironment(eo);
   agent::Workspace ws;
   try {

@@ -19,6 +19,7 @@
 #include "sandbox/confine.h"
 #include "task/bundle.h"
 #include "task/precision.h"
+#include "verify/private_dirs.h"
 
 namespace fs = std::filesystem;
 
@@ -386,9 +387,10 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   req.seccomp = options.seccomp;
   req.landlock = options.landlock;
   req.allow_open_rdwr = options.allow_open_rdwr;
-  for (const auto& h : options.hidden_dirs) req.hidden_dirs.push_back(h.string());
   WorkerLimits limits = options.limits;
-  fs::path scratch = options.scratch_dir.empty() ? fs::temp_directory_path() : options.scratch_dir;
+  fs::path scratch = scratchRootOr(options.scratch_dir);
+  if (options.hide_private_dirs)  // other candidates' channels and builds
+    req.hidden_dirs = hiddenFromWorkers(scratch, options.hidden_dirs);
   // Output and channel sizes from what the task says it produces; seeds whose
   // records do not fit on the disk together are verified in several runs.
   if (size_t per_run = seedsPerRun(info, seeds.size(), libraries.size(), scratch, options.channel_limit_bytes);

@@ -42,10 +42,13 @@ struct VerifyOptions {
   bool seccomp = true;
   bool landlock = true;
   bool allow_open_rdwr = false;
-  // Unreadable to the candidate worker (kbserve: its state and build cache).
+  // Unreadable to the candidate worker besides what every worker has hidden
+  // (verify/private_dirs.h: the scratch root, the caches); kbserve: its state.
   std::vector<std::filesystem::path> hidden_dirs;
+  // false: nothing hidden (kbserve --no-hide-state: tests and debugging only).
+  bool hide_private_dirs = true;
   std::filesystem::path worker;         // empty: findWorkerBinary()
-  std::filesystem::path scratch_dir;    // empty: the system temp directory
+  std::filesystem::path scratch_dir;    // empty: verify::defaultScratchRoot()
   bool keep_worker_dir = false;
   double reference_timeout_seconds = 600.0;  // the reference's own process
   uint64_t channel_limit_bytes = 0;     // a run's result channel at most (0: the scratch disk's free space)

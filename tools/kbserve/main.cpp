@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   bool no_hide = false;
   app.add_flag("--no-hide-state", no_hide,
-               "For tests and debugging only: let candidate workers read the state directory and the build cache "
+               "For tests and debugging only: let candidate workers read the state directory, the build cache and the other workers' folders "
                "(other clients' files)");
   app.add_option("--drain-s", c.drain_seconds, "On SIGTERM, seconds the accepted work may take to finish")->capture_default_str();
   tools::durationFlags(app, {"--verify-timeout", "--profile-budget-s", "--session-idle-s", "--ws-idle-s", "--drain-s"});
