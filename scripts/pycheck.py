@@ -58,6 +58,26 @@ MODULE_RULES = {
     "torch.utils._python_dispatch": ("py-tensor-subclass", "intercepts torch's dispatch"),
     "torch.overrides": ("py-tensor-subclass", "intercepts torch functions"),
     "torch.library": ("py-monkeypatch", "registers or overrides torch operators"),
+    # Ways to the same ends under other names (a review by attack, 2026-12-07):
+    # resolving a dotted string to any object (pkgutil.resolve_name("builtins:exec"),
+    # pydoc.locate), running code strings (code, codeop, timeit, runpy, marshal),
+    # os's native half (posix: files, descriptors, _exit), native calls, files.
+    "pkgutil": ("py-dynamic-code", "resolves strings to any object (pkgutil.resolve_name)"),
+    "pydoc": ("py-dynamic-code", "resolves strings to any object (pydoc.locate)"),
+    "code": ("py-dynamic-code", "runs code built at run time"),
+    "codeop": ("py-dynamic-code", "compiles code at run time"),
+    "timeit": ("py-dynamic-code", "runs code strings (and times outside the harness)"),
+    "runpy": ("py-dynamic-code", "runs modules or files as code"),
+    "marshal": ("py-dynamic-code", "loads code objects"),
+    "zipimport": ("py-dynamic-code", "imports code from archives"),
+    "posix": ("py-io", "is os's native half: files, descriptors and processes past every rule on os"),
+    "_posixsubprocess": ("py-process", "starts processes"),
+    "_ctypes": ("py-native", "calls native code outside the build (ctypes)"),
+    "faulthandler": ("py-introspection", "dumps the harness's frames and handles signals"),
+    "linecache": ("py-io", "reads files"),
+    "glob": ("py-io", "lists files"),
+    "fileinput": ("py-io", "reads files"),
+    "numpy.ctypeslib": ("py-native", "loads native libraries outside the build"),
 }
 
 # Modules that `from PACKAGE import NAME` can bind (an `import` statement
@@ -103,6 +123,29 @@ ATTRIBUTE_RULES = {
     "torch.set_num_threads": ("py-global-flag", "changes the CPU threads of the whole process (the baselines' too)"),
     "torch.set_num_interop_threads": ("py-global-flag", "changes the CPU threads of the whole process"),
     "os.getenv": ("py-io", "reads the environment"),
+    "os.listdir": ("py-io", "lists files"),
+    "os.scandir": ("py-io", "lists files"),
+    "os.walk": ("py-io", "lists files"),
+    "os.killpg": ("py-process", "signals processes"),
+    "os.popen": ("py-process", "starts processes"),
+    "os.posix_spawn": ("py-process", "starts processes"),
+    "os.posix_spawnp": ("py-process", "starts processes"),
+    "os.execv": ("py-process", "replaces the process"),
+    "os.execve": ("py-process", "replaces the process"),
+    "os.spawnv": ("py-process", "starts processes"),
+    "io.open_code": ("py-io", "reads files"),
+    "codecs.open": ("py-io", "reads or writes files"),
+    "sys._current_frames": ("py-introspection", "walks every thread's frames, the harness's included"),
+    "typing.get_type_hints": ("py-dynamic-code", "evaluates strings as code"),
+    "string.Formatter": ("py-dynamic-code", "reaches attributes by computed names (get_field)"),
+    "types.FunctionType": ("py-dynamic-code", "makes functions from code objects"),
+    "types.CodeType": ("py-dynamic-code", "makes code objects"),
+    "torch.from_file": ("py-io", "reads files"),
+    "numpy.fromfile": ("py-io", "reads files"),
+    "numpy.load": ("py-io", "reads files"),
+    "numpy.memmap": ("py-io", "maps files"),
+    "numpy.loadtxt": ("py-io", "reads files"),
+    "numpy.genfromtxt": ("py-io", "reads files"),
     "torch.compile": ("py-compiler", "compiles at run time: the candidate may not run a compiler"),
     "torch.jit": ("py-compiler", "compiles at run time (TorchScript)"),
     "torch.cuda.Stream": ("py-side-stream", "makes its own stream: work the call's stream does not order"),
@@ -200,6 +243,10 @@ def compute_names():
         names = {"matmul", "mm", "bmm", "addmm", "conv2d", "relu", "softmax", "sum", "mean", "exp", "add", "mul",
                  "linear", "einsum", "tanh", "sigmoid", "gelu", "max", "min", "sub", "div", "pow", "sqrt"}
     return names - PAPER_ALLOWED
+
+
+# operator's functions that are no arithmetic (operator.matmul is `@`).
+OPERATOR_NOT_COMPUTE = {"index", "itemgetter", "getitem", "length_hint", "is_", "is_not", "truth", "not_", "contains"}
 
 
 class Checker(ast.NodeVisitor):
@@ -324,6 +371,7 @@ class Checker(ast.NodeVisitor):
         if whole:
             self.check_name(node, name)
             self.judge_module_value(node)
+            self.judge_compute_value(node, name)
             return  # the whole chain is judged once
         self.generic_visit(node)
 
@@ -336,6 +384,7 @@ class Checker(ast.NodeVisitor):
                 self.add(node, "py-dynamic-code", "getattr passed around as a value: its calls are not judged")
             if node.id in self.aliases and self.aliases[node.id] != node.id:
                 self.check_name(node, self.aliases[node.id])
+                self.judge_compute_value(node, self.aliases[node.id])
             elif node.id in BUILTIN_RULES and node.id not in self.aliases:
                 rule, why = BUILTIN_RULES[node.id]
                 self.add(node, rule, f"`{node.id}` {why}")
@@ -476,6 +525,28 @@ class Checker(ast.NodeVisitor):
             self.add(node, "py-dynamic-code", "getattr with a computed name reaches any attribute, past every rule "
                      "on names (use the attribute, or a literal name)")
 
+    def is_compute(self, name):
+        """A dotted name that is compute under --torch-compute: torch's or
+        numpy's compute functions, operator's arithmetic."""
+        if not name:
+            return False
+        last = name.split(".")[-1]
+        if name.startswith("operator."):
+            return last not in OPERATOR_NOT_COMPUTE
+        return (name.startswith("torch.") or name.startswith("numpy.")) and last in self.compute
+
+    def judge_compute_value(self, node, name):
+        """Under --torch-compute, a compute function named in forward but not
+        called there (a parameter's default, a name bound to it, an element
+        of a container) is called somewhere the rules do not follow."""
+        if not (self.in_forward and self.torch_compute != "off" and self.is_compute(name)):
+            return
+        parent = getattr(node, "kb_parent", None)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return  # a call: visit_Call judges it
+        self.add(node, "py-torch-compute", f"`{name}` passed around as a value in forward: torch compute wherever "
+                 "it is called (the policy allows only your kernels)", self.torch_compute)
+
     def visit_Call(self, node):
         func = node.func
         if isinstance(func, ast.Name) and func.id == "getattr" and "getattr" not in self.aliases:
@@ -485,9 +556,22 @@ class Checker(ast.NodeVisitor):
         if self.in_forward and self.torch_compute != "off":
             name = self.dotted(func)
             method = func.attr if isinstance(func, ast.Attribute) else None
-            torch_fn = name and (name.startswith("torch.") or name.startswith("torch.nn.functional."))
-            if torch_fn and name.split(".")[-1] in self.compute:
+            torch_fn = name and (name.startswith("torch.") or name.startswith("numpy.")
+                                 or name.startswith("operator."))
+            inner = func.value if isinstance(func, ast.Attribute) else None
+            if torch_fn and self.is_compute(name):
                 self.add(node, "py-torch-compute", f"`{name}` is torch compute in forward (the policy allows only your kernels)",
+                         self.torch_compute)
+            elif method and method.startswith("__") and method.endswith("__") and method != "__init__":
+                self.add(node, "py-torch-compute", f"`.{method}()` calls an operator's method directly in forward: "
+                         "torch compute on a tensor (the policy allows only your kernels)", self.torch_compute)
+            elif isinstance(func, ast.Subscript):
+                self.add(node, "py-torch-compute", "a function taken from a container is called in forward: the rules "
+                         "cannot tell it from torch compute (call your kernels by name)", self.torch_compute)
+            elif (method in ("forward", "__call__", "_call_impl") and isinstance(inner, ast.Attribute)
+                  and isinstance(inner.value, ast.Name) and inner.value.id == "self" and inner.attr in self.torch_submodules):
+                self.add(node, "py-torch-compute", f"`self.{inner.attr}.{method}(...)` runs `{self.torch_submodules[inner.attr]}` "
+                         "(made in __init__) in forward: torch compute (the policy allows only your kernels)",
                          self.torch_compute)
             elif method and not torch_fn and method in self.compute:
                 self.add(node, "py-torch-compute", f"`.{method}()` is torch compute in forward (the policy allows only your kernels)",

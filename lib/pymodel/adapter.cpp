@@ -199,6 +199,10 @@ constexpr PrecisionSetting kPrecisionSettings[] = {
      [](at::Context& c) -> long long { return static_cast<long long>(c.allowFP16ReductionCuBLAS()); }},
     {"allow_bf16_reduced_precision_reduction",
      [](at::Context& c) -> long long { return static_cast<long long>(c.allowBF16ReductionCuBLAS()); }},
+    // Not a precision: more CPU threads for the candidate's operations than
+    // the eager baseline had, set and put back inside one forward (a review
+    // by attack, 2026-12-07), is a speed-up bought from the machine.
+    {"torch.get_num_threads()", [](at::Context&) -> long long { return at::get_num_threads(); }},
 };
 constexpr size_t kPrecisionSettingCount = std::size(kPrecisionSettings);
 
@@ -219,7 +223,6 @@ TorchSettings torchSettings() {
     for (auto [op, oname] : {std::pair{O::ALL, "all"}, {O::CONV, "conv"}, {O::RNN, "rnn"}, {O::MATMUL, "matmul"}})
       put(std::string("fp32_precision[") + bname + "." + oname + "]",
           [&, backend = backend, op = op] { return c.float32Precision(backend, op); });
-  put("torch.get_num_threads()", [] { return at::get_num_threads(); });
   put("torch.get_num_interop_threads()", [] { return at::get_num_interop_threads(); });
 #if defined(__x86_64__)
   put("flush denormals (MXCSR FTZ/DAZ)", [] { return _mm_getcsr() & 0x8040u; });  // torch.set_flush_denormal
@@ -295,7 +298,7 @@ std::string opWatchFinding(OpWatch& w) {
   const bool live = w.seen.load() > before;
   w.armed = false;
   if (w.changed.exchange(false))
-    return "ModelNew changed one of torch's process-wide precision or algorithm settings during forward (seen at "
+    return "ModelNew changed one of torch's process-wide precision, algorithm or thread settings during forward (seen at "
            "a torch operation; a setting put back before forward returned is seen there too): refused, settings "
            "stay as the harness set them";
   if (!live)
