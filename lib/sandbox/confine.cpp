@@ -242,7 +242,11 @@ std::string installLandlock(const ConfinePolicy& policy) {
   const bool hide = !policy.hidden_dirs.empty();
   const long abi = landlockAbi();
   if (abi < 1) {
-    if (hide) throw Error("Landlock is not available, and files must be hidden from this worker");
+    if (hide)
+      throw Error(
+          "Landlock is not available (kernel 5.13 or later with the landlock LSM enabled; a container's seccomp "
+          "profile may block it), and files must be hidden from this worker: other candidates' result channels "
+          "and builds (docs/threat-model.md row 37)");
     return "landlock-unavailable";
   }
   const uint64_t write_rights = landlockWriteRights(abi);
