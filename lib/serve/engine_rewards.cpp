@@ -172,7 +172,7 @@ Scored scoreResponse(Service& service, const std::string& response, const std::s
     return s;
   }
   Json ev = service.submit(rq).evaluation;
-  ev = *service.wait(ev["id"].get<std::string>(), options.wait_seconds);
+  if (std::optional<Json> w = service.wait(ev["id"].get<std::string>(), options.wait_seconds)) ev = std::move(*w);
   if (ev["state"] != "done" || !ev["reward"].is_object() || !ev["reward"]["value"].is_number()) {
     std::string why = ev["state"] != "done" ? "did not finish in time" : ev.value("message", "");
     if (ev["reward"].is_object() && ev["reward"]["excluded"].is_string()) why += " (" + ev["reward"]["excluded"].get<std::string>() + ")";
@@ -188,7 +188,7 @@ Scored scoreResponse(Service& service, const std::string& response, const std::s
 std::string taskOfLabel(const Json& label) {
   if (label.is_string()) {
     std::string t = label.get<std::string>();
-    Json j = Json::parse(t, nullptr, false);  // a label may be a JSON object text
+    Json j = parseUntrustedJson(t);  // a label may be a JSON object text
     if (j.is_object() && j.contains("task") && j["task"].is_string()) return j["task"].get<std::string>();
     return t;
   }

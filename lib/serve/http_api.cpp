@@ -33,8 +33,8 @@ void sendError(httplib::Response& res, int status, const std::string& message) {
 }
 
 Json parseBody(const httplib::Request& req) {
-  Json j = Json::parse(req.body, nullptr, false);
-  if (j.is_discarded()) throw RequestError(400, "the body is not valid JSON");
+  Json j = parseUntrustedJson(req.body);
+  if (j.is_discarded()) throw RequestError(400, "the body is not valid JSON (or nests deeper than 64 levels)");
   return j;
 }
 
@@ -108,8 +108,11 @@ struct HttpApi::Impl {
 
   void answerEvaluation(const httplib::Request& req, httplib::Response& res, Json ev, int status_if_new) {
     bool waiting = flag(req, "wait");
+    // (wait answers nothing for an evaluation already dropped from the kept
+    // results, --keep-results: the answer is then the one given at submission.)
     if (waiting && ev["state"] != "done" && ev["state"] != "cancelled")
-      ev = *service.wait(ev["id"].get<std::string>(), number(req, "timeout_s", 600, options.max_wait_seconds));
+      if (std::optional<Json> w = service.wait(ev["id"].get<std::string>(), number(req, "timeout_s", 600, options.max_wait_seconds)))
+        ev = std::move(*w);
     bool finished = ev["state"] == "done" || ev["state"] == "cancelled";
     res.set_header("Location", "/v1/evaluations/" + ev["id"].get<std::string>());
     sendJson(res, finished ? 200 : status_if_new, ev);
@@ -208,7 +211,8 @@ struct HttpApi::Impl {
       for (const auto& rq : rqs) out.push_back(service.submit(rq).evaluation);
       if (flag(req, "wait")) {
         double timeout = number(req, "timeout_s", 600, options.max_wait_seconds);
-        for (Json& ev : out) ev = *service.wait(ev["id"].get<std::string>(), timeout);
+        for (Json& ev : out)  // (nothing for one dropped from the kept results meanwhile: as submitted)
+          if (std::optional<Json> w = service.wait(ev["id"].get<std::string>(), timeout)) ev = std::move(*w);
       }
       bool all = std::all_of(out.begin(), out.end(), [](const Json& e) { return e["state"] == "done" || e["state"] == "cancelled"; });
       sendJson(res, all ? 200 : 202, {{"evaluations", out}});

@@ -65,8 +65,9 @@ void OpenEnvConnection::closeSession() {
 }
 
 WebSocketConversation::Answer OpenEnvConnection::answer(const std::string& text) {
-  Json message = Json::parse(text, nullptr, false);
-  if (message.is_discarded()) return {dump(errorMessage("INVALID_JSON", 400, "the message is not valid JSON"))};
+  Json message = parseUntrustedJson(text);
+  if (message.is_discarded())
+    return {dump(errorMessage("INVALID_JSON", 400, "the message is not valid JSON (or nests deeper than 64 levels)"))};
   std::string type = message.is_object() && message.contains("type") && message["type"].is_string() ? message["type"].get<std::string>() : "";
   bool opening = type == "reset";
   try {

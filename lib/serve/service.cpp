@@ -176,7 +176,20 @@ void Service::prepare(Job& job) {
   fs::remove_all(job.work_dir, ec);
   fs::create_directories(job.work_dir, ec);
   ::chmod(job.work_dir.c_str(), 0700);
-  writeSolutionFiles(job.work_dir / "solution", job.request.files);
+  // A name that is another's folder ("a" and "a/b") cannot be written: the
+  // client's mistake (422), found before anything is written.
+  for (const auto& [name, content] : job.request.files)
+    for (fs::path dir = fs::path(name).parent_path(); !dir.empty(); dir = dir.parent_path())
+      if (job.request.files.count(dir.string())) {
+        fs::remove_all(job.work_dir, ec);
+        throw RequestError(422, "file names conflict: \"" + dir.string() + "\" is a file and the folder of \"" + name + "\"");
+      }
+  try {
+    writeSolutionFiles(job.work_dir / "solution", job.request.files);
+  } catch (...) {  // (a full disk): nothing of it left behind
+    fs::remove_all(job.work_dir, ec);
+    throw;
+  }
   try {
     solution::SolutionLimits lim;
     lim.max_file_bytes = options_.limits.max_file_bytes;
@@ -188,6 +201,15 @@ void Service::prepare(Job& job) {
     fs::remove_all(job.work_dir, ec);
     throw RequestError(422, e.what());
   }
+}
+
+// A finished evaluation's journal entry without its solution's files: it is
+// answered from its result, never run again, and 10,000 kept results of
+// requests near the size limit would otherwise be gigabytes of journal and
+// of memory at every restart (a review by attack, 2026-12-07).
+static JournalEntry withoutFiles(JournalEntry e) {
+  if (e.request.is_object()) e.request.erase("files");
+  return e;
 }
 
 void Service::replayJournal() {
@@ -207,7 +229,7 @@ void Service::replayJournal() {
         by_key_[(*e.result)["idempotency_key"].get<std::string>()] = e.id;
       jobs_[e.id] = job;
       finished_order_.push_back(e.id);
-      keep.push_back(e);
+      keep.push_back(withoutFiles(e));
       continue;
     }
     std::string why;
@@ -236,6 +258,7 @@ void Service::replayJournal() {
       job->events.push_back({{"seq", 0}, {"event", "done"}, {"data", {{"status", "infra_error"}, {"message", why}}}});
       job->finished_json = toJson(*job);
       kept.result = job->finished_json;
+      kept = withoutFiles(kept);
       finished_order_.push_back(e.id);
       ++answered;
     } else {
@@ -473,6 +496,7 @@ void Service::finish(Job& job, std::optional<Status> status, const std::string& 
   {
     std::lock_guard lock(mu_);
     job.solution.reset();
+    job.request.files.clear();  // answered from its result from now on (withoutFiles)
     finished_order_.push_back(job.id);
     evictFinished();
   }

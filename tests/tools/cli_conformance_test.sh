@@ -349,7 +349,9 @@ sigint() {
   if [ $rc != 130 ]; then bad "$tool: SIGINT: $name: exit $rc, want 130" "$(tail -5 "$err")"; return; fi
   if grep -q "Traceback" "$err"; then bad "$tool: SIGINT: $name: a traceback on stderr" "$(grep -A3 Traceback "$err" | head)"; return; fi
   if ! grep -Eq "^$tool: .*(interrupt|stopped by SIG)" <<<"$last"; then bad "$tool: SIGINT: $name: the last stderr line does not say \"$tool: ... interrupted\"" "$(tail -3 "$err")"; return; fi
-  local left; left=$(ls -A "$TMPDIR")
+  # (The workers' scratch root, kernelbench-rl-work-<uid>, stays, as /tmp
+  # does; what a run made inside it must not.)
+  local left; left=$(find "$TMPDIR" -mindepth 1 -not -path "$TMPDIR/kernelbench-rl-work-*"; find "$TMPDIR"/kernelbench-rl-work-* -mindepth 1 2>/dev/null)
   if [ -n "$left" ]; then bad "$tool: SIGINT: $name: temporaries left in TMPDIR" "$left"; return; fi
   ok "$tool: SIGINT: $name (exit 130; \"$last\")"
 }
