@@ -103,6 +103,11 @@ EvaluationRequest parseEvaluationRequest(const Json& body, const RequestLimits& 
   if (total > limits.max_total_bytes)
     throw RequestError(413, "the files hold " + std::to_string(total) + " bytes: over the limit of " +
                                 std::to_string(limits.max_total_bytes));
+  // A name that is another's folder ("a" and "a/b") cannot be written.
+  for (const auto& [name, text] : r.files)
+    for (fs::path dir = fs::path(name).parent_path(); !dir.empty(); dir = dir.parent_path())
+      if (r.files.count(dir.string()))
+        throw RequestError(422, "file names conflict: \"" + dir.string() + "\" is a file and the folder of \"" + name + "\"");
   if (!r.files.count("forward.cpp") && !r.files.count("model_new.py"))
     throw RequestError(422, "the solution has no forward.cpp (nor model_new.py: docs/solution-format.md)");
   if (body.contains("device")) {

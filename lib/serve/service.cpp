@@ -176,14 +176,6 @@ void Service::prepare(Job& job) {
   fs::remove_all(job.work_dir, ec);
   fs::create_directories(job.work_dir, ec);
   ::chmod(job.work_dir.c_str(), 0700);
-  // A name that is another's folder ("a" and "a/b") cannot be written: the
-  // client's mistake (422), found before anything is written.
-  for (const auto& [name, content] : job.request.files)
-    for (fs::path dir = fs::path(name).parent_path(); !dir.empty(); dir = dir.parent_path())
-      if (job.request.files.count(dir.string())) {
-        fs::remove_all(job.work_dir, ec);
-        throw RequestError(422, "file names conflict: \"" + dir.string() + "\" is a file and the folder of \"" + name + "\"");
-      }
   try {
     writeSolutionFiles(job.work_dir / "solution", job.request.files);
   } catch (...) {  // (a full disk): nothing of it left behind
