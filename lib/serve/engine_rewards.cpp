@@ -1,6 +1,6 @@
 #include "serve/engine_rewards.h"
 
-#include <future>
+#include <optional>
 #include <random>
 #include <algorithm>
 
@@ -140,9 +140,19 @@ struct Scored {
   Json evaluation;
 };
 
-// One sample: the response's solution evaluated by the service, its reward.
-Scored scoreResponse(Service& service, const std::string& response, const std::string& task_id,
-                     const EngineRewardOptions& options) {
+// One sample on its way: scored already where the response holds no usable
+// solution, else the id of the evaluation submitted for it.
+struct PendingSample {
+  std::optional<Scored> scored;
+  std::string id, task, source;
+  std::vector<std::string> notes;
+};
+
+// The response's solution submitted to the service (queued, journaled).
+// Cheap: a parse and a workspace of edits; the evaluation runs on the
+// service's pools, so a batch's samples are submitted from one thread.
+PendingSample submitResponse(Service& service, const std::string& response, const std::string& task_id,
+                         const EngineRewardOptions& options) {
   auto task = service.tasks().find(task_id);
   if (!task) throw RequestError(404, "no task \"" + task_id + "\" in this server's store (the label must be a task id)");
   std::string scheme = options.scheme.empty() ? (task->cuda ? "milestone" : "correctness") : options.scheme;
@@ -154,7 +164,10 @@ Scored scoreResponse(Service& service, const std::string& response, const std::s
   rq.stages = {.static_check = true, .build = true, .verify = true, .profile = task->cuda && scheme != "correctness"};
   rq.reward_scheme = scheme;
   rq.files = sol.files;
-  Scored s;
+  PendingSample out;
+  out.task = task_id;
+  out.source = sol.source;
+  out.notes = sol.notes;
   bool usable = rq.files.count("forward.cpp") > 0;
   try {
     for (const auto& [name, content] : rq.files) checkFileName(name);
@@ -166,22 +179,30 @@ Scored scoreResponse(Service& service, const std::string& response, const std::s
     // scores a rollout that leaves no loadable solution (compile_error).
     reward::Scheme sc;
     sc.kind = *reward::parseSchemeName(scheme);
-    s.value = sc.fail_value;
-    s.evaluation = {{"status", "compile_error"}, {"message", "the response holds no solution (no forward.cpp)"},
-                    {"source", sol.source}, {"notes", sol.notes}};
-    return s;
+    out.scored = Scored{sc.fail_value, {{"status", "compile_error"}, {"message", "the response holds no solution (no forward.cpp)"},
+                                        {"source", sol.source}, {"notes", sol.notes}}};
+    return out;
   }
-  Json ev = service.submit(rq).evaluation;
-  if (std::optional<Json> w = service.wait(ev["id"].get<std::string>(), options.wait_seconds)) ev = std::move(*w);
+  out.id = service.submit(rq).evaluation["id"].get<std::string>();
+  return out;
+}
+
+// The sample's reward once its evaluation is done.
+Scored awaitScored(Service& service, PendingSample&& sample, const EngineRewardOptions& options) {
+  if (sample.scored) return std::move(*sample.scored);
+  std::optional<Json> w = service.wait(sample.id, options.wait_seconds);
+  if (!w) throw RetryLater(503, "evaluation " + sample.id + " of task " + sample.task + " was not kept to be scored", 10);
+  Json ev = std::move(*w);
   if (ev["state"] != "done" || !ev["reward"].is_object() || !ev["reward"]["value"].is_number()) {
     std::string why = ev["state"] != "done" ? "did not finish in time" : ev.value("message", "");
     if (ev["reward"].is_object() && ev["reward"]["excluded"].is_string()) why += " (" + ev["reward"]["excluded"].get<std::string>() + ")";
-    throw RetryLater(503, "evaluation " + ev["id"].get<std::string>() + " of task " + task_id + " was not scored: " + why, 10);
+    throw RetryLater(503, "evaluation " + sample.id + " of task " + sample.task + " was not scored: " + why, 10);
   }
+  Scored s;
   s.value = ev["reward"]["value"].get<double>();
-  ev["response_source"] = sol.source;
-  ev["response_notes"] = sol.notes;
-  s.evaluation = ev;
+  ev["response_source"] = sample.source;
+  ev["response_notes"] = sample.notes;
+  s.evaluation = std::move(ev);
   return s;
 }
 
@@ -207,8 +228,10 @@ Json openrlhfReward(Service& service, const Json& body, const EngineRewardOption
   Json prompts = body.value("prompts", Json::array());
   if (labels.size() != q.size()) throw RequestError(400, "\"labels\" and \"query\" differ in length");
   Json rewards = Json::array(), correct = Json::array(), speedup = Json::array(), ids = Json::array();
-  // Submitted together so that they run side by side, then awaited in order.
-  std::vector<std::future<Scored>> futures;
+  // Every sample is checked, then all are submitted from this thread (they
+  // run side by side on the service's pools, bounded by its queue: a full one
+  // answers 429), then awaited in order. No thread per sample.
+  std::vector<std::pair<std::string, std::string>> samples;  // response, task
   for (size_t i = 0; i < q.size(); ++i) {
     if (!q[i].is_string()) throw RequestError(400, "query " + std::to_string(i) + " is not a string");
     std::string text = q[i].get<std::string>();
@@ -216,13 +239,12 @@ Json openrlhfReward(Service& service, const Json& body, const EngineRewardOption
       const std::string& p = prompts[i].get_ref<const std::string&>();
       if (text.rfind(p, 0) == 0) text = text.substr(p.size());  // the response follows its prompt
     }
-    std::string task = taskOfLabel(labels[i]);
-    futures.push_back(std::async(std::launch::async, [&service, text, task, &options] {
-      return scoreResponse(service, text, task, options);
-    }));
+    samples.emplace_back(std::move(text), taskOfLabel(labels[i]));
   }
+  std::vector<PendingSample> submitted;
+  for (const auto& [text, task] : samples) submitted.push_back(submitResponse(service, text, task, options));
   std::vector<Scored> scored;
-  for (auto& f : futures) scored.push_back(f.get());  // rethrows a sample's RequestError
+  for (PendingSample& s : submitted) scored.push_back(awaitScored(service, std::move(s), options));
   for (const Scored& s : scored) {
     rewards.push_back(s.value);
     correct.push_back(s.evaluation.value("status", "") == "ok" ? 1.0 : 0.0);
@@ -238,7 +260,8 @@ Json openrlhfReward(Service& service, const Json& body, const EngineRewardOption
 Json slimeReward(Service& service, const Json& body, const EngineRewardOptions& options) {
   if (!body.is_object() || !body.contains("response") || !body["response"].is_string() || !body.contains("label"))
     throw RequestError(400, "slime's remote_rm body: {\"prompt\": ..., \"response\": ..., \"label\": TASK_ID}");
-  return scoreResponse(service, body["response"].get<std::string>(), taskOfLabel(body["label"]), options).value;
+  std::string task = taskOfLabel(body["label"]);
+  return awaitScored(service, submitResponse(service, body["response"].get<std::string>(), task, options), options).value;
 }
 
 }  // namespace kb::serve

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -34,10 +35,18 @@ void writeAll(int fd, const std::string& bytes, const fs::path& file) {
 
 }  // namespace
 
-Journal::Journal(fs::path file) : file_(std::move(file)) {
+JournalEntry withoutFiles(JournalEntry e) {
+  if (e.result && e.request.is_object()) e.request.erase("files");
+  return e;
+}
+
+Journal::Journal(fs::path file, JournalLimits limits) : file_(std::move(file)), limits_(limits) {
   std::error_code ec;
   if (file_.has_parent_path()) fs::create_directories(file_.parent_path(), ec);
   fd_ = openAppend(file_);
+  size_t size = fs::file_size(file_, ec);
+  bytes_ = ec ? 0 : size;
+  compact_at_ = std::max(limits_.compact_bytes, 2 * bytes_);
 }
 
 Journal::~Journal() {
@@ -50,6 +59,40 @@ void Journal::append(const Json& record, bool sync) {
   writeAll(fd_, line, file_);
   if (sync && ::fdatasync(fd_) != 0)
     throw Error("cannot sync the journal " + file_.string() + ": " + std::strerror(errno));
+  bytes_ += line.size();
+  if (bytes_ > compact_at_) {
+    try {
+      compactLocked();
+    } catch (const std::exception&) {
+      // The record is written; a journal that could not be compacted still
+      // replays, and the next restart compacts it.
+      compact_at_ = 2 * bytes_;
+    }
+  }
+}
+
+size_t Journal::compactions() const {
+  std::lock_guard lock(mu_);
+  return compactions_;
+}
+
+// What a restart would keep, from the file itself (every append holds mu_,
+// so nothing is written between the read and the rename): finished entries
+// without their files, the newest keep_finished of them, and every entry
+// not finished yet.
+void Journal::compactLocked() {
+  JournalReplay r = replay(file_);
+  size_t finished = 0;
+  for (const JournalEntry& e : r.entries) finished += e.result ? 1 : 0;
+  std::vector<JournalEntry> keep;
+  size_t seen = 0;
+  for (JournalEntry& e : r.entries) {
+    if (e.result && finished - seen++ > limits_.keep_finished) continue;
+    keep.push_back(withoutFiles(std::move(e)));
+  }
+  replaceLocked(keep);
+  ++compactions_;
+  compact_at_ = std::max(limits_.compact_bytes, 2 * bytes_);
 }
 
 void Journal::accepted(const std::string& id, const Json& request, double submitted_at) {
@@ -63,16 +106,24 @@ void Journal::finished(const std::string& id, const Json& evaluation) {
 }
 
 void Journal::rewrite(const std::vector<JournalEntry>& entries) {
+  std::lock_guard lock(mu_);
+  replaceLocked(entries);
+  compact_at_ = std::max(limits_.compact_bytes, 2 * bytes_);
+}
+
+void Journal::replaceLocked(const std::vector<JournalEntry>& entries) {
   fs::path tmp = file_;
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw Error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  size_t written = 0;
   try {
     for (const JournalEntry& e : entries) {
       std::string out = Json({{"op", "accepted"}, {"id", e.id}, {"request", e.request}, {"submitted_at", e.submitted_at}}).dump() + "\n";
       for (int i = 0; i < e.starts; ++i) out += Json({{"op", "started"}, {"id", e.id}}).dump() + "\n";
       if (e.result) out += Json({{"op", "finished"}, {"id", e.id}, {"evaluation", *e.result}}).dump() + "\n";
       writeAll(fd, out, tmp);
+      written += out.size();
     }
     if (::fsync(fd) != 0) throw Error("cannot sync " + tmp.string() + ": " + std::strerror(errno));
   } catch (...) {
@@ -80,12 +131,12 @@ void Journal::rewrite(const std::vector<JournalEntry>& entries) {
     throw;
   }
   ::close(fd);
-  std::lock_guard lock(mu_);
   std::error_code ec;
   fs::rename(tmp, file_, ec);
   if (ec) throw Error("cannot replace the journal " + file_.string() + ": " + ec.message());
   ::close(fd_);
   fd_ = openAppend(file_);
+  bytes_ = written;
 }
 
 JournalReplay Journal::replay(const fs::path& file) {

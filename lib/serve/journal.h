@@ -2,7 +2,10 @@
 // before the client is told "accepted", so that after kill -9 and a restart
 // every accepted evaluation is finished or answered (docs/kbserve.md
 // "Nothing lost"). Records: {"op":"accepted","id","request","submitted_at"},
-// {"op":"started","id"}, {"op":"finished","id","evaluation"}.
+// {"op":"started","id"}, {"op":"finished","id","evaluation"}. While the
+// server runs the file is compacted whenever it has grown past its limit
+// (JournalLimits): replayed, finished evaluations' solution files dropped,
+// the oldest finished beyond keep_finished dropped, rewritten.
 #pragma once
 
 #include <filesystem>
@@ -28,10 +31,19 @@ struct JournalReplay {
   size_t torn_lines = 0;              // lines that did not parse (a write cut by a crash)
 };
 
+// The finished evaluation's entry without its solution's files: it is
+// answered from its result, never run again.
+JournalEntry withoutFiles(JournalEntry e);
+
+struct JournalLimits {
+  size_t keep_finished = 10000;           // finished entries a compaction keeps (newest)
+  size_t compact_bytes = 64ull << 20;     // compacted when the file passes this, or twice its last compacted size
+};
+
 class Journal {
  public:
   // Opens (creates) `file` for appending. Throws kb::Error.
-  explicit Journal(std::filesystem::path file);
+  explicit Journal(std::filesystem::path file, JournalLimits limits = {});
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -48,12 +60,17 @@ class Journal {
 
   static JournalReplay replay(const std::filesystem::path& file);
   const std::filesystem::path& path() const { return file_; }
+  size_t compactions() const;  // while this object was open
 
  private:
   void append(const Json& record, bool sync);
+  void replaceLocked(const std::vector<JournalEntry>& entries);  // under mu_
+  void compactLocked();                                          // under mu_
   std::filesystem::path file_;
-  std::mutex mu_;
+  JournalLimits limits_;
+  mutable std::mutex mu_;
   int fd_ = -1;
+  size_t bytes_ = 0, compact_at_ = 0, compactions_ = 0;
 };
 
 }  // namespace kb::serve

@@ -144,7 +144,7 @@ Service::Service(TaskStore& tasks, ServiceOptions options)
   metrics_.describe("kbserve_batch_size", "histogram", "CPU verifications run together on one reference worker.");
   metrics_.describe("kbserve_journal_recovered_total", "counter", "Evaluations found unfinished in the journal at start, by outcome.");
 
-  journal_ = std::make_unique<Journal>(options_.state_dir / "journal.jsonl");
+  journal_ = std::make_unique<Journal>(options_.state_dir / "journal.jsonl", JournalLimits{.keep_finished = options_.keep_results});
   replayJournal();
   size_t runners = std::max<size_t>(1, options_.cpu_slots) + (options_.gpu_share + 1) * options_.gpus.size();
   for (size_t i = 0; i < runners; ++i) runners_.emplace_back([this] { runner(); });
@@ -195,15 +195,10 @@ void Service::prepare(Job& job) {
   }
 }
 
-// A finished evaluation's journal entry without its solution's files: it is
-// answered from its result, never run again, and 10,000 kept results of
-// requests near the size limit would otherwise be gigabytes of journal and
-// of memory at every restart (a review by attack, 2026-12-07).
-static JournalEntry withoutFiles(JournalEntry e) {
-  if (e.request.is_object()) e.request.erase("files");
-  return e;
-}
-
+// withoutFiles (journal.h): a finished entry is answered from its result,
+// and 10,000 kept results of requests near the size limit would otherwise be
+// gigabytes of journal and of memory at every restart (a review by attack,
+// 2026-12-07).
 void Service::replayJournal() {
   JournalReplay replay = Journal::replay(journal_->path());
   std::vector<JournalEntry> keep;

@@ -71,11 +71,22 @@ Json Sessions::reset(const Json& body) {
     scheme = r.is_string() ? r.get<std::string>() : r.is_object() ? r.value("scheme", scheme) : "";
     if (!reward::parseSchemeName(scheme)) throw RequestError(422, "unknown reward scheme \"" + scheme + "\"");
   }
+  // A slot is taken before the workspace is laid out and given back however
+  // this ends: resets side by side cannot pass the limit between the check
+  // and the insertion.
   {
     std::lock_guard lock(mu_);
-    if (sessions_.size() >= options_.max_sessions)
-      throw RetryLater(429, "the server holds " + std::to_string(sessions_.size()) + " sessions, its limit", 30);
+    if (sessions_.size() + reserved_ >= options_.max_sessions)
+      throw RetryLater(429, "the server holds " + std::to_string(sessions_.size() + reserved_) + " sessions, its limit", 30);
+    ++reserved_;
   }
+  struct SlotRelease {
+    Sessions* self;
+    ~SlotRelease() {
+      std::lock_guard lock(self->mu_);
+      --self->reserved_;
+    }
+  } slot{this};
   auto s = std::make_shared<Session>();
   s->id = randomId("se-");
   s->device = device;

@@ -56,6 +56,7 @@ class Sessions {
   SessionOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
+  size_t reserved_ = 0;  // resets under way, counted against max_sessions
 };
 
 }  // namespace kb::serve

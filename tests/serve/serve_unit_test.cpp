@@ -114,6 +114,42 @@ TEST(ServeJournal, ReplaysAndSkipsATornLine) {
   EXPECT_EQ(again.entries[1].starts, 1);
 }
 
+// A server that runs for days: the journal is compacted as it goes, keeping
+// every unfinished entry whole and the newest finished ones without files.
+TEST(ServeJournal, CompactsWhileRunning) {
+  fs::path file = fs::path(KB_TEST_WORK_DIR) / "journal-compact.jsonl";
+  fs::remove(file);
+  Journal j(file, JournalLimits{.keep_finished = 5, .compact_bytes = 8192});
+  const std::string body(1000, 'x');
+  j.accepted("ev-open", {{"task", "t"}, {"files", {{"forward.cpp", body}}}}, 0.5);
+  for (int i = 0; i < 100; ++i) {
+    std::string id = "ev-" + std::to_string(i);
+    j.accepted(id, {{"task", "t"}, {"files", {{"forward.cpp", body}}}}, 1.0 + i);
+    j.started(id);
+    j.finished(id, {{"id", id}, {"status", "ok"}});
+  }
+  EXPECT_GT(j.compactions(), 0u);
+  EXPECT_LT(fs::file_size(file), 3 * 8192u);  // 100 requests of 1 kB each were written
+  JournalReplay r = Journal::replay(file);
+  EXPECT_EQ(r.torn_lines, 0u);
+  ASSERT_FALSE(r.entries.empty());
+  EXPECT_EQ(r.entries.front().id, "ev-open");  // unfinished: kept with its files
+  EXPECT_FALSE(r.entries.front().result.has_value());
+  EXPECT_EQ(r.entries.front().request["files"]["forward.cpp"], body);
+  EXPECT_EQ(r.entries.back().id, "ev-99");
+  size_t finished = 0, finished_with_files = 0;
+  for (const JournalEntry& e : r.entries)
+    if (e.result) {
+      ++finished;
+      finished_with_files += e.request.contains("files") ? 1 : 0;  // appended since the last compaction
+      EXPECT_EQ(e.starts, 1) << e.id;
+    }
+  EXPECT_FALSE(r.entries[1].request.contains("files")) << r.entries[1].id;  // the oldest finished kept
+  EXPECT_LT(finished_with_files, finished);
+  EXPECT_LE(finished, 5u + 10u);  // keep_finished, plus what was appended since the last compaction
+  EXPECT_GE(finished, 5u);
+}
+
 TEST(ServeMetrics, PrometheusText) {
   Metrics m;
   m.describe("x_total", "counter", "Xs.");
