@@ -467,6 +467,18 @@ ProfileResult profileSolution(const fs::path& task_dir, const fs::path& library,
 }
 
 ProfileResult PreparedProfile::run(const fs::path& library, const std::string& solution_hash) {
+  try {
+    return judge(library, solution_hash);
+  } catch (const Json::exception& e) {
+    // Every field the parent reads was checked by its kind as the record
+    // arrived (verify/wire.h recordProblem); one that still does not read
+    // came from the candidate's side of the channel, never from the harness.
+    return state_->done(Status::HackDetected, std::string("a result record the harness did not write (") + e.what() +
+                                                  "): something other than the harness wrote to the channel");
+  }
+}
+
+ProfileResult PreparedProfile::judge(const fs::path& library, const std::string& solution_hash) {
   State& st = *state_;
   if (st.ended) return st.r;
   if (st.device_pending) throw Error("PreparedProfile::run before nameDevice");

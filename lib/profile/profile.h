@@ -226,6 +226,7 @@ class PreparedProfile {
   PreparedProfile();
   friend std::unique_ptr<PreparedProfile> prepareProfile(const std::filesystem::path&, const ProfileOptions&, bool);
   struct State;
+  ProfileResult judge(const std::filesystem::path& library, const std::string& solution_hash);
   std::unique_ptr<State> state_;
 };
 std::unique_ptr<PreparedProfile> prepareProfile(const std::filesystem::path& task_dir, const ProfileOptions& options,

@@ -516,6 +516,7 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       }
       flushL2();
       synchronize(dev_);  // the harness's work is done before the call's window opens
+      verify::scrubStack(c->stack_low);  // no bytes of the last call on the stack (worker_internal.h)
       parts.prepare += lap(tp);
       if (timed) askOk("begin " + std::to_string(k));
       parts.ask += lap(tp);

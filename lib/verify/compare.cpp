@@ -725,79 +725,86 @@ int referenceMain(int argc, char** argv) {
       Status status = Status::Ok;
       std::string message;
       Json seeds = Json::array();
-      for (uint64_t seed : req.seeds) {
-        const WireRecord* rec = nullptr;
-        for (const auto& r : records)
-          if (r.header["type"] == "seed" && r.header.value("seed", uint64_t{0}) == seed) rec = &r;
-        if (!rec) {
+      // One candidate's forged record is its own hack_detected, never an
+      // exception that ends this worker and every other candidate's check.
+      try {
+        for (uint64_t seed : req.seeds) {
+          const WireRecord* rec = nullptr;
+          for (const auto& r : records)
+            if (r.header["type"] == "seed" && r.header.value("seed", uint64_t{0}) == seed) rec = &r;
+          if (!rec) {
+            status = Status::HackDetected;
+            message = "no result for seed " + std::to_string(seed) + " although the worker finished";
+            break;
+          }
+          SeedReference ref = referenceFor(seed);
+          auto tc2 = Clock::now();
+          rounding_s = 0;
+          auto check = [&](const std::vector<at::Tensor>& rounding) {
+            return checkSeed(*rec, ref.input_digests, ref.ref_modified, ref.expected, rounding, req.atol, req.rtol);
+          };
+          SeedCheck sc = check(ref.rounding_done ? ref.rounding : std::vector<at::Tensor>{});
+          if (!ref.rounding_done) {
+            sc = recheck(sc, check, [&] { return ref.pristine; }, ref.expected, ref.rounding, ref.rounding_done);
+            if (ref.rounding_done && keep) kept[seed] = ref;
+          }
+          compare_s += since(tc2) - rounding_s;
+          if (first_compare_s < 0) first_compare_s = since(tc2) - rounding_s;
+          if (sc.status != Status::Ok &&
+              (status == Status::Ok ||
+               (sc.status == Status::HackDetected && status != Status::HackDetected))) {
+            status = sc.status;
+            message = task::describeSeed(seed) + ": " + sc.message;
+          }
+          seeds.push_back(sc.toJson());
+        }
+        // Every timed call (kbprof): its commit carries its outputs.
+        if (!req.calls.empty() && !callInputs) throw Error(call_inputs_problem);
+        for (uint64_t call : req.calls) {
+          const WireRecord* rec = nullptr;
+          for (const auto& r : records)
+            if (r.header["type"] == "commit" && r.header.value("call", uint64_t{~0ull}) == call) rec = &r;
+          if (!rec) {
+            status = Status::HackDetected;
+            message = "no commit of timed call " + std::to_string(call) + ", which the parent paced";
+            break;
+          }
+          uint64_t seed = rec->header.value("seed", uint64_t{0});
+          auto ti = Clock::now();
+          std::vector<c10::IValue> inputs = callInputs->make(seed);
+          inputs_s += since(ti);
+          auto tr = Clock::now();
+          std::vector<at::Tensor> expected;
+          for (const auto& t : reference.run(inputs)) expected.push_back(t.detach());
+          run_s += since(tr);
+          auto tc2 = Clock::now();
+          rounding_s = 0;
+          auto check = [&](const std::vector<at::Tensor>& rounding) {
+            return checkCall(*rec, expected, rounding, req.atol, req.rtol);
+          };
+          std::vector<at::Tensor> rounding;
+          bool rounding_done = false;
+          // The pristine inputs only for a re-check: made again from the seed
+          // (the reference may have written into `inputs`; the generator is
+          // deterministic, as the candidate's worker relies on), not cloned per call.
+          SeedCheck sc = recheck(check({}), check, [&] { return callInputs->make(seed); }, expected, rounding,
+                                 rounding_done);
+          compare_s += since(tc2) - rounding_s;
+          if (sc.status != Status::Ok &&
+              (status == Status::Ok || (sc.status == Status::HackDetected && status != Status::HackDetected))) {
+            status = sc.status;
+            message = "timed call " + std::to_string(call) + " (input seed " + std::to_string(seed) +
+                      "): " + sc.message;
+          }
+          seeds.push_back(sc.toJson());
+        }
+        if (std::string change = stateChange(records); !change.empty()) {
           status = Status::HackDetected;
-          message = "no result for seed " + std::to_string(seed) + " although the worker finished";
-          break;
+          message = change;
         }
-        SeedReference ref = referenceFor(seed);
-        auto tc2 = Clock::now();
-        rounding_s = 0;
-        auto check = [&](const std::vector<at::Tensor>& rounding) {
-          return checkSeed(*rec, ref.input_digests, ref.ref_modified, ref.expected, rounding, req.atol, req.rtol);
-        };
-        SeedCheck sc = check(ref.rounding_done ? ref.rounding : std::vector<at::Tensor>{});
-        if (!ref.rounding_done) {
-          sc = recheck(sc, check, [&] { return ref.pristine; }, ref.expected, ref.rounding, ref.rounding_done);
-          if (ref.rounding_done && keep) kept[seed] = ref;
-        }
-        compare_s += since(tc2) - rounding_s;
-        if (first_compare_s < 0) first_compare_s = since(tc2) - rounding_s;
-        if (sc.status != Status::Ok &&
-            (status == Status::Ok ||
-             (sc.status == Status::HackDetected && status != Status::HackDetected))) {
-          status = sc.status;
-          message = task::describeSeed(seed) + ": " + sc.message;
-        }
-        seeds.push_back(sc.toJson());
-      }
-      // Every timed call (kbprof): its commit carries its outputs.
-      if (!req.calls.empty() && !callInputs) throw Error(call_inputs_problem);
-      for (uint64_t call : req.calls) {
-        const WireRecord* rec = nullptr;
-        for (const auto& r : records)
-          if (r.header["type"] == "commit" && r.header.value("call", uint64_t{~0ull}) == call) rec = &r;
-        if (!rec) {
-          status = Status::HackDetected;
-          message = "no commit of timed call " + std::to_string(call) + ", which the parent paced";
-          break;
-        }
-        uint64_t seed = rec->header.value("seed", uint64_t{0});
-        auto ti = Clock::now();
-        std::vector<c10::IValue> inputs = callInputs->make(seed);
-        inputs_s += since(ti);
-        auto tr = Clock::now();
-        std::vector<at::Tensor> expected;
-        for (const auto& t : reference.run(inputs)) expected.push_back(t.detach());
-        run_s += since(tr);
-        auto tc2 = Clock::now();
-        rounding_s = 0;
-        auto check = [&](const std::vector<at::Tensor>& rounding) {
-          return checkCall(*rec, expected, rounding, req.atol, req.rtol);
-        };
-        std::vector<at::Tensor> rounding;
-        bool rounding_done = false;
-        // The pristine inputs only for a re-check: made again from the seed
-        // (the reference may have written into `inputs`; the generator is
-        // deterministic, as the candidate's worker relies on), not cloned per call.
-        SeedCheck sc = recheck(check({}), check, [&] { return callInputs->make(seed); }, expected, rounding,
-                               rounding_done);
-        compare_s += since(tc2) - rounding_s;
-        if (sc.status != Status::Ok &&
-            (status == Status::Ok || (sc.status == Status::HackDetected && status != Status::HackDetected))) {
-          status = sc.status;
-          message = "timed call " + std::to_string(call) + " (input seed " + std::to_string(seed) +
-                    "): " + sc.message;
-        }
-        seeds.push_back(sc.toJson());
-      }
-      if (std::string change = stateChange(records); !change.empty()) {
+      } catch (const Json::exception& e) {
         status = Status::HackDetected;
-        message = change;
+        message = std::string("a result record the harness did not write (") + e.what() + ")";
       }
       Json verdict;
       verdict["type"] = "verdict";

@@ -319,7 +319,15 @@ void collectWorker(WorkerRun& run, const WorkerLimits& limits, bool keep_dir, co
   run.records = readRecords(run.dir / "result.bin", &run.protocol_problem, /*headers_only=*/true);
   if (run.process.result_truncated)
     run.protocol_problem = "more than " + std::to_string(limits.result_limit) + " bytes";
-  classify(run, limits);
+  try {
+    classify(run, limits);
+  } catch (const Json::exception& e) {
+    // readRecords checked every field's kind (wire.h recordProblem); a
+    // header that still does not read is not the harness's.
+    run.status = Status::HackDetected;
+    run.message = std::string("a result record the harness did not write (") + e.what() +
+                  "): something other than the harness wrote to the channel";
+  }
   // A failure on a GPU that has since stopped answering its driver is the
   // machine's, not the candidate's: infra_error, never a reward.
   if ((run.status == Status::Crash || run.status == Status::RuntimeError || run.status == Status::Timeout) &&

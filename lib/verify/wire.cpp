@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <set>
 
 #include "core/error.h"
 #include "kb/solution.h"
@@ -19,6 +20,63 @@ namespace {
 
 constexpr char kMagic[4] = {'K', 'B', 'W', '1'};
 constexpr uint32_t kMaxHeader = 16u << 20;
+
+// An integer that is not negative, as parsed or as built.
+bool isCount(const Json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
+
+bool endsWith(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A CUPTI activity as timing.cpp writes it (profile/provenance.h
+// Activity::toJson): [kind, name, stream, start, end, bytes, owner, thread,
+// external?, graph?], owner the only signed one.
+std::string activityProblem(const Json& a) {
+  if (!a.is_array() || a.size() < 8 || a.size() > 10) return "an activity that is not an array of 8 to 10 fields";
+  if (!a[0].is_string() || !a[1].is_string()) return "an activity without a kind and a name";
+  for (size_t i = 2; i < a.size(); ++i) {
+    if (i == 6 ? !a[i].is_number_integer() : !isCount(a[i]))
+      return "an activity's field " + std::to_string(i) + " is not an integer of its kind";
+  }
+  return "";
+}
+
+}  // namespace
+
+// Every field the parent reads has one kind whatever the record (a name
+// means one thing on this channel), so a header is checked by its fields'
+// names; a record of a type the harness never writes is refused too.
+std::string recordProblem(const Json& h) {
+  if (!h.is_object() || !h.contains("type") || !h["type"].is_string()) return "record header without a type";
+  static const std::set<std::string> kTypes = {"hello",   "init",   "seed",   "done",      "violation",
+                                               "timing",  "commit", "activities", "baselines", "verdict"};
+  const std::string& type = h["type"].get_ref<const std::string&>();
+  if (!kTypes.count(type)) return "a record of type \"" + type.substr(0, 40) + "\", which the harness never writes";
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    const std::string& k = it.key();
+    const Json& v = it.value();
+    std::string want;
+    if (k == "seed" || k == "candidate") want = isCount(v) ? "" : "an unsigned integer";
+    else if (k == "call" || k == "index") want = v.is_number_integer() ? "" : "an integer";
+    else if (k == "ok") want = v.is_boolean() ? "" : "a boolean";
+    else if (k == "message" || k == "kind" || k == "status") want = v.is_string() ? "" : "a string";
+    else if (k == "seconds" || endsWith(k, "_seconds") || endsWith(k, "_ms") || endsWith(k, "_us") ||
+             endsWith(k, "_gbps"))
+      want = v.is_number() || v.is_null() ? "" : "a number";
+    else if (k == "state_digests" || k == "parts" || k == "phases" || k == "startup_phases")
+      want = v.is_object() ? "" : "an object";
+    else if (k == "activities") {
+      if (!v.is_array()) want = "an array";
+      else
+        for (const Json& a : v)
+          if (std::string p = activityProblem(a); !p.empty()) return "a " + type + " record with " + p;
+    }
+    if (!want.empty()) return "a " + type + " record whose \"" + k + "\" is not " + want;
+  }
+  return "";
+}
+
+namespace {
 
 }  // namespace
 
@@ -189,8 +247,8 @@ std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::stri
       *problem = std::string("record header is not JSON: ") + e.what();
       return out;
     }
-    if (!r.header.is_object() || !r.header.contains("type") || !r.header["type"].is_string()) {
-      *problem = "record header without a type";
+    if (std::string p = recordProblem(r.header); !p.empty()) {
+      *problem = p;
       return out;
     }
     out.push_back(std::move(r));
@@ -240,8 +298,8 @@ bool ChannelTail::poll(std::vector<Json>& headers, std::string* problem) {
       ok = false;
       break;
     }
-    if (!header.is_object() || !header.contains("type") || !header["type"].is_string()) {
-      *problem = "record header without a type";
+    if (std::string p = recordProblem(header); !p.empty()) {
+      *problem = p;
       ok = false;
       break;
     }

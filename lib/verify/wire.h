@@ -69,6 +69,16 @@ bool writeRecordStreamed(int fd, const Json& header, uint64_t payload_bytes,
 // `*problem` (records before it are returned). `headers_only` leaves the
 // payloads empty: the parent, which never looks at tensors, touches none of
 // the gigabytes a large task's outputs and inputs take.
+// Why `header` is not one the harness writes ("" when it is one): a type
+// the harness never writes, or a field of the wrong kind (checked by the
+// field's name: seed and candidate unsigned integers, call and index
+// integers, ok a boolean, message/kind/status strings, seconds and *_seconds,
+// *_ms, *_us, *_gbps numbers, activities CUPTI activity arrays). readRecords
+// and ChannelTail stop at such a record: what the parent reads afterwards
+// never throws on a field's kind (a forged record is hack_detected, never an
+// infra_error that would drop the candidate's -1 or its neighbours' reward).
+std::string recordProblem(const Json& header);
+
 std::vector<WireRecord> readRecords(const std::filesystem::path& path, std::string* problem,
                                     bool headers_only = false);
 

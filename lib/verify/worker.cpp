@@ -2,7 +2,10 @@
 // translation unit of the candidate worker that includes torch headers.
 #include "verify/worker.h"
 
+#include <alloca.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -619,6 +622,53 @@ bool prestartPython(const std::filesystem::path& library) {
   return true;
 }
 
+namespace {
+constexpr uintptr_t kStackBand = 128 << 10;  // zeroed in place under the caller's frame
+constexpr uintptr_t kStackMax = 64 << 20;    // claimed at most (an unlimited RLIMIT_STACK)
+
+uintptr_t pageSize() { return static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)); }
+
+// Touches every page from here down to `low`, one 16 KiB frame after
+// another, so that the kernel extends the stack's mapping to there; the
+// lowest page it touched.
+[[gnu::noinline]] uintptr_t touchDown(uintptr_t low) {
+  volatile char frame[16384];
+  for (std::size_t i = 0; i < sizeof frame; i += 4096) frame[i] = 0;
+  const uintptr_t here = reinterpret_cast<uintptr_t>(&frame[0]);
+  uintptr_t lowest = here > low + sizeof frame ? touchDown(low) : (here + pageSize() - 1) & ~(pageSize() - 1);
+  frame[0] = frame[1];  // keeps the frame (no tail call)
+  return lowest;
+}
+}  // namespace
+
+uintptr_t claimStack() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_STACK, &rl) != 0) return 0;
+  uintptr_t limit = rl.rlim_cur == RLIM_INFINITY ? kStackMax : std::min<uintptr_t>(rl.rlim_cur, kStackMax);
+  char here;
+  const uintptr_t top = reinterpret_cast<uintptr_t>(&here);
+  // What is used above this frame (argv, environment, start-up's frames)
+  // counts against the limit too: claim a quarter of a MiB less than it.
+  if (limit < (1u << 20)) return 0;
+  const uintptr_t low = ((top - limit + (256u << 10)) + pageSize() - 1) & ~(pageSize() - 1);
+  const uintptr_t mapped = touchDown(low);  // in the mapping now: what scrubStack drops
+  if (::madvise(reinterpret_cast<void*>(mapped), (top & ~(pageSize() - 1)) - kStackBand - mapped, MADV_DONTNEED) != 0)
+    return 0;
+  return mapped;
+}
+
+[[gnu::noinline]] void scrubStack(uintptr_t stack_low) {
+  char mark;
+  const uintptr_t here = reinterpret_cast<uintptr_t>(&mark);
+  // Below the band: every page dropped, whatever depth the last call used.
+  const uintptr_t end = (here - kStackBand) & ~(pageSize() - 1);
+  if (stack_low != 0 && end > stack_low) ::madvise(reinterpret_cast<void*>(stack_low), end - stack_low, MADV_DONTNEED);
+  // The band: zeroed in place (explicit_bzero's own frame lies below it).
+  char* band = static_cast<char*>(alloca(kStackBand + 512));
+  explicit_bzero(band, kStackBand + 512);
+  asm volatile("" : : "r"(band) : "memory");
+}
+
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
   // The solution gets a token for `c`, valid for this call only.
   struct Token {
@@ -721,6 +771,9 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   // the bundle's canonical ones. Declared before `timing`, which refers to it.
   std::optional<task::CallInputs> call_inputs;
   std::unique_ptr<TimingSession> timing;
+  // Before any candidate code: this thread's stack claimed whole, so that
+  // scrubStack reaches every page a candidate call can use.
+  const uintptr_t stack_low = claimStack();
   std::string confinement;
   std::size_t prefetched = 0;
   double prefetch_seconds = 0.0, waited_seconds = 0.0;
@@ -866,6 +919,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     c->cublaslt = dev.cublaslt;
     c->cudnn = dev.cudnn;
     c->harness = timing ? timing->harnessWork() : nullptr;
+    c->stack_low = stack_low;
     c->host_objects = &host_objects;
     return c;
   };
@@ -902,6 +956,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   init["has_init"] = init_fn != nullptr;
   if (init_fn) {
     auto c = newContext(Phase::Init);
+    scrubStack(stack_low);
     if (timing) timing->beginCall("init");
     int32_t rc = callEntry(init_fn, &api, c.get(), "kb_init");
     if (timing) timing->endCall();
@@ -948,6 +1003,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     }
     auto c = newContext(Phase::Forward);
     c->inputs = &inputs;
+    scrubStack(stack_low);
     auto tf = Clock::now();
     if (timing) timing->beginCall("seed");
     int32_t rc = callEntry(forward, &api, c.get(), "kb_forward");

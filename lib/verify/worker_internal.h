@@ -81,6 +81,8 @@ struct kb_context {
   kb::verify::HarnessWork* harness = nullptr;
   // Host objects set in init (kb_api set_host_object), by name.
   kb::verify::HostObjects* host_objects = nullptr;
+  // The lowest address of this thread's stack (claimStack), for scrubStack.
+  uintptr_t stack_low = 0;
 };
 
 namespace kb::verify {
@@ -118,6 +120,17 @@ void synchronize(const Device& d);
 // imported (kb_python_prestart); the same handle on every call. Throws when
 // there is none or Python cannot start. Trusted phase only.
 void* trustedPythonAdapter();
+// Candidate calls run one after another on one thread, and an
+// uninitialised local of the next call would find what the last one left
+// on the stack: a result carried across calls without any global
+// (testdata/solutions-cpu/stack_leftover). claimStack grows this thread's
+// stack once to its limit (so it is one mapping the candidate cannot extend)
+// and gives its lowest address; scrubStack, called before each candidate
+// call from the frame that makes it and outside any timed window, drops
+// every page below a band under that frame (zero on its next touch) and
+// zeroes the band. Trusted phase, start-up: claimStack.
+uintptr_t claimStack();
+void scrubStack(uintptr_t stack_low);
 // Calls an entry point; exceptions thrown through the C ABI are caught.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
 // Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a

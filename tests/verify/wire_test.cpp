@@ -145,3 +145,26 @@ TEST(Wire, GarbageAndLiesAreRejected) {
 }
 
 }  // namespace
+
+// A well-framed record the harness never writes, or one whose fields are of
+// the wrong kind, ends the channel: what the parent reads later never throws.
+TEST(Wire, HeadersAreCheckedByTheirFieldsKinds) {
+  using kb::Json;
+  using kb::verify::recordProblem;
+  EXPECT_EQ(recordProblem({{"type", "seed"}, {"seed", 3}, {"ok", true}, {"forward_seconds", 0.1}}), "");
+  EXPECT_EQ(recordProblem({{"type", "timing"}, {"event_median_ms", nullptr}}), "");
+  EXPECT_EQ(recordProblem({{"type", "activities"}, {"call", -1},
+                           {"activities", Json::array({Json::array({"kernel", "k", 7, 1, 2, 0, -1, 3})})}}),
+            "");
+  EXPECT_NE(recordProblem({{"type", "note"}, {"ok", false}}), "");
+  EXPECT_NE(recordProblem({{"type", "seed"}, {"seed", "zz"}}), "");
+  EXPECT_NE(recordProblem({{"type", "seed"}, {"seed", -1}}), "");
+  EXPECT_NE(recordProblem({{"type", "commit"}, {"call", 1.5}}), "");
+  EXPECT_NE(recordProblem({{"type", "seed"}, {"ok", "yes"}}), "");
+  EXPECT_NE(recordProblem({{"type", "init"}, {"message", 7}}), "");
+  EXPECT_NE(recordProblem({{"type", "hello"}, {"startup_seconds", "1"}}), "");
+  EXPECT_NE(recordProblem({{"type", "init"}, {"state_digests", Json::array()}}), "");
+  EXPECT_NE(recordProblem({{"type", "activities"}, {"activities", Json::array({Json::array({"kernel", 1})})}}), "");
+  EXPECT_NE(recordProblem({{"type", 3}}), "");
+  EXPECT_NE(recordProblem(Json::array()), "");
+}

@@ -178,6 +178,17 @@ void MutableGlobalRule::registerMatchers(MatchFinder& finder) {
                                           "std::ios_base::register_callback"));
   finder.addMatcher(memberExpr(member(storage)).bind("ios_storage"), this);
   finder.addMatcher(declRefExpr(to(storage)).bind("ios_storage"), this);
+  // Library calls whose job is to keep a value the caller chose (or a
+  // sequence that counts calls) in the library's own state, to be read back
+  // by a later call: the default memory resource, the global locale and its
+  // facets, the C random generators' seeds and states, stream buffers.
+  auto setter = functionDecl(hasAnyName(
+      "std::pmr::set_default_resource", "std::locale::global", "::setlocale", "::uselocale", "::srand", "::rand",
+      "std::srand", "std::rand", "::srandom", "::random", "::initstate", "::setstate", "::srand48", "::seed48",
+      "::lcong48", "::drand48", "::lrand48", "::mrand48", "::setvbuf", "::setbuf", "::setbuffer", "::setlinebuf",
+      "::mallopt", "::tzset", "::setkey", "::hcreate", "::hsearch", "::tsearch", "::tfind", "::tdelete",
+      "::strtok", "std::strtok"));
+  finder.addMatcher(declRefExpr(to(setter)).bind("lib_state"), this);
 }
 
 bool MutableGlobalRule::libraryMacro(SourceLocation loc, const SourceManager& sm, const LangOptions& lo) {
@@ -196,6 +207,13 @@ bool MutableGlobalRule::libraryMacro(SourceLocation loc, const SourceManager& sm
 
 void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
+  if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("lib_state")) {
+    if (!ctx().inSolution(e->getBeginLoc(), sm)) return;
+    report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) +
+                                     "' keeps state in the library between calls (a value it was given, or a "
+                                     "sequence that counts calls), which can carry results across calls");
+    return;
+  }
   if (const auto* e = r.Nodes.getNodeAs<Expr>("ios_storage")) {
     const auto* d = llvm::isa<MemberExpr>(e) ? llvm::cast<MemberExpr>(e)->getMemberDecl()
                                              : llvm::cast<DeclRefExpr>(e)->getDecl();
