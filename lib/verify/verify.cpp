@@ -439,6 +439,19 @@ std::vector<VerifyResult> verifySolutions(const fs::path& task_dir, const std::v
   cmp.rtol = base.rtol;
   for (size_t k : ran) cmp.candidate_results.push_back(results[k].worker.dir / "result.bin");
   std::vector<ReferenceVerdict> verdicts = reference.finishAll(cmp);
+  // A reference worker that failed on a batch is asked again about each
+  // candidate alone: what one candidate's channel did to it (a record it
+  // could not read, memory it could not get) costs that candidate's
+  // verdict, never its neighbours'.
+  if (ran.size() > 1 && verdicts.front().worker_failed) {
+    for (size_t j = 0; j < ran.size(); ++j) {
+      ReferenceWorker alone(bundle.dir, base.device, seeds, scratch, binary,
+                            limits.wall_seconds + options.reference_timeout_seconds);
+      CompareRequest one = cmp;
+      one.candidate_results = {cmp.candidate_results[j]};
+      verdicts[j] = alone.finish(one);
+    }
+  }
   for (size_t j = 0; j < ran.size(); ++j) {
     VerifyResult& r = results[ran[j]];
     ReferenceVerdict& v = verdicts[j];
