@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json.h"
 
 namespace kb::llm {
 
@@ -393,8 +394,12 @@ chat::Message parseAssistantMessage(std::string_view text) {
     std::string inner = trim(rest.substr(body, end == std::string_view::npos ? std::string_view::npos : end - body));
     chat::ToolCall call;
     try {
-      Json j = Json::parse(inner);
-      if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
+      // A model's text, or a client's (kbserve's reward endpoints): nesting
+      // bounded before anything recurses over it (core/json.h).
+      Json j = parseUntrustedJson(inner);
+      if (j.is_discarded()) {
+        call.error = "tool call is not valid JSON (or nests deeper than 64 levels)";
+      } else if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
         call.error = "tool call is not an object with a string \"name\"";
       } else {
         call.name = j["name"].get<std::string>();

@@ -23,6 +23,8 @@ bool isLoopback(const std::string& host) {
 
 namespace {
 
+constexpr size_t kMaxBatch = 256;  // evaluations in one POST /v1/batches
+
 void sendJson(httplib::Response& res, int status, const Json& j) {
   res.status = status;
   res.set_content(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", "application/json");
@@ -205,6 +207,10 @@ struct HttpApi::Impl {
       if (!body.is_object() || !body.contains("evaluations") || !body["evaluations"].is_array() || body["evaluations"].empty())
         throw RequestError(400, "{\"evaluations\": [request, ...]} is required");
       // Every request is checked before any is accepted: a batch is refused whole.
+      // Bounded in count, idempotent replays included (each answers its
+      // evaluation's whole JSON: a small request could ask for gigabytes).
+      if (body["evaluations"].size() > kMaxBatch)
+        throw RequestError(422, "a batch holds at most " + std::to_string(kMaxBatch) + " evaluations");
       std::vector<EvaluationRequest> rqs;
       for (const Json& e : body["evaluations"]) rqs.push_back(parseEvaluationRequest(e, service.options().limits));
       Json out = Json::array();
@@ -259,6 +265,13 @@ HttpApi::HttpApi(Service& service, Sessions& sessions, HttpOptions options)
   m.server.set_write_timeout(30, 0);
   std::string token = m.options.token;
   m.server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+    // No endpoint answers in parts: cpp-httplib would serve every range of a
+    // Range header as a part of its own, outside any handler's try (a review
+    // by attack, 2026-12-07: 300 ranges of a large answer ended the server).
+    if (req.has_header("Range")) {
+      sendError(res, 416, "this server does not answer Range requests");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.path == "/healthz" || req.path == "/readyz" || authorized(req.get_header_value("Authorization"), token))
       return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");

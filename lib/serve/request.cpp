@@ -22,7 +22,7 @@ const std::set<std::string>& stageNames() {
   return names;
 }
 
-eval::Stages parseStages(const Json& j) {
+eval::Stages parseStages(const Json& j, bool allow_no_static) {
   if (!j.is_array() || j.empty()) throw RequestError(400, "\"stages\" must be a non-empty array of stage names");
   eval::Stages s{.static_check = false, .build = true, .verify = false, .profile = false};
   for (const Json& e : j) {
@@ -33,6 +33,7 @@ eval::Stages parseStages(const Json& j) {
     if (n == "verify") s.verify = true;
     if (n == "profile") s.profile = true;
   }
+  if (!allow_no_static) s.static_check = true;  // RequestLimits::allow_no_static
   return s;
 }
 
@@ -116,7 +117,7 @@ EvaluationRequest parseEvaluationRequest(const Json& body, const RequestLimits& 
     if (r.device != "cpu" && r.device != "cuda")
       throw RequestError(422, "\"device\" must be \"cpu\" or \"cuda\" (the server picks the GPU)");
   }
-  if (body.contains("stages")) r.stages = parseStages(body["stages"]);
+  if (body.contains("stages")) r.stages = parseStages(body["stages"], limits.allow_no_static);
   if (r.stages.profile && r.device != "cuda") throw RequestError(422, "the profile stage times on a GPU: give \"device\": \"cuda\"");
   if (body.contains("reward")) r.reward_scheme = schemeOf(body["reward"]);
   if (body.contains("deadline_s")) {

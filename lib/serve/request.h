@@ -34,6 +34,13 @@ struct RequestLimits {
   size_t max_file_bytes = solution::SolutionLimits{}.max_file_bytes;
   size_t max_total_bytes = solution::SolutionLimits{}.max_total_bytes;
   double max_deadline_seconds = 3600;
+  // A request's "stages" may leave out "static" (kbserve --allow-no-static:
+  // trusted clients, tests of the run-time checks). Off, the static stage
+  // runs before every build: the compilers read what the sources name
+  // (`#include`, the assembler's `.incbin`) with the server's own file
+  // access, and the static rules are what refuse that (a review by attack,
+  // 2026-12-07, read the journal's other solutions and /etc/shadow).
+  bool allow_no_static = false;
 };
 
 struct EvaluationRequest {

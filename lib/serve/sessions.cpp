@@ -29,7 +29,12 @@ struct Sessions::Session {
   Json last_info = Json::object();
 };
 
-Sessions::Sessions(Service& service, SessionOptions options) : service_(service), options_(std::move(options)) {}
+Sessions::Sessions(Service& service, SessionOptions options) : service_(service), options_(std::move(options)) {
+  // Sessions live in memory only: workspaces a killed server left behind
+  // belong to no session now, and would hold their disk for ever.
+  std::error_code ec;
+  fs::remove_all(service_.options().state_dir / "sessions", ec);
+}
 Sessions::~Sessions() = default;
 
 size_t Sessions::active() const {

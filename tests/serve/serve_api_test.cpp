@@ -76,7 +76,7 @@ TEST(ServeApi, HealthReadyTasksMetrics) {
 }
 
 TEST(ServeApi, VerdictsAreKbchecks) {
-  ServerProcess s(freshState("verdicts"));
+  ServerProcess s(freshState("verdicts"), {"--allow-no-static"});
   auto c = s.client();
   Json ok = submit(c, evaluationBody(kTask, solutionSource("ok_linear_relu"), {{"reward", "correctness"}}));
   EXPECT_EQ(ok["state"], "done");
@@ -89,7 +89,7 @@ TEST(ServeApi, VerdictsAreKbchecks) {
   EXPECT_EQ(wrong["reward"]["value"], -1.0);
   Json fork = submit(c, evaluationBody(kTask, solutionSource("fork_attempt")));
   EXPECT_EQ(fork["status"], "static_violation") << fork.dump();
-  // Without the static stage, the sandbox catches it at run time.
+  // Without the static stage (this server allows it), the sandbox catches it at run time.
   Json fork_run = submit(c, evaluationBody(kTask, solutionSource("fork_attempt"), {{"stages", {"build", "verify"}}}));
   EXPECT_EQ(fork_run["status"], "hack_detected") << fork_run.dump();
   EXPECT_EQ(fork_run["solution_hash"], fork["report"]["solution_hash"]);
@@ -314,17 +314,28 @@ TEST(ServeApi, SigtermDrainsTheAcceptedWork) {
 TEST(ServeApi, CandidatesCannotReadTheServersState) {
   std::string probe = kbtest::readText(fs::path(kbtest::sourceRoot()) / "testdata/serve/read_other_clients/forward.cpp");
   {
-    ServerProcess s(freshState("hidden"));
+    ServerProcess s(freshState("hidden"), {"--allow-no-static"});
     auto c = s.client();
     Json ev = submit(c, evaluationBody(kTask, probe, {{"stages", {"build", "verify"}}}));
     EXPECT_EQ(ev["status"], "ok") << ev.dump();
     std::string confinement = ev["report"]["stages"]["verify"]["report"]["worker"].value("confinement", "");
     EXPECT_NE(confinement.find("landlock-hidden"), std::string::npos) << ev["report"]["stages"]["verify"].dump();
   }
-  ServerProcess open(freshState("not-hidden"), {"--no-hide-state"});
+  ServerProcess open(freshState("not-hidden"), {"--no-hide-state", "--allow-no-static"});
   auto c = open.client();
   Json ev = submit(c, evaluationBody(kTask, probe, {{"stages", {"build", "verify"}}}));
   EXPECT_EQ(ev["status"], "incorrect") << ev.dump();
+}
+
+// A client cannot leave the static stage out unless the server allows it
+// (--allow-no-static): the compilers read what the sources name (an
+// `.incbin` of the journal) with the server's own file access.
+TEST(ServeApi, StaticCannotBeLeftOut) {
+  ServerProcess s(freshState("static-kept"));
+  auto c = s.client();
+  Json ev = submit(c, evaluationBody(kTask, solutionSource("fork_attempt"), {{"stages", {"build", "verify"}}}));
+  EXPECT_EQ(ev["status"], "static_violation") << ev.dump();
+  EXPECT_TRUE(ev["report"]["stages"].contains("static")) << ev.dump();
 }
 
 TEST(ServeApi, BatchSubmitsTogether) {

@@ -46,6 +46,12 @@ TEST(ServeRequest, ParsesAndDefaults) {
   Json other = r.toJson();
   other["files"]["forward.cpp"] = "z";
   EXPECT_NE(parseEvaluationRequest(other, {}).digest(), r.digest());
+  // "static" left out: kept, unless the server allows it (--allow-no-static).
+  Json no_static = {{"task", "t"}, {"files", {{"forward.cpp", "x"}}}, {"stages", {"build", "verify"}}};
+  EXPECT_TRUE(parseEvaluationRequest(no_static, {}).stages.static_check);
+  RequestLimits trusted;
+  trusted.allow_no_static = true;
+  EXPECT_FALSE(parseEvaluationRequest(no_static, trusted).stages.static_check);
 }
 
 TEST(ServeRequest, RefusesWithTheRightStatus) {

@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
                  "WebSocket connections (/ws) open at once, below --http-threads (each holds a thread); 503 beyond")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  app.add_flag("--allow-no-static", c.service.limits.allow_no_static,
+               "Let a request leave \"static\" out of its stages (trusted clients only: the compilers read what the "
+               "sources name with this server's file access, and the static rules are what refuse that); off, every "
+               "build is checked first");
   bool no_hide = false;
   app.add_flag("--no-hide-state", no_hide,
                "For tests and debugging only: let candidate workers read the state directory, the build cache and the other workers' folders "
