@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/gpu_info.h"
+#include "eval/eval.h"
 
 namespace fs = std::filesystem;
 
@@ -122,6 +123,10 @@ int runServer(ServerConfig c) {
                shown.c_str(), port, tasks.list().size(), c.service.cpu_slots, gpus.c_str(),
                c.service.state_dir.c_str(),
                WebSocketServer::available() ? "OpenEnv WebSocket sessions at /ws" : "no WebSocket: built without Boost.Beast");
+  if (!eval::StaticChecker::available())
+    std::fprintf(stderr,
+                 "kbserve: warning: built without the Clang checker: no static stage runs, and the compilers read "
+                 "what the sources name with this server's file access; serve trusted clients only (docs/kbserve.md)\n");
   std::fflush(stderr);
 
   int code = 0;
