@@ -6,7 +6,10 @@ Parses each FILE (relative to ROOT) with Python's own `ast` -- the code is
 read, never run -- and prints one JSON object per finding:
 {"rule", "severity", "file", "line", "column", "message", "source_line"},
 then {"done": true, "files": N}. A file that does not parse prints
-{"parse_error": "FILE:LINE:COL: message"}. --extract also prints each
+{"parse_error": "FILE:LINE:COL: message"}; one whose analysis fails in a way
+no rule foresaw prints a `py-unanalyzable` finding (the file's failure, a
+static violation), never an ending of this script (which would be
+infra_error: no reward, and no penalty). --extract also prints each
 literal load_inline call's arguments ({"extension": {...}}, read by
 lib/build/python_build.cpp); --source-map, where each character of its
 cpp_sources and cuda_sources strings was written in the file
@@ -49,7 +52,40 @@ MODULE_RULES = {
     "requests": ("py-io", "opens network connections"),
     "shutil": ("py-io", "reads or writes files"),
     "pathlib": ("py-io", "reads or writes files"),
-    "pickle": ("py-io", "loads pickled objects"),
+    # Deserializers and code loaders (a review by attack, 2026-12-07): a
+    # pickle names any callable and its arguments (builtins.exec, "code"),
+    # and unpickling calls it; the others generate or fetch code and run it.
+    "pickle": ("py-dynamic-code", "unpickles objects: a pickle runs any code it names"),
+    "copyreg": ("py-dynamic-code", "registers pickling constructors: a pickle runs any code it names"),
+    "shelve": ("py-dynamic-code", "unpickles objects from files: a pickle runs any code it names"),
+    "dill": ("py-dynamic-code", "unpickles objects: a pickle runs any code it names"),
+    "cloudpickle": ("py-dynamic-code", "unpickles objects: a pickle runs any code it names"),
+    "joblib": ("py-dynamic-code", "unpickles objects: a pickle runs any code it names"),
+    "jsonpickle": ("py-dynamic-code", "unpickles objects: runs any code it names"),
+    "yaml": ("py-dynamic-code", "loads objects by name (yaml's unsafe loaders run code)"),
+    "torch.serialization": ("py-dynamic-code", "unpickles objects (torch.load under another name): a pickle runs "
+                            "any code it names"),
+    "torch.hub": ("py-dynamic-code", "downloads and imports code"),
+    "torch.package": ("py-dynamic-code", "imports code from archives"),
+    "torch.fx": ("py-dynamic-code", "generates Python code and runs it (GraphModule, _exec_with_source)"),
+    "torch.utils.model_zoo": ("py-dynamic-code", "downloads and unpickles objects"),
+    "numpy.lib.format": ("py-io", "reads or writes .npy files (and unpickles them)"),
+    "numpy.lib.npyio": ("py-io", "reads or writes files (and unpickles them)"),
+    # Frames, tracebacks and tracing (traceback.walk_tb and walk_stack yield
+    # the harness's frames without a frame attribute being named).
+    "traceback": ("py-introspection", "walks the harness's frames (traceback.walk_stack, walk_tb)"),
+    "pdb": ("py-introspection", "debugs the harness's frames"),
+    "bdb": ("py-introspection", "debugs the harness's frames"),
+    "trace": ("py-introspection", "traces the harness's code"),
+    "tracemalloc": ("py-introspection", "traces the harness's allocations"),
+    "cProfile": ("py-introspection", "profiles the harness's code"),
+    "profile": ("py-introspection", "profiles the harness's code"),
+    "resource": ("py-process", "changes the process's limits (setrlimit)"),
+    # Streams and graphs by namespace (torch.cuda.streams.Stream is torch.cuda.Stream).
+    "torch.cuda.streams": ("py-side-stream", "makes or switches streams: work the call's stream does not order"),
+    "torch.cuda.graphs": ("py-side-stream", "captures graphs on a side stream"),
+    "torch.cuda.jiterator": ("py-compiler", "compiles kernels at run time: the candidate may not run a compiler"),
+    "torch.cuda.tunable": ("py-global-flag", "changes a process-wide setting (TunableOp)"),
     "tempfile": ("py-io", "writes files"),
     "triton": ("py-compiler", "compiles kernels at run time (Triton): the candidate may not run a compiler"),
     "torch._C": ("py-private-api", "reaches torch's internals (torch._C)"),
@@ -167,10 +203,25 @@ ATTRIBUTE_RULES = {
     "torch.utils.cpp_extension.CppExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
     "torch.utils.cpp_extension.CUDAExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
     "torch.utils.cpp_extension.BuildExtension": ("py-compiler", "builds extensions: the candidate may not run a compiler"),
-    "torch.load": ("py-io", "reads files"),
+    "torch.load": ("py-dynamic-code", "unpickles objects (weights_only or not, a file or a buffer): a pickle "
+                   "runs any code it names"),
     "torch.save": ("py-io", "writes files"),
     "torch.cuda.memory": ("py-allocator", "reaches the caching allocator (stale memory of other calls)"),
     "torch.cuda.caching_allocator_alloc": ("py-allocator", "allocates outside tensors"),
+    "torch.cuda.set_per_process_memory_fraction": ("py-allocator", "changes the caching allocator's limit"),
+    "torch.cuda.cudart": ("py-native", "calls the CUDA runtime directly"),
+    "numpy.save": ("py-io", "writes files"),
+    "numpy.savez": ("py-io", "writes files"),
+    "numpy.savez_compressed": ("py-io", "writes files"),
+    "numpy.savetxt": ("py-io", "writes files"),
+    "numpy.fromregex": ("py-io", "reads files"),
+    "numpy.ndarray.tofile": ("py-io", "writes files"),
+    "numpy.DataSource": ("py-io", "reads files or URLs"),
+    "types.new_class": ("py-call-override", "makes a class at run time (its metaclass and namespace are any)"),
+    "types.prepare_class": ("py-call-override", "prepares a class at run time"),
+    "abc.ABCMeta": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
+    "enum.EnumMeta": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
+    "enum.EnumType": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
     "torch.cuda.graph": ("py-side-stream", "captures on a side stream"),
     "torch.cuda.CUDAGraph": ("py-side-stream", "captures on a side stream"),
 }
@@ -198,6 +249,51 @@ BUILTIN_RULES = {
 # start. (torch.signal is torch's own signal-processing namespace.)
 SEGMENT_EXEMPT = {"torch.signal"}
 
+# Attribute names judged wherever they stand in a chain rooted at a module,
+# whatever namespace leads to them (a review by attack, 2026-12-07:
+# torch._ops.ops.load_library, torch.UntypedStorage.from_file,
+# torch.accelerator.set_stream, torch.Stream): name -> (rule, why, only
+# under torch).
+SEGMENT_RULES = {
+    "load_library": ("py-native", "loads a native library outside the build (dlopen)", False),
+    "from_file": ("py-io", "maps or reads files", False),
+    "Stream": ("py-side-stream", "makes a stream: work the call's stream does not order", True),
+    "ExternalStream": ("py-side-stream", "uses a stream of its own choosing", True),
+    "StreamContext": ("py-side-stream", "runs work on another stream", True),
+    "stream": ("py-side-stream", "runs work on another stream", True),
+    "set_stream": ("py-side-stream", "switches the current stream", True),
+    "streams": ("py-side-stream", "makes or switches streams", True),
+    "graphs": ("py-side-stream", "captures graphs on a side stream", True),
+    "CUDAGraph": ("py-side-stream", "captures on a side stream", True),
+    "make_graphed_callables": ("py-side-stream", "captures on a side stream", True),
+    "graph_pool_handle": ("py-side-stream", "captures on a side stream", True),
+    "Event": ("py-timer", "makes device events: timing (and ordering across streams) is the harness's", True),
+}
+
+# A module's private half (any segment starting with `_` that is not a
+# `__dunder__`: _pickle, _io, _operator, _signal, _socket, _imp,
+# torch._utils, torch._ops) is the same power as its public one under a
+# name no rule lists, so every one is refused (py-private-api), but these
+# (dotted, from the module): torch's tuple helpers that convolution modules
+# use (`from torch.nn.modules.utils import _pair`), pure functions of their
+# argument. `__future__` and `torch.__version__` need no entry: dunders are
+# not private here (ESCAPE_ATTRIBUTES judges the dangerous ones on their own).
+PRIVATE_ALLOWED = {f"torch.nn.modules.utils.{n}" for n in ("_single", "_pair", "_triple", "_quadruple", "_ntuple")}
+
+# sys and os are judged by what they allow (everything else in them reaches
+# frames, modules, import hooks, audit hooks, monitoring, files, descriptors,
+# processes or the environment: sys.meta_path, sys.addaudithook,
+# sys.monitoring, sys.exc_info, os.truncate, os.sched_setaffinity, ...).
+SYS_ALLOWED = {"version", "version_info", "hexversion", "platform", "byteorder", "maxsize", "maxunicode", "float_info",
+               "int_info", "float_repr_style", "implementation", "stdout", "stderr", "getsizeof", "getrecursionlimit",
+               "getdefaultencoding", "flags", "api_version", "thread_info"}
+OS_ALLOWED = {"path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
+              "cpu_count", "fspath", "fsencode", "fsdecode", "PathLike", "getpid", "sched_getaffinity"}
+
+
+def is_private(segment):
+    return segment.startswith("_") and not (segment.startswith("__") and segment.endswith("__") and len(segment) > 4)
+
 # Attributes that lead from any object to code, frames and namespaces it
 # was not handed: the classic ways out of a Python jail
 # (().__class__.__base__.__subclasses__() to any loaded class, a
@@ -209,12 +305,25 @@ ESCAPE_ATTRIBUTES = {"__subclasses__", "__globals__", "__code__", "__closure__",
                      # any object's or module's __dict__ is its namespace, whatever is in it
                      "__self__", "__dict__", "__import__", "__loader__", "__spec__",
                      # attribute lookup by a string, past every rule on names
-                     "__getattribute__", "__getattr__"}
+                     "__getattribute__", "__getattr__",
+                     # an exception's traceback leads to frames (tb_frame, traceback.walk_tb)
+                     "__traceback__"}
 
 # Special methods that change what calling ModelNew, or reading its
 # attributes or results, does.
 MODEL_OVERRIDES = {"__call__", "__getattribute__", "__getattr__", "__new__", "__init_subclass__", "__class_getitem__",
                    "_call_impl", "_wrapped_call_impl", "__setattr__", "__del__"}
+# Special methods that change what any class does where it is made or
+# subclassed (Base.__init_subclass__ installs ModelNew.__call__; a class
+# attribute's __set_name__ gets ModelNew itself; __new__ returns any object):
+# refused on every class of the file, not only ModelNew's.
+CLASS_OVERRIDES = {"__init_subclass__", "__class_getitem__", "__set_name__", "__new__", "__prepare__",
+                   "__instancecheck__", "__subclasscheck__", "__mro_entries__"}
+# What an attribute assignment (X.NAME = ..., any X), setattr or
+# object.__setattr__ may not name: what the harness's model(*inputs) runs.
+CALL_ATTRIBUTES = MODEL_OVERRIDES | CLASS_OVERRIDES | {"forward", "__class__"}
+# Metaclasses by name: a base made by calling one is a class with a metaclass.
+METACLASSES = {"type", "abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"}
 HOOKS = {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
          "register_module_forward_hook", "register_module_forward_pre_hook"}
 
@@ -245,6 +354,40 @@ def compute_names():
     return names - PAPER_ALLOWED
 
 
+# Namespaces whose every callable is compute under --torch-compute, whether
+# or not its name is one of torch's top-level ones (torch.linalg.multi_dot,
+# torch.ops.aten.addmm.default, torch.special.*, F.*).
+COMPUTE_NAMESPACES = ("torch.ops.", "torch.linalg.", "torch.special.", "torch.fft.", "torch.nn.functional.",
+                      "torch.nn.init.", "torch.sparse.", "torch.masked.", "torch.func.", "torch.autograd.functional.",
+                      "torch.distributions.", "torch.signal.", "torch.nested.", "torch.ao.", "torch.quantization.",
+                      "numpy.linalg.", "numpy.fft.")
+# torch.nn classes that hold tensors, not computations.
+NOT_MODULE_CLASSES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "ParameterList",
+                      "ParameterDict"}
+# Methods of a container (or module) that hand out what it holds: a torch
+# module or compute function reached through one is called unseen.
+CONTAINER_METHODS = {"get", "values", "items", "pop", "popitem", "setdefault", "copy", "__getitem__", "__iter__",
+                     "children", "modules", "named_children", "named_modules", "get_submodule", "forward",
+                     "__call__", "_call_impl", "_wrapped_call_impl", "index", "keys", "extend", "append", "insert"}
+# nn.Module's own ways to its submodules, by name, from forward.
+MODULE_TRAVERSAL = {"children", "modules", "named_children", "named_modules", "get_submodule", "_modules"}
+
+
+def torch_module_class(name):
+    """Whether a dotted name is a torch.nn module class (calling an
+    instance runs torch's forward): read from the installed torch."""
+    if not name or not name.startswith("torch.nn.") or name.split(".")[-1] in NOT_MODULE_CLASSES:
+        return False
+    try:
+        import torch
+        obj = torch
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part)
+        return isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+    except Exception:  # noqa: BLE001 - no torch, or not an attribute of it: by its spelling
+        return name.split(".")[-1][:1].isupper()
+
+
 # operator's functions that are no arithmetic (operator.matmul is `@`).
 OPERATOR_NOT_COMPUTE = {"index", "itemgetter", "getitem", "length_hint", "is_", "is_not", "truth", "not_", "contains"}
 
@@ -257,6 +400,8 @@ class Checker(ast.NodeVisitor):
         self.modules = set()  # dotted names that are modules (imports, KNOWN_MODULES)
         self.torch_submodules = {}  # the class being read: self.NAME -> the torch.nn class __init__ made it
         self.model_classes = set()
+        self.class_bases, self.metaclasses, self.model_family, self.module_classes = {}, set(), {"ModelNew"}, set()
+        self.torch_module_classes, self.tainted_globals = set(), {}
         self.in_forward = False
         self.compute = compute_names() if torch_compute != "off" else set()
 
@@ -286,6 +431,13 @@ class Checker(ast.NodeVisitor):
     def check_name(self, node, name):
         if name is None:
             return
+        found = self.rule_of(name)
+        if found:
+            rule, why = found
+            self.add(node, rule, f"`{name}` {why}")
+
+    def rule_of(self, name):
+        """The (rule, why) a dotted name (aliases resolved) falls under, or None."""
         parts = name.split(".")
         # Where the chain starts at a module (an import, or a name bound to
         # one), every suffix of it is a name too: torch.ctypes is ctypes.
@@ -298,14 +450,157 @@ class Checker(ast.NodeVisitor):
             for table in (ATTRIBUTE_RULES, MODULE_RULES):
                 for key, (rule, why) in table.items():
                     if tail == key or tail.startswith(key + "."):
-                        self.add(node, rule, f"`{name}` {why}")
-                        return
+                        return rule, why
+        if not rooted:
+            return None
+        # By what each segment is, whatever spelling led to it.
+        for i, seg in enumerate(parts):
+            if i and ".".join(parts[:i + 1]) in SEGMENT_EXEMPT:
+                break
+            if i and seg in SEGMENT_RULES:
+                rule, why, torch_only = SEGMENT_RULES[seg]
+                if parts[0] == "torch" or not torch_only:
+                    return rule, why
+            if is_private(seg) and parts[0] and ".".join(parts[:i + 1]) not in PRIVATE_ALLOWED:
+                # (not the solution's own modules: `from ._util import f`)
+                return "py-private-api", (f"reaches a private module or attribute (`{seg}`): a module's private "
+                                          "half is its public one's power under names no rule lists")
+            if seg == "sys" and i + 1 < len(parts) and parts[i + 1] not in SYS_ALLOWED:
+                return "py-introspection", ("reaches the interpreter's state (frames, modules, import and audit "
+                                            "hooks, monitoring): only sys's plain facts are allowed")
+            if seg == "os" and i + 1 < len(parts) and parts[i + 1] not in OS_ALLOWED:
+                return "py-io", ("reaches files, descriptors, processes or the environment: only os.path, "
+                                 "os.cpu_count and os's constants are allowed")
+        return None
 
     def annotate(self, tree):
         """Gives every node its parent (module values are judged by where they stand)."""
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 child.kb_parent = parent
+
+    def prepare(self, tree):
+        """What the classes of the file are, before any is read: name ->
+        bases (dotted, imports resolved), the metaclasses (classes deriving
+        from type), ModelNew's family (itself, its subclasses and its bases
+        made in the file: a base's __call__ is ModelNew's) and the classes
+        deriving from torch.nn.Module."""
+        imports = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    imports[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    imports[a.asname or a.name] = f"{node.module or ''}.{a.name}" if node.module else a.name
+        renames = {}  # Base2 = Base (module level)
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        renames[t.id] = node.value.id
+
+        def name_of(expr):
+            root, parts = self.chain(expr)
+            if root is None:
+                return ""
+            head = root.id
+            seen = set()
+            while head in renames and head not in seen:
+                seen.add(head)
+                head = renames[head]
+            return ".".join([imports.get(head, head)] + parts)
+
+        self.class_bases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                self.class_bases.setdefault(node.name, []).extend(name_of(b) for b in node.bases)
+        self.metaclasses = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.class_bases.items():
+                if name not in self.metaclasses and any(b in METACLASSES or b in self.metaclasses for b in bases):
+                    self.metaclasses.add(name)
+                    changed = True
+        family = {"ModelNew"}
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.class_bases.items():
+                if name not in family and any(b in family for b in bases):  # subclasses
+                    family.add(name)
+                    changed = True
+                if name in family:
+                    for b in bases:  # bases made in the file
+                        if b in self.class_bases and b not in family:
+                            family.add(b)
+                            changed = True
+        self.model_family = family
+        modules = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.class_bases.items():
+                if name not in modules and any(b.startswith("torch.nn.") or b in modules for b in bases):
+                    modules.add(name)
+                    changed = True
+        self.module_classes = modules
+        self.seed_aliases(tree)
+        if self.torch_compute != "off":
+            # Classes deriving from a torch module other than Module itself: their forward is torch's.
+            changed = True
+            while changed:
+                changed = False
+                for name, bases in self.class_bases.items():
+                    if name not in self.torch_module_classes and any(
+                            (b != "torch.nn.Module" and torch_module_class(b)) or b in self.torch_module_classes
+                            for b in bases):
+                        self.torch_module_classes.add(name)
+                        changed = True
+            self.tainted_globals = self.module_taint(tree)
+        # The harness takes whatever the name ModelNew is bound to last: one class statement, nothing else.
+        classes = 0
+        for node in ast.walk(tree):
+            bound = None
+            if isinstance(node, ast.Name) and node.id == "ModelNew" and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound = node
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "ModelNew":
+                bound = node
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    (a.asname or a.name.split(".")[0]) == "ModelNew" for a in node.names):
+                bound = node
+            elif isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+                classes += 1
+                bound = node if classes > 1 else None
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == "ModelNew":
+                bound = node
+            elif isinstance(node, (ast.Global, ast.Nonlocal)) and "ModelNew" in node.names:
+                bound = node
+            if bound is not None:
+                self.add(bound, "py-call-override", "binds the name ModelNew other than by its one class statement: "
+                         "the harness constructs whatever it is bound to last")
+
+    def seed_aliases(self, tree):
+        """The names imports and plain assignments bind, before the file is
+        read in order (what a module-level name holds is judged wherever it
+        is used, above its binding too)."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                base = ("." * node.level) + (node.module or "")
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+        for _ in range(3):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                    value = self.dotted(node.value)
+                    if value and value.split(".")[0] in self.module_roots():
+                        for t in node.targets:
+                            if isinstance(t, ast.Name):
+                                self.aliases[t.id] = value
 
     def is_module(self, node):
         """Whether a Name or attribute chain stands for a module object."""
@@ -350,6 +645,9 @@ class Checker(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node):
         base = ("." * node.level) + (node.module or "")
+        if any(a.name == "*" for a in node.names) and not node.level:
+            self.add(node, "py-dynamic-code", f"`from {base} import *` binds names the rules cannot see "
+                     "(`from os import *` makes `system` a plain name): import the names you use")
         for a in node.names:
             full = f"{base}.{a.name}" if base else a.name
             self.aliases[a.asname or a.name] = full
@@ -368,16 +666,31 @@ class Checker(ast.NodeVisitor):
                          "(classes, module globals, frames: the harness's too)")
                 break
             n = n.value if whole else None
+        if node.attr in self.SETATTR_LIKE:
+            parent = getattr(node, "kb_parent", None)
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                self.add(node, "py-monkeypatch", f"`.{node.attr}` passed around as a value: its calls are not judged")
         if whole:
             self.check_name(node, name)
             self.judge_module_value(node)
             self.judge_compute_value(node, name)
+            n = node  # self.seq, in self.seq.get / self.seq.values: the attribute at the chain's root
+            while isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name)):
+                n = n.value
+            if isinstance(n, ast.Attribute):
+                self.judge_held_value(n)
+            root, _ = self.chain(node)
+            if root is not None:
+                self.judge_held_value(root)
             return  # the whole chain is judged once
+        self.judge_held_value(node)
         self.generic_visit(node)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
             self.judge_module_value(node)
+            if node.id not in self.aliases:
+                self.judge_held_value(node)
             parent = getattr(node, "kb_parent", None)
             if (node.id == "getattr" and "getattr" not in self.aliases
                     and not (isinstance(parent, ast.Call) and parent.func is node)):
@@ -404,8 +717,10 @@ class Checker(ast.NodeVisitor):
                 rule = "py-global-flag" if name.startswith("torch.backends") else "py-monkeypatch"
                 self.add(node, rule, f"assigns `{name}`: changes a module the harness also uses")
                 return  # the chain is judged once
-            if isinstance(target.value, ast.Name) and target.value.id in ("self",) and target.attr in ("forward", "__call__", "__class__"):
-                self.add(node, "py-call-override", f"replaces self.{target.attr}: the harness calls ModelNew's forward")
+            if target.attr in CALL_ATTRIBUTES:  # any object's, any class's: self.forward, cls.__call__, X.__class__
+                what = ast.get_source_segment("\n".join(self.lines), target) or f"....{target.attr}"
+                self.add(node, "py-call-override", f"assigns `{what}`: what the harness's call of the model "
+                         "(or of a module it runs) reaches must be the class's own forward")
             elif isinstance(target.value, ast.Name) and target.value.id in self.model_classes:
                 self.add(node, "py-call-override", f"assigns {target.value.id}.{target.attr} after the class is made")
             self.visit(target.value)
@@ -424,6 +739,24 @@ class Checker(ast.NodeVisitor):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     self.aliases[t.id] = value
+
+    def visit_For(self, node):  # `for X.forward in [f]` binds as an assignment does
+        self.assign_target(node.target, node)
+        for part in [node.iter] + node.body + node.orelse:
+            self.visit(part)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node):
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self.assign_target(node.optional_vars, node.optional_vars)
+
+    def visit_comprehension(self, node):
+        self.assign_target(node.target, node.target)
+        self.visit(node.iter)
+        for cond in node.ifs:
+            self.visit(cond)
 
     def visit_AugAssign(self, node):
         self.assign_target(node.target, node)
@@ -451,21 +784,51 @@ class Checker(ast.NodeVisitor):
             if kw.arg == "metaclass":
                 self.add(node, "py-call-override", f"class {node.name} has a metaclass: what constructing it (the "
                          "harness's ModelNew(...)) returns is the metaclass's choice")
+        if node.name in self.metaclasses:
+            self.add(node, "py-call-override", f"class {node.name} is a metaclass (derives from type): a class made by "
+                     "it, or deriving from one that is, is constructed as it chooses (the harness's ModelNew(...))")
+        for b in node.bases:
+            if not isinstance(b, (ast.Name, ast.Attribute)):
+                self.add(b, "py-call-override", f"a base of class {node.name} is made at run time (not a class named "
+                         "in the file or an import): its metaclass decides what constructing it returns")
         is_model = node.name == "ModelNew" or any(b.split(".")[-1] in self.model_classes for b in bases)
         if is_model:
             self.model_classes.add(node.name)
+        # ModelNew, its subclasses and bases, and any torch.nn.Module of the
+        # file: what the harness calls, or what a module it calls runs.
+        guarded = node.name in self.model_family or node.name in self.module_classes or is_model
+        if node.name in self.model_family and node.decorator_list:
+            self.add(node, "py-call-override", f"class {node.name} is decorated: the name may be bound to whatever "
+                     "the decorator returns, not the class")
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if item.name in ("__torch_function__", "__torch_dispatch__"):
                     self.add(item, "py-tensor-subclass", f"{node.name}.{item.name} intercepts torch's calls")
-                if is_model and item.name in MODEL_OVERRIDES:
+                if item.name in CLASS_OVERRIDES:
+                    self.add(item, "py-call-override", f"{node.name}.{item.name} changes what making or subclassing "
+                             "a class does (ModelNew's too, where it derives from it)")
+                elif guarded and item.name in MODEL_OVERRIDES:
                     self.add(item, "py-call-override", f"{node.name}.{item.name} changes how the harness calls or reads the model")
+            else:  # a class attribute: `__call__ = fn`, `forward = nn.Sequential(...)`
+                targets = (item.targets if isinstance(item, ast.Assign) else
+                           [item.target] if isinstance(item, (ast.AnnAssign, ast.AugAssign)) else [])
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and (n.id in CLASS_OVERRIDES or (
+                                guarded and n.id in CALL_ATTRIBUTES)):
+                            self.add(item, "py-call-override", f"{node.name}.{n.id} is bound to a value, not a "
+                                     "method: what the harness's call of the model runs is not forward")
         for d in node.decorator_list:
             self.visit(d)
         for b in node.bases:
             self.visit(b)
         was = self.torch_submodules
-        self.torch_submodules = self.submodules_of(node)
+        self.torch_submodules = self.submodules_of(node) if self.torch_compute != "off" else {}
+        if self.torch_compute != "off" and (node.name in self.model_family or node.name in self.module_classes):
+            for b, expr in zip(bases, node.bases):
+                if b != "torch.nn.Module" and (torch_module_class(b) or b in self.torch_module_classes):
+                    self.add(expr, "py-torch-compute", f"class {node.name} derives from `{b}`: its forward (and "
+                             "super().forward) is torch's (the policy allows only your kernels)", self.torch_compute)
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                 self.visit_function(item, False)  # construction: the weights' set-up, not the call
@@ -473,28 +836,138 @@ class Checker(ast.NodeVisitor):
                 self.visit(item)
         self.torch_submodules = was
 
+    def makes_torch_module(self, call):
+        """A call that constructs a torch module: torch.nn.Linear(...), or
+        a class of the file deriving from one (its forward is torch's)."""
+        made = self.dotted(call.func) or ""
+        return torch_module_class(made) or made in self.torch_module_classes
+
+    def holds_torch(self, expr, found, taint=None):
+        """What an expression holds torch compute in: a torch module it
+        constructs, a compute function named as a value, a submodule already
+        found (self.linear in `[self.linear, nn.ReLU()]`), a module-level
+        name that holds one. Its description, or None."""
+        taint = self.tainted_globals if taint is None else taint
+        for n in ast.walk(expr):
+            if isinstance(n, ast.Call) and self.makes_torch_module(n):
+                return self.dotted(n.func)
+            if isinstance(n, (ast.Name, ast.Attribute)):
+                parent = getattr(n, "kb_parent", None)
+                if isinstance(parent, ast.Call) and parent.func is n:
+                    continue  # a call: its result, not the function
+                name = self.dotted(n)
+                if name and self.is_compute(name) and not isinstance(parent, ast.Attribute):
+                    return name
+                owned = self.owner_attr(n)
+                if owned in found and self.hands_out(n):
+                    return found[owned]
+                if isinstance(n, ast.Name) and n.id in taint and self.hands_out(n):
+                    return taint[n.id]
+        return None
+
+    def owner_attr(self, node):
+        """NAME where node is self.NAME, cls.NAME, ClassOfTheFile.NAME,
+        type(self).NAME or self.__class__.NAME; else None."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and self.owner_attr(ast.Attribute(value=node.args[0], attr=node.args[1].value)) is not None):
+            return node.args[1].value  # getattr(self, "seq")
+        if not isinstance(node, ast.Attribute):
+            return None
+        v = node.value
+        if isinstance(v, ast.Name) and (v.id in ("self", "cls") or v.id in self.class_bases):
+            return node.attr
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type":
+            return node.attr
+        if isinstance(v, ast.Attribute) and v.attr == "__class__":
+            return node.attr
+        return None
+
+    @staticmethod
+    def hands_out(node):
+        """Whether an object standing at node is handed on (as a value, an
+        element, an iterable, through a container's methods) rather than
+        only read from (self.linear.weight) or called (judged as a call)."""
+        cur = node
+        parent = getattr(cur, "kb_parent", None)
+        while isinstance(parent, ast.Subscript) and parent.value is cur:
+            cur, parent = parent, getattr(parent, "kb_parent", None)
+        if isinstance(parent, ast.Call) and parent.func is cur:
+            return False
+        if isinstance(parent, ast.Attribute) and parent.value is cur:
+            return parent.attr in CONTAINER_METHODS
+        return True
+
     def submodules_of(self, node):
-        """`self.NAME = torch.nn.Linear(...)` (or `= torch.relu`) in the class's
-        __init__: NAME -> what it runs (a call of self.NAME in forward is torch compute)."""
+        """What a class holds torch compute in: `self.NAME = torch.nn.Linear(...)`
+        (or `= torch.relu`, `= [self.linear, nn.ReLU()]`, `= nn.Sequential(...)`)
+        in its __init__, and `NAME = torch.addmm` in its body: NAME -> what it
+        runs (calling self.NAME in forward, or handing it on, is torch compute)."""
         found = {}
+        statements = []
         for item in node.body:
-            if not (isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__"):
-                continue
-            for st in ast.walk(item):
-                if not isinstance(st, ast.Assign):
-                    continue
-                if isinstance(st.value, ast.Call):  # self.proj = nn.Linear(...)
-                    made = self.dotted(st.value.func) or ""
-                    if not (made.startswith("torch.nn.") and made.split(".")[-1][:1].isupper()):
-                        continue
-                else:  # self.act = torch.relu (a compute function itself)
-                    made = self.dotted(st.value) if isinstance(st.value, (ast.Name, ast.Attribute)) else None
-                    if not (made and made.startswith("torch.") and made.split(".")[-1] in self.compute):
-                        continue
-                for t in st.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        found[t.attr] = made
+            if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                statements.append(([n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)], item.value))
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                for st in ast.walk(item):
+                    if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                        names = [n.attr for t in targets for n in ast.walk(t)
+                                 if isinstance(n, ast.Attribute) and self.owner_attr(n) == n.attr]
+                        statements.append((names, st.value))
+                    elif (isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute)
+                          and st.func.attr in ("add_module", "register_module") and len(st.args) == 2
+                          and isinstance(st.args[0], ast.Constant) and isinstance(st.args[0].value, str)):
+                        statements.append(([st.args[0].value], st.args[1]))
+        changed = True
+        while changed:
+            changed = False
+            for names, value in statements:
+                held = self.holds_torch(value, found)
+                for n in names:
+                    if held and n not in found:
+                        found[n] = held
+                        changed = True
         return found
+
+    def module_taint(self, tree):
+        """Module-level names bound to what holds torch compute
+        (`OPS = {"mm": torch.addmm}`, `LAYER = nn.Linear(4, 4)`)."""
+        taint = {}
+        changed = True
+        while changed:
+            changed = False
+            for item in tree.body:
+                if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    held = self.holds_torch(item.value, {}, taint)
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name) and held and n.id not in taint:
+                                taint[n.id] = held
+                                changed = True
+        return taint
+
+    def judge_held_value(self, node):
+        """Under --torch-compute, in forward: a submodule or container of
+        torch compute (self.seq, OPS) handed on (iterated, bound, passed,
+        read through .get/.values) is called where the rules do not look."""
+        if not (self.in_forward and self.torch_compute != "off"):
+            return
+        owned = self.owner_attr(node)
+        held = self.torch_submodules.get(owned) if owned else None
+        if held is None and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            held = self.tainted_globals.get(node.id)
+        parent = getattr(node, "kb_parent", None)
+        if owned in MODULE_TRAVERSAL and not (isinstance(parent, ast.Call) and parent.func is node):
+            held = f"nn.Module.{owned}"  # self._modules: every submodule by name
+        elif held is None or not self.hands_out(node):
+            return
+        what = ast.get_source_segment("\n".join(self.lines), node) or "it"
+        self.add(node, "py-torch-compute", f"`{what}` holds torch compute (`{held}`) and is handed on in forward "
+                 "(iterated, bound, passed or read through a container's method): it is called where the rules do "
+                 "not look (the policy allows only your kernels)", self.torch_compute)
 
     # Under --torch-compute, the call is forward and whatever it calls: every
     # function and lambda of the file but a class's __init__ (a module-level
@@ -533,6 +1006,10 @@ class Checker(ast.NodeVisitor):
         last = name.split(".")[-1]
         if name.startswith("operator."):
             return last not in OPERATOR_NOT_COMPUTE
+        if name.startswith(COMPUTE_NAMESPACES) and not name.startswith("torch.ops.load_library"):
+            return True
+        if name.startswith("torch.nn.") and last in ("forward", "__call__", "_call_impl", "_wrapped_call_impl"):
+            return True  # torch.nn.Linear.forward(self.linear, x)
         return (name.startswith("torch.") or name.startswith("numpy.")) and last in self.compute
 
     def judge_compute_value(self, node, name):
@@ -547,10 +1024,50 @@ class Checker(ast.NodeVisitor):
         self.add(node, "py-torch-compute", f"`{name}` passed around as a value in forward: torch compute wherever "
                  "it is called (the policy allows only your kernels)", self.torch_compute)
 
+    def judge_class_call(self, node):
+        """Classes made at run time: type(name, bases, namespace), a
+        metaclass of the file called, type(x)(...) or x.__class__(...) with
+        a class's three arguments (the namespace may hold __call__)."""
+        func = node.func
+        nargs = len(node.args) + len(node.keywords)
+        if isinstance(func, ast.Name) and func.id == "type" and "type" not in self.aliases and nargs != 1:
+            self.add(node, "py-call-override", "type(name, bases, namespace) makes a class at run time: its namespace "
+                     "(__call__, forward) is not read by the rules")
+        elif isinstance(func, ast.Name) and func.id in self.metaclasses:
+            self.add(node, "py-call-override", f"calls the metaclass {func.id}: a class made at run time")
+        elif nargs >= 3 and ((isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type")
+                             or (isinstance(func, ast.Attribute) and func.attr == "__class__")):
+            self.add(node, "py-call-override", "calls an object's class (its metaclass) with a class's arguments: "
+                     "a class made at run time")
+
+    SETATTR_LIKE = {"__setattr__", "__delattr__"}
+
+    def judge_setattr(self, node):
+        """setattr(obj, NAME, v), object.__setattr__(obj, NAME, v),
+        obj.__setattr__(NAME, v): NAME not a literal, or one that the
+        harness's call of the model reaches (forward, __call__, a dunder),
+        replaces what model(*inputs) runs."""
+        func = node.func
+        builtin = isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and func.id not in self.aliases
+        method = isinstance(func, ast.Attribute) and func.attr in self.SETATTR_LIKE
+        if not (builtin or method):
+            return
+        candidates = node.args[1:2] if builtin else node.args[:2]
+        names = [a.value for a in candidates if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not names:
+            self.add(node, "py-call-override", "sets an attribute by a computed name (it may be forward or __call__): "
+                     "what the harness's call of the model runs is not read by the rules")
+        elif any(n in CALL_ATTRIBUTES or (n.startswith("__") and n.endswith("__")) for n in names):
+            self.add(node, "py-call-override", f"sets `{names[0]}` by name: what the harness's call of the model "
+                     "reaches must be the class's own forward")
+
     def visit_Call(self, node):
         func = node.func
         if isinstance(func, ast.Name) and func.id == "getattr" and "getattr" not in self.aliases:
             self.judge_getattr(node)
+        self.judge_class_call(node)
+        self.judge_setattr(node)
+        self.judge_held_value(node)  # getattr(self, "seq") handed on
         if isinstance(func, ast.Attribute) and func.attr in HOOKS:
             self.add(node, "py-call-override", f"`{func.attr}` runs code around the model's call")
         if self.in_forward and self.torch_compute != "off":
@@ -568,19 +1085,34 @@ class Checker(ast.NodeVisitor):
             elif isinstance(func, ast.Subscript):
                 self.add(node, "py-torch-compute", "a function taken from a container is called in forward: the rules "
                          "cannot tell it from torch compute (call your kernels by name)", self.torch_compute)
-            elif (method in ("forward", "__call__", "_call_impl") and isinstance(inner, ast.Attribute)
-                  and isinstance(inner.value, ast.Name) and inner.value.id == "self" and inner.attr in self.torch_submodules):
-                self.add(node, "py-torch-compute", f"`self.{inner.attr}.{method}(...)` runs `{self.torch_submodules[inner.attr]}` "
-                         "(made in __init__) in forward: torch compute (the policy allows only your kernels)",
+            elif isinstance(func, ast.Call):
+                self.add(node, "py-torch-compute", "the result of a call is called in forward (`OPS.get(\"mm\")(...)`, "
+                         "`nn.ReLU()(x)`): the rules cannot tell it from torch compute (call your kernels by name)",
                          self.torch_compute)
+            elif self.makes_torch_module(node):
+                self.add(node, "py-torch-compute", f"`{name}` makes a torch module in forward: calling it is torch "
+                         "compute (the policy allows only your kernels)", self.torch_compute)
+            elif (method in ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
+                  and self.holds_torch(inner, self.torch_submodules) is not None):
+                self.add(node, "py-torch-compute", f"`.{method}(...)` runs a torch module "
+                         f"(`{self.holds_torch(inner, self.torch_submodules)}`) in forward: torch compute (the policy "
+                         "allows only your kernels)", self.torch_compute)
             elif method and not torch_fn and method in self.compute:
                 self.add(node, "py-torch-compute", f"`.{method}()` is torch compute in forward (the policy allows only your kernels)",
                          self.torch_compute)
-            elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-                  and func.attr in self.torch_submodules):
-                self.add(node, "py-torch-compute", f"`self.{func.attr}(...)` runs `{self.torch_submodules[func.attr]}` "
-                         "(made in __init__) in forward: torch compute (the policy allows only your kernels)",
+            elif self.owner_attr(func) in self.torch_submodules:
+                self.add(node, "py-torch-compute", f"`{ast.get_source_segment(chr(10).join(self.lines), func) or func.attr}"
+                         f"(...)` runs `{self.torch_submodules[func.attr]}` (made in __init__ or the class body) in "
+                         "forward: torch compute (the policy allows only your kernels)", self.torch_compute)
+            elif isinstance(func, ast.Name) and func.id in self.tainted_globals and func.id not in self.aliases:
+                self.add(node, "py-torch-compute", f"`{func.id}(...)` runs `{self.tainted_globals[func.id]}` (bound at "
+                         "module level) in forward: torch compute (the policy allows only your kernels)",
                          self.torch_compute)
+            elif method in MODULE_TRAVERSAL and (
+                    (isinstance(inner, ast.Name) and inner.id == "self") or isinstance(inner, ast.Call)
+                    or self.holds_torch(inner, self.torch_submodules) is not None):
+                self.add(node, "py-torch-compute", f"`.{method}(...)` reaches submodules by traversal in forward: the "
+                         "rules cannot tell what is called from torch compute", self.torch_compute)
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                 self.add(node, "py-torch-compute", f"`self.{func.attr}(...)` runs a submodule or method in forward; "
                          "under this policy forward calls only your kernels", "warning")
@@ -621,20 +1153,39 @@ class Constants:
                         pass
 
     def eval(self, node):
+        """The value of a constant expression; ValueError where it is not one.
+        Never anything else, whatever the code (a list as a dict key, `+` of
+        mismatched types, nesting past the recursion limit): the checker's
+        own failure would be infra_error, no verdict at all."""
+        try:
+            return self.value(node)
+        except ValueError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any other failure: not a constant
+            raise ValueError(f"not a constant ({type(e).__name__})") from None
+
+    def value(self, node):
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
             return node.value
-        if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                                                   for v in node.values):
             return "".join(v.value for v in node.values)
         if isinstance(node, ast.Name) and node.id in self.values:
             return self.values[node.id]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.eval(node.left), self.eval(node.right)
+            left, right = self.value(node.left), self.value(node.right)
             if type(left) is type(right) and isinstance(left, (str, list)):
                 return left + right
         if isinstance(node, (ast.List, ast.Tuple)):
-            return [self.eval(e) for e in node.elts]
+            return [self.value(e) for e in node.elts]
         if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
-            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+            out = {}
+            for k, v in zip(node.keys, node.values):
+                key = self.value(k)
+                if not isinstance(key, (str, int, float, bool, type(None))):
+                    raise ValueError("a dict key that is not a scalar")
+                out[key] = self.value(v)
+            return out
         raise ValueError(ast.dump(node)[:80])
 
 
@@ -657,20 +1208,49 @@ class SourceMap:
         self.lines, self.constants = lines, constants
 
     def of(self, node):
-        """The map of a string-valued node, or a list of maps for a list."""
+        """The map of a string-valued node, or a list of maps (one a string)
+        for a list-valued one; a value's start where the map cannot be read
+        finer. Whatever the node, never raises."""
+        try:
+            value = self.constants.eval(node)
+        except ValueError:
+            return self.start(node)
+        try:
+            if isinstance(value, list):
+                maps = self.list_map(node)
+                if len(maps) == len(value):
+                    return maps
+                return [self.start(node) for _ in value]
+            return self.str_map(node)
+        except Exception:  # noqa: BLE001 - a map is a help for messages, never a failure
+            return [self.start(node) for _ in value] if isinstance(value, list) else self.start(node)
+
+    @staticmethod
+    def start(node):
+        return [[0, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1]]
+
+    def list_map(self, node):
         if isinstance(node, ast.Name) and node.id in self.constants.nodes:
-            return self.of(self.constants.nodes[node.id])
+            return self.list_map(self.constants.nodes[node.id])
         if isinstance(node, (ast.List, ast.Tuple)):
-            return [self.of(e) for e in node.elts]
+            return [self.str_map(e) for e in node.elts]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.of(node.left), self.of(node.right)
-            if isinstance(left, list) and left and isinstance(left[0], list) and isinstance(left[0][0], list):
-                return left + right  # lists of sources
-            shift = utf8_len(self.constants.eval(node.left))
+            return self.list_map(node.left) + self.list_map(node.right)  # lists of sources
+        raise ValueError("not a list")
+
+    def str_map(self, node):
+        if isinstance(node, ast.Name) and node.id in self.constants.nodes:
+            return self.str_map(self.constants.nodes[node.id])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left_value = self.constants.eval(node.left)
+            if not isinstance(left_value, str):
+                return self.start(node)
+            left, right = self.str_map(node.left), self.str_map(node.right)
+            shift = utf8_len(left_value)
             return left + [[o + shift, line, col] for o, line, col in right]
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return self.constant(node)
-        return [[0, node.lineno, node.col_offset + 1]]  # an f-string of constants: its start
+        return self.start(node)  # an f-string of constants, a non-string: its start
 
     def constant(self, node):
         segment = ast.get_source_segment("\n".join(self.lines), node) or ""
@@ -738,7 +1318,33 @@ def load_inline_calls(checker, tree):
         yield node, (args if problem is None else problem), dict(given)
 
 
+def bad_load_inline_types(args):
+    """The first argument whose literal value is not of load_inline's types
+    (what the build stage reads must be strings), or None."""
+    def strings(v):
+        return isinstance(v, str) or (isinstance(v, list) and all(isinstance(e, str) for e in v))
+    for key, v in args.items():
+        if key == "functions":
+            if not (v is None or strings(v) or (isinstance(v, dict)
+                                                and all(isinstance(k, str) and isinstance(e, str) for k, e in v.items()))):
+                return key
+        elif key in LOAD_INLINE_ARGS and key != "name" and v is not None and not strings(v):
+            return key
+    return None
+
+
+def unanalyzable(rel, e):
+    """A file whose analysis failed in a way no rule foresaw: the file's own
+    failure (a static violation), never an ending of this script."""
+    return {"rule": "py-unanalyzable", "severity": "error", "file": rel, "line": 0, "column": 0,
+            "message": f"the Python rules could not analyse this file ({type(e).__name__}): a solution the rules "
+                       "cannot read is not passed unread", "source_line": ""}
+
+
 def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return
     torch_compute = "off"
     if "--torch-compute" in argv:
         i = argv.index("--torch-compute")
@@ -765,6 +1371,8 @@ def main(argv):
             print(json.dumps({"parse_error": f"{rel}:{e.lineno or 0}:{e.offset or 0}: error: {e.msg}"}), flush=True)
         except (RecursionError, MemoryError, ValueError) as e:
             print(json.dumps({"parse_error": f"{rel}:0:0: error: cannot be checked: {type(e).__name__}"}), flush=True)
+        except Exception as e:  # noqa: BLE001 - any other failure on the file's code is the file's
+            print(json.dumps(unanalyzable(rel, e)), flush=True)
     print(json.dumps({"done": True, "files": len(files)}), flush=True)
 
 
@@ -774,6 +1382,7 @@ def check_file(rel, text, torch_compute, extract, nfiles, source_map=False):
     tree = ast.parse(text, filename=rel)
     checker = Checker(rel, text.splitlines(), torch_compute)
     checker.annotate(tree)
+    checker.prepare(tree)
     checker.visit(tree)
     maps = SourceMap(text.split("\n"), Constants(tree)) if source_map else None
     for node, args, given in load_inline_calls(checker, tree):
@@ -782,6 +1391,10 @@ def check_file(rel, text, torch_compute, extract, nfiles, source_map=False):
                         "bound once to one): the build stage must read every source and flag without running code")
         elif not isinstance(args.get("name"), str) or not args["name"].isidentifier():
             checker.add(node, "py-load-inline", "load_inline's name must be a literal Python identifier")
+        elif bad_load_inline_types(args):
+            checker.add(node, "py-load-inline", f"load_inline's {bad_load_inline_types(args)} is not what load_inline "
+                        "takes (a string or a list of strings; functions: a string, a list of strings or a dict of "
+                        "strings to strings)")
         else:
             if extract:
                 args["file"], args["line"] = rel, node.lineno
