@@ -663,9 +663,12 @@ uintptr_t claimStack() {
   // Below the band: every page dropped, whatever depth the last call used.
   const uintptr_t end = (here - kStackBand) & ~(pageSize() - 1);
   if (stack_low != 0 && end > stack_low) ::madvise(reinterpret_cast<void*>(stack_low), end - stack_low, MADV_DONTNEED);
-  // The band: zeroed in place (explicit_bzero's own frame lies below it).
-  char* band = static_cast<char*>(alloca(kStackBand + 512));
-  explicit_bzero(band, kStackBand + 512);
+  // The band: zeroed in place, down past `end` (rounded down to its page:
+  // up to a page below here - kStackBand); explicit_bzero's own frame lies
+  // below it, in the dropped pages.
+  const std::size_t band_bytes = kStackBand + 2 * pageSize();
+  char* band = static_cast<char*>(alloca(band_bytes));
+  explicit_bzero(band, band_bytes);
   asm volatile("" : : "r"(band) : "memory");
 }
 
