@@ -98,32 +98,15 @@ using verify::synchronize;
 
 namespace {
 
-// Signals held off this thread from the end of a timed call's window to its
-// commit. kbprof's clock stops at "end K", and the commit reads the outputs
-// after kbprof's answer: a handler of the candidate's, run on this thread
-// while it waits for that answer (signalled by a thread of its own), could
-// compute the outputs there, past the clock (a review by attack,
-// 2026-12-07, on the CPU). Held, such a signal waits until the commit has
-// left; a thread cannot change another thread's mask. Faults stay
-// deliverable (they are this thread's own, and SIGSYS is the sandbox's).
-class SignalsHeld {
- public:
-  SignalsHeld() {
-    sigset_t all;
-    sigfillset(&all);
-    for (int s : {SIGSYS, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigdelset(&all, s);
-    held_ = ::pthread_sigmask(SIG_BLOCK, &all, &before_) == 0;
-  }
-  ~SignalsHeld() {
-    if (held_) ::pthread_sigmask(SIG_SETMASK, &before_, nullptr);
-  }
-  SignalsHeld(const SignalsHeld&) = delete;
-  SignalsHeld& operator=(const SignalsHeld&) = delete;
-
- private:
-  sigset_t before_{};
-  bool held_ = false;
-};
+// Signals: held on this thread whenever no candidate call runs (the worker's
+// verify::holdSignals, from its hello record on; verify::callEntry opens them
+// for the call only). kbprof's clock stops at "end K", and the commit reads
+// the outputs after kbprof's answer: a handler of the candidate's, run on
+// this thread while it waits for that answer, could compute the outputs
+// there, past the clock (a review by attack, 2026-12-07, on the CPU), or
+// while the next call is prepared (2026-12-08: a SIGALRM tick computing
+// the next call's GEMM from its inputs once made, 304x over eager). Held,
+// such a signal waits for the next call's window.
 
 // External correlation ids (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0):
 // profile/provenance.h. Candidate call k is k + 1.
@@ -541,8 +524,6 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
         rc = 1;
       }
       parts.window += lap(tp);
-      std::optional<SignalsHeld> held;  // until the commit has left (SignalsHeld)
-      if (timed) held.emplace();
       if (timed) askOk("end " + std::to_string(k));
       parts.ask += lap(tp);
       if (rc != 0) failTiming("call " + std::to_string(index) + " (" + (timed ? "timed" : "warm-up") + "): " + c->failure);
@@ -591,7 +572,6 @@ class Timing final : public verify::TimingSession, public verify::HarnessWork {
       }
       rec["ok"] = true;
       send(rec, payload);
-      held.reset();
       candidate_.event_ms.push_back(event_ms);
       candidate_.host_ms.push_back(host_ms);
       output_bytes_ = bytes;

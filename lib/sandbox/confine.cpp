@@ -116,9 +116,13 @@ void installSeccomp(const ConfinePolicy& policy) {
   for (const char* n : {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
                         "sendmmsg", "recvmmsg"})
     rule(f, kTrap, n);
-  // Processes: no exec, no new processes; threads (CLONE_THREAD) are fine.
+  // Processes: no exec, no new processes; threads (CLONE_THREAD) are fine
+  // where the policy allows them (a GPU worker), else every clone traps.
   for (const char* n : {"execve", "execveat", "fork", "vfork"}) rule(f, kTrap, n);
-  rule(f, kTrap, "clone", {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  if (policy.threads)
+    rule(f, kTrap, "clone", {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  else
+    rule(f, kTrap, "clone");
   rule(f, SCMP_ACT_ERRNO(ENOSYS), "clone3");
   // Files: nothing created, truncated, appended, written or removed.
   std::initializer_list<int> write_flags = {O_WRONLY, O_CREAT, O_TRUNC, O_APPEND};

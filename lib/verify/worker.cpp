@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <cerrno>
@@ -672,12 +674,33 @@ uintptr_t claimStack() {
   asm volatile("" : : "r"(band) : "memory");
 }
 
+namespace {
+// Every signal's bit but SIGSYS's (and SIGKILL's and SIGSTOP's, which the
+// kernel never blocks): the kernel's 64-bit mask, set by a raw call so that
+// glibc's SIGCANCEL and SIGSETXID are held too.
+constexpr uint64_t kHeldSignals = ~uint64_t{0} & ~(uint64_t{1} << (SIGSYS - 1));
+void setSignalMask(uint64_t mask) {
+  if (::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, nullptr, sizeof mask) != 0) {
+    std::fprintf(stderr, "kbcheck-worker: rt_sigprocmask failed: %s\n", std::strerror(errno));
+    finish(70);
+  }
+}
+}  // namespace
+
+void holdSignals() { setSignalMask(kHeldSignals); }
+
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what) {
-  // The solution gets a token for `c`, valid for this call only.
+  // The solution gets a token for `c`, valid for this call only, and
+  // signals for the call only (holdSignals): a handler of its own runs
+  // inside one of its calls or not at all.
   struct Token {
     kb_context* handle;
-    ~Token() { closeHandle(handle); }
+    ~Token() {
+      holdSignals();
+      closeHandle(handle);
+    }
   } token{openHandle(c)};
+  setSignalMask(0);
   try {
     int32_t rc = fn(api, token.handle);
     if (rc != 0 && c->failure.empty()) fail(c, std::string(what) + " returned " + std::to_string(rc));
@@ -774,6 +797,14 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   // the bundle's canonical ones. Declared before `timing`, which refers to it.
   std::optional<task::CallInputs> call_inputs;
   std::unique_ptr<TimingSession> timing;
+  // Before any thread exists: every signal but SIGSYS held, here and so in
+  // every thread made from here on (LibTorch's pools, the CUDA driver's,
+  // the prefetcher), which inherit this mask: a process-wide signal (a
+  // candidate's timer) then finds no thread to run its handler on outside a
+  // candidate call (worker_internal.h holdSignals). Measured: a LibTorch
+  // pool thread of the CPU baselines ran a candidate's SIGALRM handler
+  // between timed calls.
+  holdSignals();
   // Before any candidate code: this thread's stack claimed whole, so that
   // scrubStack reaches every page a candidate call can use.
   const uintptr_t stack_low = claimStack();
@@ -871,9 +902,11 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
       timing->runBaselines(req.library);
       startup_phases["baselines_seconds"] = since(tb);
     }
+    bool python = false;
     if (!req.library.empty()) {
       auto tp = Clock::now();
-      if (prestartPython(req.library)) startup_phases["python_seconds"] = since(tp);
+      python = prestartPython(req.library);
+      if (python) startup_phases["python_seconds"] = since(tp);
     }
     auto tc = Clock::now();
     sandbox::ConfinePolicy policy;
@@ -884,6 +917,13 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
     policy.allow_open_rdwr = req.allow_open_rdwr;
     for (const auto& h : req.hidden_dirs) policy.hidden_dirs.push_back(h);
     if (!req.library.empty()) policy.readable_within_hidden.push_back(req.library.parent_path());
+    // A CPU worker needs no thread once confined: a candidate's would run
+    // outside its calls (worker_internal.h holdSignals). Not yet for a
+    // Python-format solution: torch.set_num_threads and Python threads are
+    // judged there by the run-time outcome the Python corpus expects
+    // (testdata/solutions-python threads_*), so a Python thread can still
+    // work past a timed call's end on the CPU (static: py-thread).
+    policy.threads = !dev.device.is_cpu() || python;
     std::string limits = sandbox::limitAfterStartup(req.memory_budget_bytes, dev.device.is_cpu(), 64);
     confinement = sandbox::confineSelf(policy) + (limits.empty() ? "" : " " + limits);
     startup_phases["confine_seconds"] = since(tc);
@@ -902,6 +942,7 @@ int workerMain(int argc, char** argv, PrepareTiming prepare_timing) {
   hello["confinement"] = confinement;
   hello["notes"] = dev.notes;
   hello["pid"] = static_cast<int64_t>(::getpid());
+  holdSignals();  // from here on, open only inside a candidate call
   send(hello);
 
   // From here on, candidate code runs in this process.

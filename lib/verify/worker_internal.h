@@ -131,7 +131,22 @@ void* trustedPythonAdapter();
 // zeroes the band. Trusted phase, start-up: claimStack.
 uintptr_t claimStack();
 void scrubStack(uintptr_t stack_low);
+// Candidate code runs only inside its calls. Outside them the worker's
+// thread holds every signal but SIGSYS (the sandbox's), glibc's own two
+// included (a raw rt_sigprocmask: pthread_sigmask leaves them open): a
+// candidate's handler, run by a timer's tick or by a fault it arranged in
+// harness memory (mprotect), would otherwise compute the next timed call's
+// outputs while the harness prepared it, outside kbprof's clock (a review
+// by attack, 2026-12-08: 304x over eager on the CPU, no thread). A signal
+// that comes meanwhile waits for the next call; a fault the harness takes
+// while held ends the worker with that signal (the kernel forces the
+// default action), never a candidate's handler. holdSignals from the hello
+// record on; callEntry opens them for the call only. On the CPU the worker
+// also has no thread but this one once confined (sandbox::ConfinePolicy
+// `threads`), so nothing else can take a process-wide signal or run.
+void holdSignals();
 // Calls an entry point; exceptions thrown through the C ABI are caught.
+// Signals are open during the call and held again when it returns.
 int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char* what);
 // Fills `rec` ("outputs", "inputs", "ranges") and returns the payload of a
 // "seed" record for a finished call. Throws on a read failure.
