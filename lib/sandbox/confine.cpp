@@ -282,17 +282,6 @@ std::string installLandlock(const ConfinePolicy& policy) {
   return what;
 }
 
-// ---- capabilities -----------------------------------------------------------
-
-bool dropCapabilities() {
-  for (int cap = 0; cap <= 63; ++cap) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  struct __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct data[2];
-  std::memset(data, 0, sizeof data);
-  return ::syscall(SYS_capset, &header, data) == 0;
-}
-
 uint64_t statusField(const char* field) {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -304,6 +293,17 @@ uint64_t statusField(const char* field) {
 }
 
 }  // namespace
+
+// ---- capabilities -----------------------------------------------------------
+
+bool dropCapabilities() {
+  for (int cap = 0; cap <= 63; ++cap) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  struct __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  std::memset(data, 0, sizeof data);
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
 
 std::vector<std::filesystem::path> readableRoots(const std::vector<std::filesystem::path>& hidden_in) {
   namespace fs = std::filesystem;

@@ -77,6 +77,11 @@ std::string confineSelf(const ConfinePolicy& policy);
 // that way itself and less a link that leads into or above a hidden one.
 std::vector<std::filesystem::path> readableRoots(const std::vector<std::filesystem::path>& hidden);
 
+// Drops every capability: effective, permitted, inheritable, ambient and
+// the bounding set (so that an exec as root gains none). True when capset
+// succeeded.
+bool dropCapabilities();
+
 // Marks this process non-dumpable, so that a same-user process without
 // CAP_SYS_PTRACE cannot read its memory through /proc/PID/mem or ptrace.
 // The verifying parent calls it before it starts any worker.

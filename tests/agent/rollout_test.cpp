@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -298,6 +299,35 @@ TEST(Rollout, WorkspaceCannotBeEscaped) {
   EXPECT_EQ(obs(t, 8)["ok"], true) << obs(t, 8)["text"];
   EXPECT_EQ(slurp(marker), "outside\n");
   EXPECT_FALSE(fs::exists(fs::path(t["workspace"].get<std::string>()).parent_path() / "x.txt"));
+}
+
+// Nothing of the machine's other processes: not the server that runs the
+// rollout (its environment, command line, maps), not other sessions' shells
+// or candidate workers. bash runs as its PID namespace's init with its own
+// /proc, no capabilities, and what it leaves running dies with it.
+TEST(Rollout, BashSeesNoOtherProcess) {
+  const std::string me = std::to_string(::getpid());
+  Fixture f(Json::array({
+      call("bash", {{"command", "echo pid=$$; cat /proc/" + me + "/environ /proc/" + me +
+                                    "/cmdline >/dev/null 2>&1 && echo SEEN || echo hidden"}}),
+      call("bash", {{"command", "ls /proc | grep -c '^[0-9]'"}}),
+      call("bash", {{"command", "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status"}}),
+      call("bash", {{"command", "(sleep 1; echo late > solution/late.txt) >/dev/null 2>&1 & echo started"}}),
+      call("finish", Json::object())}));
+  Json t = f.run("procs");
+  if (obs(t, 0)["detail"]["sandbox"].get<std::string>().find("pidns") == std::string::npos)
+    GTEST_SKIP() << "no PID namespace on this kernel: " << obs(t, 0)["detail"]["sandbox"];
+  EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("pid=1\n"), std::string::npos) << obs(t, 0)["text"];
+  EXPECT_NE(obs(t, 0)["text"].get<std::string>().find("hidden"), std::string::npos) << obs(t, 0)["text"];
+  // bash, ls and grep at most: nothing of the test process's.
+  EXPECT_LE(std::stoi(obs(t, 1)["text"].get<std::string>()), 3) << obs(t, 1)["text"];
+  const std::string caps = obs(t, 2)["text"].get<std::string>();
+  EXPECT_NE(caps.find("CapEff:\t0000000000000000"), std::string::npos) << caps;
+  EXPECT_NE(caps.find("CapBnd:\t0000000000000000"), std::string::npos) << caps;
+  EXPECT_NE(obs(t, 0)["detail"]["sandbox"].get<std::string>().find("caps-dropped"), std::string::npos);
+  EXPECT_TRUE(obs(t, 3)["ok"]) << obs(t, 3)["text"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(fs::exists(fs::path(t["workspace"].get<std::string>()) / "solution" / "late.txt"));
 }
 
 TEST(Rollout, CurlToTheLoopbackServerIsRefused) {
