@@ -59,8 +59,9 @@ std::vector<std::unique_ptr<Rule>> makeRules(CheckContext& ctx) {
   if (on("stream-create"))
     rules.push_back(std::make_unique<StreamCreateRule>("stream-create", ctx, banned("stream-create")));
   for (const char* id : {"process", "file-io", "network", "dynamic-loading",
-                         "environment", "device-control", "raw-alloc", "memory-protect"})
+                         "environment", "device-control", "memory-protect"})
     if (on(id)) rules.push_back(std::make_unique<BannedApiRule>(id, ctx, banned(id)));
+  if (on("raw-alloc")) rules.push_back(std::make_unique<RawAllocRule>("raw-alloc", ctx, banned("raw-alloc")));
   if (on("host-thread"))
     rules.push_back(std::make_unique<HostThreadRule>("host-thread", ctx, banned("host-thread")));
   if (on("raw-syscall"))

@@ -22,6 +22,9 @@ namespace kb::analyze {
 struct SymbolFacts {
   struct Use {
     std::string display;  // the declaration as the user named it
+    // Set when an asm label or `#pragma redefine_extname` written in the
+    // solution binds the declaration to another symbol (the label).
+    bool relabelled = false;
     std::string file;
     unsigned line = 0, column = 0;
   };

@@ -52,6 +52,13 @@ std::optional<TokenHit> TokenScanner::identifier(const std::string& name, const 
     if (n.qualified ? prev == "::" : (n.any_use || next == "(" || prev == "&" || prev == "::"))
       return n.hit;
   }
+  // g++ knows library built-ins Clang does not (`__builtin_fork`,
+  // `__builtin_execve`, `__builtin__exit`): Clang rejects them, g++ calls
+  // the library function. The name after the prefix counts wherever it is.
+  if (llvm::StringRef(name).starts_with("__builtin_") && name.size() > 10) {
+    auto [b, e] = names_.equal_range(name.substr(10));
+    if (b != e) return b->second.hit;
+  }
   for (const auto& p : name_patterns_)
     if (p.re->match(name)) return TokenHit{p.rule, p.message};
   if (next == "::")

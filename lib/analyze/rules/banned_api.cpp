@@ -89,6 +89,14 @@ void BannedApiRule::registerMatchers(MatchFinder& finder) {
     // Calls inside templates that are never instantiated stay unresolved.
     finder.addMatcher(unresolvedLookupExpr().bind("unresolved"), this);
   }
+  // A declaration bound by an asm label to a banned symbol under another
+  // name (`extern "C" int puts(const char*) __asm__("system");`, or
+  // `#pragma redefine_extname puts system`): judged by the symbol.
+  if (!api_.functions.empty() || !api_.variables.empty())
+    finder.addMatcher(
+        declRefExpr(to(declaratorDecl(anyOf(functionDecl(), varDecl()), hasAttr(attr::AsmLabel)).bind("label_decl")))
+            .bind("label_ref"),
+        this);
   if (!api_.classes.empty())
     finder.addMatcher(
         cxxConstructExpr(hasDeclaration(cxxConstructorDecl(ofClass(cxxRecordDecl(hasAnyName(refs(api_.classes)))))))
@@ -123,6 +131,19 @@ void BannedApiRule::check(const MatchFinder::MatchResult& r) {
       if (const FunctionDecl* def = fd->getDefinition(); def && ctx().inSolution(def->getLocation(), sm))
         return;
     report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) + "' " + api_.message);
+  } else if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("label_ref")) {
+    const auto* d = r.Nodes.getNodeAs<DeclaratorDecl>("label_decl");
+    if (!ctx().inSolution(e->getBeginLoc(), sm)) return;
+    std::string symbol = d->getAttr<AsmLabelAttr>()->getLabel().str();
+    if (!symbol.empty() && symbol[0] == '\01') symbol.erase(0, 1);
+    if (d->getIdentifier() && symbol == d->getName()) return;  // named as itself: the name rules judge it
+    const auto& list = llvm::isa<FunctionDecl>(d) ? api_.functions : api_.variables;
+    for (const auto& q : list) {
+      if (q.rfind("::", 0) != 0 || q.substr(2) != symbol) continue;
+      report(e->getBeginLoc(), sm, "'" + plainQualifiedName(d) + "' is bound to the symbol '" + symbol +
+                                       "' by an asm label or #pragma redefine_extname, which " + api_.message);
+      return;
+    }
   } else if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("family")) {
     const auto* fd = r.Nodes.getNodeAs<FunctionDecl>("family_fn");
     if (const FunctionDecl* def = fd->getDefinition(); def && ctx().inSolution(def->getLocation(), sm)) return;
@@ -340,6 +361,32 @@ void RawSyscallRule::check(const MatchFinder::MatchResult& r) {
     if (!a) return;
     report(a->getAsmLoc(), *r.SourceManager,
            "file-scope asm can define symbols, make system calls or embed files");
+    return;
+  }
+  BannedApiRule::check(r);
+}
+
+void RawAllocRule::registerMatchers(MatchFinder& finder) {
+  BannedApiRule::registerMatchers(finder);
+  // __host__ __device__ code counts on the device-side parse only.
+  auto device_code = functionDecl(anyOf(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDADevice))).bind("device_fn");
+  finder.addMatcher(callExpr(callee(functionDecl(hasAnyName("::malloc", "::free", "::__nv_aligned_device_malloc",
+                                                            "::calloc", "::realloc", "::aligned_alloc"))),
+                             hasAncestor(device_code))
+                        .bind("device_heap"),
+                    this);
+  finder.addMatcher(expr(anyOf(cxxNewExpr(), cxxDeleteExpr()), hasAncestor(device_code)).bind("device_heap"), this);
+}
+
+void RawAllocRule::check(const MatchFinder::MatchResult& r) {
+  if (const auto* e = r.Nodes.getNodeAs<Expr>("device_heap")) {
+    // Placement new constructs in memory the code already has.
+    if (const auto* n = llvm::dyn_cast<CXXNewExpr>(e); n && n->getNumPlacementArgs() > 0) return;
+    const auto* fn = r.Nodes.getNodeAs<FunctionDecl>("device_fn");
+    if (fn && fn->hasAttr<CUDAHostAttr>() && !ctx().deviceSide()) return;
+    report(e->getBeginLoc(), *r.SourceManager,
+           "allocates from the device heap in device code: its blocks outlive the kernel (a freed one comes back "
+           "with its contents to the next call); " + api_.message);
     return;
   }
   BannedApiRule::check(r);

@@ -59,4 +59,15 @@ class RawSyscallRule : public BannedApiRule {
   void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
 };
 
+// raw-alloc: the banned list plus the device-side heap (malloc, free,
+// new and delete in __device__ or __global__ code): its blocks outlive the
+// kernel, and a block freed by one call is handed back, contents and all,
+// to the next.
+class RawAllocRule : public BannedApiRule {
+ public:
+  using BannedApiRule::BannedApiRule;
+  void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+};
+
 }  // namespace kb::analyze

@@ -27,9 +27,48 @@ bool anyRedeclReferenced(const Decl* d) {
 void ExternSymbolRule::registerMatchers(MatchFinder& finder) {
   finder.addMatcher(functionDecl().bind("fn"), this);
   finder.addMatcher(varDecl(hasExternalFormalLinkage()).bind("var"), this);
+  finder.addMatcher(
+      declRefExpr(to(declaratorDecl(anyOf(functionDecl(), varDecl()), hasAttr(attr::AsmLabel)).bind("label_decl")))
+          .bind("label_ref"),
+      this);
+}
+
+// An asm label the solution wrote (`extern "C" int puts(const char*)
+// __asm__("system");`, or `#pragma redefine_extname puts system` before
+// <cstdio>, which labels the header's own declaration) binds a name an
+// allowed header declares to another symbol: every rule that judges the
+// name is bypassed. glibc's own labels (__REDIRECT) are the header's. The
+// symbol must then be defined in the solution, like any other.
+bool ExternSymbolRule::checkLabel(const MatchFinder::MatchResult& r) {
+  const auto* ref = r.Nodes.getNodeAs<DeclRefExpr>("label_ref");
+  if (!ref) return false;
+  const SourceManager& sm = *r.SourceManager;
+  const auto* d = r.Nodes.getNodeAs<DeclaratorDecl>("label_decl");
+  if (!ctx().inSolution(ref->getBeginLoc(), sm) || !d->getIdentifier()) return true;
+  const auto* label = d->getAttr<AsmLabelAttr>();
+  bool written_here = ctx().inSolution(label->getLocation(), sm);
+  for (const Decl* rd : d->redecls())
+    if (const auto* a = rd->getAttr<AsmLabelAttr>(); a && !a->isInherited() && ctx().inSolution(rd->getLocation(), sm))
+      written_here = true;
+  std::string symbol = label->getLabel().str();
+  if (!symbol.empty() && symbol[0] == '\01') symbol.erase(0, 1);
+  if (!written_here || symbol.empty() || symbol == d->getName()) return true;
+  auto& uses = ctx().symbols().referenced_undefined;
+  if (uses.count(symbol)) return true;
+  SymbolFacts::Use use;
+  use.display = d->getNameAsString();
+  use.relabelled = true;
+  SourceLocation at = ctx().inSolution(label->getLocation(), sm) ? label->getLocation() : ref->getBeginLoc();
+  use.file = ctx().solutionFile(at, sm);
+  SourceLocation loc = sm.getFileLoc(at);
+  use.line = sm.getSpellingLineNumber(loc);
+  use.column = sm.getSpellingColumnNumber(loc);
+  uses[symbol] = use;
+  return true;
 }
 
 void ExternSymbolRule::check(const MatchFinder::MatchResult& r) {
+  if (checkLabel(r)) return;
   const SourceManager& sm = *r.SourceManager;
   ASTNameGenerator names(*r.Context);
   const DeclaratorDecl* decl = nullptr;
@@ -51,9 +90,8 @@ void ExternSymbolRule::check(const MatchFinder::MatchResult& r) {
     decl = var;
     defined = var->isThisDeclarationADefinition() != VarDecl::DeclarationOnly;
   }
-  if (!decl || !ctx().inSolution(decl->getLocation(), sm)) return;
-  // A declaration Clang rejected (a parser limit) has no reliable name.
-  if (decl->isInvalidDecl()) return;
+  if (!decl || decl->isInvalidDecl()) return;
+  if (!ctx().inSolution(decl->getLocation(), sm)) return;
   std::string mangled = names.getName(decl);
   if (mangled.empty()) return;
   if (!mangled.empty() && mangled[0] == '\01') mangled.erase(0, 1);
@@ -89,9 +127,14 @@ void finishExternSymbols(const std::vector<SymbolFacts>& facts, const StaticPoli
       finding.file = use.file;
       finding.line = use.line;
       finding.column = use.column;
-      finding.message = "'" + use.display + "' (symbol " + mangled +
-                        ") is declared here, used, and defined nowhere in the solution; symbols "
-                        "must come from the solution or an allowed header";
+      finding.message = use.relabelled
+                            ? "'" + use.display + "' is bound to the symbol " + mangled +
+                                  " by an asm label or #pragma redefine_extname written here, and " + mangled +
+                                  " is defined nowhere in the solution: a call of it reaches a symbol the rules "
+                                  "judged under another name"
+                            : "'" + use.display + "' (symbol " + mangled +
+                                  ") is declared here, used, and defined nowhere in the solution; symbols "
+                                  "must come from the solution or an allowed header";
       findings.push_back(std::move(finding));
     }
   }

@@ -14,6 +14,11 @@ class ExternSymbolRule : public Rule {
   using Rule::Rule;
   void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+
+ private:
+  // A reference to a declaration that an asm label written in the solution
+  // binds to another symbol; true when `result` was such a match.
+  bool checkLabel(const clang::ast_matchers::MatchFinder::MatchResult& result);
 };
 
 // Joins the facts of every parse: a symbol referenced somewhere and defined

@@ -145,7 +145,7 @@ bool writesStorage(const Expr* e, ASTContext& ast) {
       return false;
     }
     if (const auto* b = llvm::dyn_cast<BinaryOperator>(p))
-      return b->isAssignmentOp() && b->getLHS()->IgnoreParens() == cur;
+      return b->isAssignmentOp() && b->getLHS()->IgnoreParens() == cur->IgnoreParens();
     if (const auto* op = llvm::dyn_cast<CXXOperatorCallExpr>(p)) {
       // `g = x`, `g += x`, `++g` on a class object; `std::cout << x`
       // (which changes only the stream's own state) is not counted.
@@ -163,6 +163,123 @@ bool writesStorage(const Expr* e, ASTContext& ast) {
       return false;
     }
     return false;
+  }
+  return false;
+}
+
+
+// The variable an lvalue or pointer expression is rooted at, through
+// parentheses, casts, `&`, subscripts, `.` members and pointer arithmetic
+// (`(int*)&g.v[2] + 1` is rooted at g); null where it goes through a
+// pointer the variable holds (`->`, `*`) or a call.
+const VarDecl* rootVariable(const Expr* e) {
+  for (int depth = 0; e && depth < 32; ++depth) {
+    e = e->IgnoreParens();
+    if (const auto* c = llvm::dyn_cast<CastExpr>(e)) {
+      e = c->getSubExpr();
+    } else if (const auto* u = llvm::dyn_cast<UnaryOperator>(e)) {
+      if (u->getOpcode() != UO_AddrOf) return nullptr;
+      e = u->getSubExpr();
+    } else if (const auto* s = llvm::dyn_cast<ArraySubscriptExpr>(e)) {
+      e = s->getBase();
+    } else if (const auto* m = llvm::dyn_cast<MemberExpr>(e)) {
+      if (m->isArrow()) return nullptr;
+      e = m->getBase();
+    } else if (const auto* b = llvm::dyn_cast<BinaryOperator>(e)) {
+      if (!b->isAdditiveOp()) return nullptr;
+      e = b->getLHS()->getType()->isPointerType() ? b->getLHS() : b->getRHS();
+    } else if (const auto* call = llvm::dyn_cast<CallExpr>(e)) {
+      // std::addressof(g), std::launder(p), std::as_const(g)
+      const FunctionDecl* fn = call->getDirectCallee();
+      if (!fn || call->getNumArgs() != 1) return nullptr;
+      const std::string q = plainQualifiedName(fn);
+      if (q != "std::addressof" && q != "std::__addressof" && q != "std::launder" && q != "std::as_const")
+        return nullptr;
+      e = call->getArg(0);
+    } else if (const auto* r = llvm::dyn_cast<DeclRefExpr>(e)) {
+      const auto* v = llvm::dyn_cast<VarDecl>(r->getDecl());
+      if (!v) return nullptr;
+      // A local reference bound to a global: `const Box& b = g_box;`.
+      if (v->getType()->isReferenceType() && v->hasLocalStorage() && v->getInit()) {
+        e = v->getInit();
+        continue;
+      }
+      return v;
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// A const variable of static or thread storage whose const-ness a cast or a
+// symbol-address API can take away: not constexpr, not a reference, and
+// (while __constant__ memory is allowed) not __constant__, whose writing is
+// allowed anyway.
+bool constStaticObject(const VarDecl* v, ASTContext& ast, bool allow_constant) {
+  if (!v || !v->hasGlobalStorage() || v->isConstexpr() || v->getType()->isReferenceType()) return false;
+  if (v->hasAttr<CUDAConstantAttr>() && allow_constant) return false;
+  return ast.getBaseElementType(v->getType()).isConstQualified();
+}
+
+// Whether an explicit cast takes const away: `const T*` to `T*` (or to an
+// integer, from which any pointer can be made again), or a const lvalue to
+// `T&`.
+bool castRemovesConst(const ExplicitCastExpr* c) {
+  QualType to = c->getTypeAsWritten().getCanonicalType();
+  // A C-style cast's steps (`(void*)p`: a bitcast to void*) are implicit
+  // casts marked part of it: judge the type before them.
+  const Expr* sub = c->getSubExpr();
+  while (const auto* ic = llvm::dyn_cast<ImplicitCastExpr>(sub)) {
+    if (!ic->isPartOfExplicitCast() || (ic->getCastKind() != CK_BitCast && ic->getCastKind() != CK_NoOp)) break;
+    sub = ic->getSubExpr();
+  }
+  QualType from = sub->getType().getCanonicalType();
+  if (to.isNull() || from.isNull() || to->isDependentType() || from->isDependentType()) return false;
+  if (to->isReferenceType()) {
+    return !to->getPointeeType().isConstQualified() && from.isConstQualified();
+  }
+  if (!from->isPointerType() || !from->getPointeeType().isConstQualified()) return false;
+  if (to->isPointerType()) return !to->getPointeeType().isConstQualified();
+  return to->isIntegerType();
+}
+
+// Why a const variable still lives in writable storage, "" when it does
+// not: thread-local storage is always writable, and a const object whose
+// class has a non-trivial destructor is not put in read-only memory (the
+// destructor writes it).
+std::string writableConst(const VarDecl* v, QualType base) {
+  if (v->getTLSKind() != VarDecl::TLS_None) return "is thread_local, and thread-local storage is writable";
+  const CXXRecordDecl* rec = base->getAsCXXRecordDecl();
+  if (rec && rec->hasDefinition() && !rec->getDefinition()->hasTrivialDestructor())
+    return "has a non-trivial destructor, so it is not placed in read-only memory";
+  return "";
+}
+
+// The stream a `<<`/`>>` chain writes to: `std::cout << a << b` is std::cout.
+const VarDecl* streamRoot(const Expr* e) {
+  for (int depth = 0; e && depth < 64; ++depth) {
+    const auto* op = llvm::dyn_cast<CXXOperatorCallExpr>(e->IgnoreParenImpCasts());
+    if (!op || (op->getOperator() != OO_LessLess && op->getOperator() != OO_GreaterGreater) || op->getNumArgs() != 2)
+      break;
+    e = op->getArg(0);
+  }
+  return rootVariable(e);
+}
+
+bool isZeroAssignment(const Expr* lhs, ASTContext& ast) {
+  const Expr* cur = lhs;
+  for (int depth = 0; depth < 4; ++depth) {
+    auto parents = ast.getParents(*cur);
+    const Stmt* p = parents.empty() ? nullptr : parents[0].get<Stmt>();
+    if (const auto* paren = llvm::dyn_cast_or_null<ParenExpr>(p)) {
+      cur = paren;
+      continue;
+    }
+    const auto* b = llvm::dyn_cast_or_null<BinaryOperator>(p);
+    if (!b || b->getOpcode() != BO_Assign || b->getLHS() != cur) return false;
+    Expr::EvalResult value;
+    return !b->getRHS()->isValueDependent() && b->getRHS()->EvaluateAsInt(value, ast) && value.Val.getInt() == 0;
   }
   return false;
 }
@@ -187,8 +304,45 @@ void MutableGlobalRule::registerMatchers(MatchFinder& finder) {
       "std::srand", "std::rand", "::srandom", "::random", "::initstate", "::setstate", "::srand48", "::seed48",
       "::lcong48", "::drand48", "::lrand48", "::mrand48", "::setvbuf", "::setbuf", "::setbuffer", "::setlinebuf",
       "::mallopt", "::tzset", "::setkey", "::hcreate", "::hsearch", "::tsearch", "::tfind", "::tdelete",
-      "::strtok", "std::strtok"));
+      "::strtok", "std::strtok", "std::ios_base::sync_with_stdio"));
   finder.addMatcher(declRefExpr(to(setter)).bind("lib_state"), this);
+  // const-ness taken away from a const global (const_cast, a C-style or
+  // reinterpret cast to a non-const pointer, reference or an integer).
+  finder.addMatcher(explicitCastExpr().bind("const_cast"), this);
+  // A const __device__ variable's device address, or a copy into it.
+  finder.addMatcher(callExpr(callee(functionDecl(hasAnyName(
+                                 "::cudaGetSymbolAddress", "::cudaMemcpyToSymbol", "::cudaMemcpyToSymbolAsync",
+                                 "::cudaMemcpyToSymbol_ptds", "::cudaMemcpyToSymbolAsync_ptsz",
+                                 "::cudaGraphAddMemcpyNodeToSymbol", "::cudaGraphMemcpyNodeSetParamsToSymbol",
+                                 "::cudaGraphExecMemcpyNodeSetParamsToSymbol"))))
+                        .bind("symbol_call"),
+                    this);
+  // errno (and h_errno) as storage: `errno = key` keeps a value for the
+  // next call on the same thread. Clearing it (`errno = 0`) is fine.
+  finder.addMatcher(unaryOperator(hasOperatorName("*"),
+                                  hasUnaryOperand(ignoringParenImpCasts(callExpr(callee(functionDecl(
+                                      hasAnyName("::__errno_location", "::__h_errno_location")))))))
+                        .bind("errno"),
+                    this);
+  // A standard stream's format state (precision, width, fill, flags, its
+  // buffer and tie) set on a stream of static storage (std::cout): it keeps
+  // the value for the next call, where the getter reads it back.
+  finder.addMatcher(cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName("precision", "width", "fill", "flags", "setf",
+                                                                      "unsetf", "imbue", "rdbuf", "tie",
+                                                                      "exceptions", "copyfmt", "setstate",
+                                                                      "register_callback"),
+                                                           ofClass(cxxRecordDecl(isSameOrDerivedFrom(
+                                                               hasName("std::ios_base")))))),
+                                      unless(argumentCountIs(0)))
+                        .bind("stream_setter"),
+                    this);
+  // The same through a manipulator computed at run time:
+  // `std::cout << std::setprecision(key)`.
+  finder.addMatcher(callExpr(callee(functionDecl(hasAnyName("std::setprecision", "std::setw", "std::setfill",
+                                                           "std::setbase", "std::setiosflags",
+                                                           "std::resetiosflags"))))
+                        .bind("manipulator"),
+                    this);
 }
 
 bool MutableGlobalRule::libraryMacro(SourceLocation loc, const SourceManager& sm, const LangOptions& lo) {
@@ -207,6 +361,69 @@ bool MutableGlobalRule::libraryMacro(SourceLocation loc, const SourceManager& sm
 
 void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   const SourceManager& sm = *r.SourceManager;
+  ASTContext& ast = *r.Context;
+  const bool allow_constant = ctx().policy().allow_constant_memory;
+  if (const auto* c = r.Nodes.getNodeAs<ExplicitCastExpr>("const_cast")) {
+    if (!ctx().inSolution(c->getBeginLoc(), sm) || c->isTypeDependent() || !castRemovesConst(c)) return;
+    const VarDecl* v = rootVariable(c->getSubExpr());
+    if (!constStaticObject(v, ast, allow_constant)) return;
+    report(c->getBeginLoc(), sm, "cast takes const away from '" + v->getNameAsString() +
+                                     "', a const variable of static storage: what is written through it can "
+                                     "carry results across calls; keep state in ctx.create_state()");
+    return;
+  }
+  if (const auto* call = r.Nodes.getNodeAs<CallExpr>("symbol_call")) {
+    if (!ctx().inSolution(call->getBeginLoc(), sm)) return;
+    for (const Expr* arg : call->arguments()) {
+      const VarDecl* v = rootVariable(arg);
+      if (!v || !v->hasAttr<CUDADeviceAttr>() || !constStaticObject(v, ast, allow_constant)) continue;
+      report(call->getBeginLoc(), sm, "'" + plainQualifiedName(call->getDirectCallee()) + "' on '" +
+                                          v->getNameAsString() +
+                                          "', a const __device__ variable: its device memory is writable, and "
+                                          "what is written there can carry results across calls");
+      return;
+    }
+    return;
+  }
+  if (const auto* e = r.Nodes.getNodeAs<UnaryOperator>("errno")) {
+    if (!ctx().inSolution(e->getBeginLoc(), sm) || !writesStorage(e, ast) || isZeroAssignment(e, ast)) return;
+    report(e->getBeginLoc(), sm, "writes errno, thread-local storage the library owns, which keeps the value "
+                                 "for the next call on this thread; only clearing it (errno = 0) is allowed");
+    return;
+  }
+  if (const auto* call = r.Nodes.getNodeAs<CXXMemberCallExpr>("stream_setter")) {
+    if (!ctx().inSolution(call->getBeginLoc(), sm)) return;
+    const VarDecl* v = streamRoot(call->getImplicitObjectArgument());
+    if (!v || !v->hasGlobalStorage()) return;
+    report(call->getExprLoc(), sm, "sets the state of '" + plainQualifiedName(v) +
+                                       "', a stream of static storage, which keeps it for the next call (where "
+                                       "it can be read back); format a local std::ostringstream instead");
+    return;
+  }
+  if (const auto* call = r.Nodes.getNodeAs<CallExpr>("manipulator")) {
+    if (!ctx().inSolution(call->getBeginLoc(), sm) || call->getNumArgs() != 1) return;
+    const Expr* arg = call->getArg(0);
+    if (arg->isValueDependent() || arg->isEvaluatable(ast)) return;
+    // Streamed straight into a local stream (`os << std::setw(n)`) is fine.
+    const Expr* up = call;
+    for (int depth = 0; depth < 8; ++depth) {
+      auto parents = ast.getParents(*up);
+      const Expr* p = parents.empty() ? nullptr : parents[0].get<Expr>();
+      if (!p) break;
+      if (const auto* op = llvm::dyn_cast<CXXOperatorCallExpr>(p);
+          op && (op->getOperator() == OO_LessLess || op->getOperator() == OO_GreaterGreater) && op->getNumArgs() == 2) {
+        const VarDecl* v = streamRoot(op->getArg(0));
+        if (v && !v->hasGlobalStorage()) return;
+        break;
+      }
+      up = p;
+    }
+    report(call->getBeginLoc(), sm, "'" + plainQualifiedName(call->getDirectCallee()) +
+                                        "' with a value computed at run time: on a stream of static storage "
+                                        "(std::cout) it keeps that value for the next call; use a constant, or "
+                                        "a local std::ostringstream");
+    return;
+  }
   if (const auto* e = r.Nodes.getNodeAs<DeclRefExpr>("lib_state")) {
     if (!ctx().inSolution(e->getBeginLoc(), sm)) return;
     report(e->getBeginLoc(), sm, "'" + plainQualifiedName(e->getDecl()) +
@@ -267,6 +484,11 @@ void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
     } else if (v->isStaticLocal() && dynamic) {
       report(v->getLocation(), sm, "static local '" + v->getNameAsString() +
                                        "' is computed on the first call and kept for every later one");
+    } else if (std::string why = writableConst(v, base);
+               !why.empty() && !(v->hasAttr<CUDAConstantAttr>() && allow_constant)) {
+      report(v->getLocation(), sm, "const variable '" + v->getNameAsString() + "' " + why +
+                                       ": a cast that takes const away writes it, and what it holds can carry "
+                                       "results across calls");
     }
     return;
   }

@@ -27,14 +27,17 @@ const std::vector<float*> g_pointers(4, g_raw);  // expect: [interpose] [mutable
 const std::map<int, std::unique_ptr<float>> g_map = {};  // expect: [interpose] [mutable-global]
 const Deep g_deep{{g_raw}};  // expect: [interpose] [mutable-global]
 
-// Const all the way down, or set up as a constant: fine (interpose still
-// reports the run-time initialisation of the first three).
-const std::vector<float> g_values(4, 1.f);  // expect: [interpose]
-const std::unique_ptr<const float[]> g_const_buffer(new float[4]());  // expect: [interpose]
+// Const all the way down, or set up as a constant: no pointer to mutable
+// data (interpose still reports the run-time initialisation of the first
+// three). But a const object of a class with a non-trivial destructor
+// (a vector, a unique_ptr) is not put in read-only memory, so a cast that
+// takes const away rewrites it: mutable-global.
+const std::vector<float> g_values(4, 1.f);  // expect: [interpose] [mutable-global]
+const std::unique_ptr<const float[]> g_const_buffer(new float[4]());  // expect: [interpose] [mutable-global]
 const Reader g_reader{g_raw};  // expect: [interpose]
 static float* const g_null = nullptr;
 static const char* const g_name = "ok";
-const std::unique_ptr<float[]> g_empty;
+const std::unique_ptr<float[]> g_empty;  // expect: [mutable-global]
 
 KB_FORWARD(ctx) {
   const float* in = ctx.input(0).data_as<float>();

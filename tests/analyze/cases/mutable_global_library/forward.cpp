@@ -2,7 +2,8 @@
 // libc's getopt state, program_invocation_short_name, stdout, timezone,
 // signgam, and iostream's per-stream storage (iword, pword, xalloc,
 // register_callback). Writing one carries a value from call to call as well
-// as a global of the solution's own would; reading one is fine.
+// as a global of the solution's own would; reading one is fine (but
+// program_invocation_name is the environment rule's: it points into argv).
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +23,7 @@ KB_FORWARD(ctx) {
   optind = 7;  // expect: [mutable-global]
   opterr += 1;  // expect: [mutable-global]
   optarg = const_cast<char*>("x");  // expect: [mutable-global]
-  program_invocation_short_name = nullptr;  // expect: [mutable-global]
+  program_invocation_short_name = nullptr;  // expect: [environment] [mutable-global]
   ++daylight;  // expect: [mutable-global]
   timezone = static_cast<long>(in[0]);  // expect: [mutable-global]
   stdout = stderr;  // expect: [mutable-global]
@@ -39,7 +40,7 @@ KB_FORWARD(ctx) {
 
   // Reads, and errno (a macro over a function), are fine.
   int seen = optind + opterr;
-  const char* name = program_invocation_short_name;
+  const char* name = tzname[0];
   std::fprintf(stdout, "%d %s %ld\n", seen, name, timezone);
   errno = 0;
   std::cout << seen << '\n';
