@@ -23,7 +23,7 @@ const std::vector<RuleInfo>& allRules() {
       {"stream-create", "No new streams, graphs or handle rebinding: work goes on the harness's stream."},
       {"launch-stream", "Kernels and async copies go on ctx.stream(), never on a default stream."},
       {"host-thread", "No host threads or OpenMP: nothing may run after the call returns."},
-      {"process", "No starting, signalling or ending processes."},
+      {"process", "No starting, signalling or ending processes, and no changing process- or thread-wide settings (scheduling, affinity, the floating-point environment)."},
       {"file-io", "No file system access."},
       {"network", "No network access."},
       {"dynamic-loading", "No dlopen/dlsym or driver entry-point lookups: they bypass every static rule."},
