@@ -49,7 +49,7 @@ class LibraryEnvironment : public Environment {
   }
 
   ShellResult bash(const fs::path& workspace, const std::string& command, double timeout) override {
-    ShellResult r = runJailedBash(o_.jail, workspace, command, timeout, o_.shell_output_limit);
+    ShellResult r = runJailedBash(o_.jail, workspace, command, timeout, o_.shell_output_limit, o_.workspace_limits);
     r.sandbox = jailLayers(o_.jail);
     return r;
   }

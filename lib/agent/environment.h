@@ -44,6 +44,9 @@ struct ShellResult {
   double seconds = 0.0;
   std::string message;
   std::string sandbox;        // the confinement applied, e.g. "netns landlock seccomp"
+  // Set when the workspace went over its limit (WorkspaceLimits): what it
+  // held; the command was stopped if it was still running.
+  std::string over_limit;
 };
 
 class Environment {
@@ -61,6 +64,16 @@ class Environment {
   virtual std::vector<StageResult> check(const std::filesystem::path& solution_dir);
 };
 
+// The disk a workspace may take, for bash (its one way to write much): a
+// command that takes the workspace over either bound is stopped, and one
+// that starts over it may write no file data (RLIMIT_FSIZE), only remove.
+// Zero: no bound. The default bounds a session of a shared server (kbserve
+// --session-disk-mib) and a rollout alike.
+struct WorkspaceLimits {
+  uint64_t bytes = 2ull << 30;   // allocated blocks, so sparse files count as what they hold
+  uint64_t entries = 100000;     // files, folders and links
+};
+
 struct EnvironmentOptions {
   std::filesystem::path task_dir;
   std::string task_id;
@@ -70,6 +83,7 @@ struct EnvironmentOptions {
   std::string arch = "sm_90";           // nvcc's target for CUDA tasks
   std::filesystem::path jail;           // the kb-agent-jail helper; empty: find it
   size_t shell_output_limit = 64 * 1024;
+  WorkspaceLimits workspace_limits;     // what bash may leave in the workspace
   std::shared_ptr<ResourcePool> cpu_pool;  // compile and static checks
   std::shared_ptr<ResourcePool> gpu_pool;  // verify and profile, one GPU per job
   // Where gpu_pool lets several jobs hold one GPU (kbserve --gpu-share):

@@ -318,14 +318,17 @@ Observation ToolBox::bash(const Json& args) {
   if (r.output_truncated)
     text += "\n[output cut: " + std::to_string(r.output_bytes) + " bytes in all]";
   if (!text.empty() && text.back() != '\n') text += '\n';
+  if (!r.over_limit.empty())
+    text += "[" + r.over_limit + ": remove files (rm) to go on writing]\n";
   if (r.timed_out)
     text += "[timed out after " + std::to_string(static_cast<int>(timeout)) + " s; killed]";
   else if (r.signal)
     text += "[killed by signal " + std::to_string(r.signal) + "]";
   else
     text += "[exit code " + std::to_string(r.exit_code) + "]";
-  obs.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0;
-  if (!obs.ok) obs.error_kind = r.timed_out ? "timeout" : "nonzero_exit";
+  obs.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && r.over_limit.empty();
+  if (!obs.ok) obs.error_kind = !r.over_limit.empty() ? "workspace_limit" : r.timed_out ? "timeout" : "nonzero_exit";
+  if (!r.over_limit.empty()) obs.detail["workspace_limit"] = r.over_limit;
   obs.text = text;
   return obs;
 }

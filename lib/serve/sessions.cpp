@@ -119,6 +119,7 @@ Json Sessions::reset(const Json& body) {
   eo.scratch_dir = service_.options().state_dir / "scratch";
   eo.hidden_dirs = service_.hiddenDirs();
   eo.hide_private_dirs = service_.options().hide_state_from_workers;
+  eo.workspace_limits = options_.workspace;
   s->env = agent::makeLibraryEnvironment(eo);
   agent::Workspace ws;
   try {

@@ -28,6 +28,7 @@ struct SessionOptions {
   double idle_seconds = 1800;              // a session untouched this long is closed
   int max_turns = 150;
   agent::ToolLimits tools;
+  agent::WorkspaceLimits workspace;        // what a session's bash may leave (--session-disk-mib)
 };
 
 class Sessions {

@@ -49,7 +49,7 @@ const std::string kGood = slurp(kSource / "testdata/solutions-cpu/ok_linear_relu
 const std::string kWrong = slurp(kSource / "testdata/solutions-cpu/wrong_result/forward.cpp");
 
 struct Fixture {
-  explicit Fixture(Json script) : server(std::move(script)) {
+  explicit Fixture(Json script, WorkspaceLimits limits = {}) : server(std::move(script)) {
     ClientConfig c;
     c.base_url = server.baseUrl();
     c.model = "scripted";
@@ -61,6 +61,7 @@ struct Fixture {
     EnvironmentOptions eo;
     eo.task_dir = kTask;
     eo.task_id = kTaskId;
+    eo.workspace_limits = limits;
     env = makeLibraryEnvironment(eo);
     options.limits.max_turns = 20;
     options.sampling.max_tokens = 1024;
@@ -328,6 +329,39 @@ TEST(Rollout, BashSeesNoOtherProcess) {
   EXPECT_TRUE(obs(t, 3)["ok"]) << obs(t, 3)["text"];
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_FALSE(fs::exists(fs::path(t["workspace"].get<std::string>()) / "solution" / "late.txt"));
+}
+
+// A shared server's disk: bash is stopped once the workspace passes its
+// bound, and a step that starts past it writes no file data until files are
+// removed (a review by attack filled 1.5 GB from one session).
+TEST(Rollout, BashCannotFillTheDisk) {
+  WorkspaceLimits limits;
+  limits.bytes = 8ull << 20;
+  limits.entries = 1000;
+  Fixture f(Json::array({
+                call("bash", {{"command", "for i in $(seq 1 100); do head -c 1M /dev/zero > f$i; sleep 0.05; done; echo all"}}),
+                call("bash", {{"command", "head -c 1M /dev/zero > more.bin; stat -c size=%s more.bin"}}),
+                call("bash", {{"command", "echo files=$(ls f* | wc -l); rm -f f* more.bin && echo cleaned"}}),
+                call("bash", {{"command", "head -c 1M /dev/zero > ok.bin && echo fine"}}),
+                call("bash", {{"command", "mkdir d && cd d && for i in $(seq 1 3000); do : > e$i; done; echo made"}}),
+                call("finish", Json::object())}),
+            limits);
+  Json t = f.run("disk");
+  EXPECT_EQ(obs(t, 0)["error_kind"], "workspace_limit") << obs(t, 0)["text"];
+  EXPECT_EQ(obs(t, 0)["detail"]["workspace_limit"].get<std::string>().rfind("stopped: the workspace holds", 0), 0u)
+      << obs(t, 0)["detail"];
+  EXPECT_EQ(obs(t, 0)["text"].get<std::string>().find("all\n"), std::string::npos);  // it did not run to its end
+  // Started over the bound: no file data written.
+  EXPECT_EQ(obs(t, 1)["ok"], false) << obs(t, 1)["text"];
+  EXPECT_NE(obs(t, 1)["text"].get<std::string>().find("it started over them"), std::string::npos) << obs(t, 1)["text"];
+  const std::string more = obs(t, 1)["text"].get<std::string>();
+  EXPECT_TRUE(more.find("size=0\n") != std::string::npos || more.find("size=1\n") != std::string::npos) << more;
+  EXPECT_TRUE(obs(t, 2)["ok"]) << obs(t, 2)["text"];
+  const std::string files = obs(t, 2)["text"].get<std::string>();  // stopped near 8 of its 100 files
+  EXPECT_LT(std::stoi(files.substr(files.find("files=") + 6)), 40) << files;
+  EXPECT_TRUE(obs(t, 3)["ok"]) << obs(t, 3)["text"];
+  EXPECT_EQ(obs(t, 4)["error_kind"], "workspace_limit") << obs(t, 4)["text"];
+  EXPECT_NE(obs(t, 4)["text"].get<std::string>().find("entries"), std::string::npos) << obs(t, 4)["text"];
 }
 
 TEST(Rollout, CurlToTheLoopbackServerIsRefused) {

@@ -86,6 +86,10 @@ int main(int argc, char** argv) {
   app.add_option("--guide", guide, "The agent guide for sessions (default docs/agent-guide.md)");
   app.add_option("--max-sessions", c.sessions.max_sessions, "Agent sessions open at most")->capture_default_str();
   app.add_option("--session-idle-s", c.sessions.idle_seconds, "A session untouched this long is closed")->capture_default_str();
+  uint64_t session_disk_mib = c.sessions.workspace.bytes >> 20;
+  app.add_option("--session-disk-mib", session_disk_mib,
+                 "Disk a session's workspace may take (its bash is stopped past it; 0: no bound). Also at most "
+                 "100000 files")->capture_default_str();
   auto* ws_idle = app.add_option("--ws-idle-s", c.http.websocket.idle_seconds,
                                  "A WebSocket connection (/ws) with no message this long is closed (default: --session-idle-s)");
   app.add_option("--ws-connections", c.http.websocket.max_connections,
@@ -114,6 +118,7 @@ int main(int argc, char** argv) {
     c.service.static_policy = policy;
     c.http.max_body_bytes = max_request_mib << 20;
     if (ws_idle->count() == 0) c.http.websocket.idle_seconds = c.sessions.idle_seconds;
+    c.sessions.workspace.bytes = session_disk_mib << 20;
     c.sessions.guide = guide.empty() ? dataPath("docs/agent-guide.md") : std::filesystem::path(guide);
     c.sessions.interface_header = dataPath("include/kb/solution.h");
     return serve::runServer(c);
