@@ -114,6 +114,22 @@ MODULE_RULES = {
     "glob": ("py-io", "lists files"),
     "fileinput": ("py-io", "reads files"),
     "numpy.ctypeslib": ("py-native", "loads native libraries outside the build"),
+    # A fourth review by attack (2026-12-07): torch's and the standard
+    # library's own ways to run code strings, compile, resolve strings to
+    # objects or start threads (torch.utils.benchmark.Timer(stmt=...) ran
+    # `import ctypes` past every rule; logging.handlers.QueueListener ran
+    # half a GEMM on a second core).
+    "torch.utils.benchmark": ("py-dynamic-code", "runs code strings (Timer's stmt) and compiles C++"),
+    "torch.export": ("py-compiler", "traces and compiles the model at run time (generated code it runs)"),
+    "torch.compiler": ("py-compiler", "compiles at run time"),
+    "torch.onnx": ("py-compiler", "traces and exports the model at run time"),
+    "torch.testing": ("py-dynamic-code", "test machinery (code strings, patching)"),
+    "torch.distributed": ("py-process", "starts processes, threads and network connections"),
+    "torch.nn.parallel": ("py-thread", "starts threads (parallel_apply, DataParallel)"),
+    "torch.utils.data": ("py-thread", "starts worker threads or processes (DataLoader, datapipes' prefetcher)"),
+    "logging.handlers": ("py-thread", "starts threads (QueueListener) and opens files and sockets"),
+    "logging.config": ("py-dynamic-code", "resolves strings to any object and calls it (dictConfig's '()'), "
+                       "and listens on a socket"),
 }
 
 # Modules that `from PACKAGE import NAME` can bind (an `import` statement
@@ -222,6 +238,10 @@ ATTRIBUTE_RULES = {
     "abc.ABCMeta": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
     "enum.EnumMeta": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
     "enum.EnumType": ("py-call-override", "is a metaclass: called, it makes a class at run time"),
+    # (a fourth review by attack, 2026-12-07)
+    "typing.ForwardRef": ("py-dynamic-code", "compiles a string, and its _evaluate runs it as code"),
+    "numpy.lib.stride_tricks.as_strided": ("py-native", "makes a view of raw memory without bounds (the "
+                                           "process's memory around an array, the harness's included)"),
     "torch.cuda.graph": ("py-side-stream", "captures on a side stream"),
     "torch.cuda.CUDAGraph": ("py-side-stream", "captures on a side stream"),
 }
@@ -289,6 +309,37 @@ SYS_ALLOWED = {"version", "version_info", "hexversion", "platform", "byteorder",
                "getdefaultencoding", "flags", "api_version", "thread_info"}
 OS_ALLOWED = {"path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
               "cpu_count", "fspath", "fsencode", "fsdecode", "PathLike", "getpid", "sched_getaffinity"}
+
+
+# What a solution may import (a fourth review by attack, 2026-12-07): the
+# standard library's plain modules, torch and numpy. Any other module of the
+# standard library or of the installed environment is refused (py-module):
+# the environment holds packages that run strings as code (jinja2, sympy's
+# lambdify, pandas.eval), start threads (logging.handlers) or processes
+# (ray, multiprocess), and no list of their names could be complete. A
+# module found nowhere is the solution's own built extension (`import
+# cuda_extension`): nothing else is on the worker's sys.path.
+IMPORT_ALLOWED = {"torch", "numpy", "typing_extensions", "math", "cmath", "functools", "itertools", "operator",
+                  "collections", "typing", "dataclasses", "enum", "abc", "numbers", "warnings", "os", "sys",
+                  "time", "random", "copy", "re", "struct", "array", "bisect", "heapq", "statistics", "fractions",
+                  "decimal", "contextlib", "types", "__future__", "textwrap", "string", "hashlib", "json",
+                  "weakref", "io", "logging", "datetime", "errno", "keyword", "pprint"}
+# torch.utils by what it allows (torch.utils.benchmark runs code strings,
+# torch.utils.data starts threads, ...).
+TORCH_UTILS_ALLOWED = {"cpp_extension", "dlpack", "checkpoint", "hooks"}
+
+
+def module_known(top):
+    """Whether a top-level module name is the standard library's or an
+    installed package (found without running it), rather than the
+    solution's own extension."""
+    if top in getattr(sys, "stdlib_module_names", ()) or top in sys.builtin_module_names:
+        return True
+    try:
+        import importlib.util
+        return importlib.util.find_spec(top) is not None
+    except Exception:  # noqa: BLE001 - a name that cannot be looked up is not an installed one
+        return False
 
 
 def is_private(segment):
@@ -402,6 +453,15 @@ class Checker(ast.NodeVisitor):
         self.model_classes = set()
         self.class_bases, self.metaclasses, self.model_family, self.module_classes = {}, set(), {"ModelNew"}, set()
         self.torch_module_classes, self.tainted_globals = set(), {}
+        # Under --torch-compute, what the file's own objects hold (a fourth
+        # review by attack, 2026-12-07: `OPS.f(...)` where `class Ops` bound
+        # self.f = torch.addmm, `self.h.run(x)` where Holder(nn.Linear(...))
+        # kept the module from its parameter): class -> NAME -> what it runs;
+        # function -> its parameters and locals handed torch compute;
+        # self.X / module-level NAME -> the file's class it is an instance of.
+        self.class_nodes, self.class_holdings, self.fed, self.file_functions = {}, {}, {}, set()
+        self.file_attributes = set()
+        self.instances, self.global_instances, self.scope_taint = {}, {}, []
         self.in_forward = False
         self.compute = compute_names() if torch_compute != "off" else set()
 
@@ -435,6 +495,17 @@ class Checker(ast.NodeVisitor):
         if found:
             rule, why = found
             self.add(node, rule, f"`{name}` {why}")
+        return found
+
+    def judge_import(self, node, module):
+        """An import of a module the rules do not know (IMPORT_ALLOWED): the
+        standard library's or the environment's other modules."""
+        top = module.split(".")[0]
+        if not top or top in IMPORT_ALLOWED or not module_known(top):
+            return
+        self.add(node, "py-module", f"`{module}` is not a module a solution may import (the standard library's plain "
+                 "modules, torch and numpy): the environment's other modules run strings as code, start threads or "
+                 "processes, past rules that cannot list them all")
 
     def rule_of(self, name):
         """The (rule, why) a dotted name (aliases resolved) falls under, or None."""
@@ -468,6 +539,11 @@ class Checker(ast.NodeVisitor):
             if seg == "sys" and i + 1 < len(parts) and parts[i + 1] not in SYS_ALLOWED:
                 return "py-introspection", ("reaches the interpreter's state (frames, modules, import and audit "
                                             "hooks, monitoring): only sys's plain facts are allowed")
+            if (seg == "utils" and i == 1 and parts[0] == "torch" and i + 1 < len(parts)
+                    and parts[i + 1] not in TORCH_UTILS_ALLOWED and not is_private(parts[i + 1])):
+                return "py-module", (f"reaches `torch.utils.{parts[i + 1]}`: only torch.utils."
+                                     f"{{{', '.join(sorted(TORCH_UTILS_ALLOWED))}}} are allowed (torch.utils.benchmark "
+                                     "runs code strings, torch.utils.data starts threads)")
             if seg == "os" and i + 1 < len(parts) and parts[i + 1] not in OS_ALLOWED:
                 return "py-io", ("reaches files, descriptors, processes or the environment: only os.path, "
                                  "os.cpu_count and os's constants are allowed")
@@ -512,6 +588,18 @@ class Checker(ast.NodeVisitor):
             return ".".join([imports.get(head, head)] + parts)
 
         self.class_bases = {}
+        self.file_functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # Attribute names the file defines: assigned as X.NAME, or a class's method or attribute.
+        self.file_attributes = {n.attr for n in ast.walk(tree)
+                                if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        for c in ast.walk(tree):
+            if isinstance(c, ast.ClassDef):
+                for item in c.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        self.file_attributes.add(item.name)
+                    elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                        for t in (item.targets if isinstance(item, ast.Assign) else [item.target]):
+                            self.file_attributes.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 self.class_bases.setdefault(node.name, []).extend(name_of(b) for b in node.bases)
@@ -558,7 +646,13 @@ class Checker(ast.NodeVisitor):
                             for b in bases):
                         self.torch_module_classes.add(name)
                         changed = True
-            self.tainted_globals = self.module_taint(tree)
+            self.class_nodes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+            for _ in range(3):  # holdings, parameters fed torch compute and module-level names feed each other
+                self.tainted_globals = self.module_taint(tree)
+                self.fed = self.fed_params(tree)
+                self.class_holdings = {name: self.submodules_of(node) for name, node in self.class_nodes.items()}
+            self.global_instances = {t.id: c for t, c in self.instance_bindings(tree.body, lambda t: t.id
+                                                                               if isinstance(t, ast.Name) else None)}
         # The harness takes whatever the name ModelNew is bound to last: one class statement, nothing else.
         classes = 0
         for node in ast.walk(tree):
@@ -641,7 +735,8 @@ class Checker(ast.NodeVisitor):
             self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             self.modules.add(a.name)
             self.modules.update(".".join(a.name.split(".")[:i + 1]) for i in range(a.name.count(".")))
-            self.check_name(node, a.name)
+            if not self.check_name(node, a.name):
+                self.judge_import(node, a.name)
 
     def visit_ImportFrom(self, node):
         base = ("." * node.level) + (node.module or "")
@@ -651,7 +746,8 @@ class Checker(ast.NodeVisitor):
         for a in node.names:
             full = f"{base}.{a.name}" if base else a.name
             self.aliases[a.asname or a.name] = full
-            self.check_name(node, full if a.name != "*" else base)
+            if not self.check_name(node, full if a.name != "*" else base) and not node.level:
+                self.judge_import(node, base)
 
     # --- uses -------------------------------------------------------------------
     def visit_Attribute(self, node):
@@ -666,6 +762,7 @@ class Checker(ast.NodeVisitor):
                          "(classes, module globals, frames: the harness's too)")
                 break
             n = n.value if whole else None
+        self.judge_private_attribute(node)
         if node.attr in self.SETATTR_LIKE:
             parent = getattr(node, "kb_parent", None)
             if not (isinstance(parent, ast.Call) and parent.func is node):
@@ -685,6 +782,29 @@ class Checker(ast.NodeVisitor):
             return  # the whole chain is judged once
         self.judge_held_value(node)
         self.generic_visit(node)
+
+    def judge_private_attribute(self, node):
+        """A private attribute (`._evaluate`) of an object that is not the
+        file's own: `typing.ForwardRef(s)._evaluate(...)` ran `s` as code, and
+        no list of such methods could be complete. Allowed: a name the file
+        itself defines as an attribute (`self._cache = ...`, a method
+        `_launch`), and any on `self`, `cls`, `super()`, a class or function
+        of the file; a chain rooted at a module is judged as a name
+        (py-private-api there)."""
+        if not is_private(node.attr) or node.attr in self.file_attributes:
+            return
+        v = node.value
+        if isinstance(v, ast.Name) and (v.id in ("self", "cls") or v.id in self.class_bases
+                                        or v.id in self.file_functions) and v.id not in self.aliases:
+            return
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+            return
+        root, _ = self.chain(node)
+        if root is not None and root.id in self.module_roots():
+            return  # judged whole by rule_of
+        what = ast.get_source_segment("\n".join(self.lines), node) or f"....{node.attr}"
+        self.add(node, "py-private-api", f"`{what}` reaches a private attribute of an object that is not the file's "
+                 "own (typing.ForwardRef's _evaluate runs a string as code): private halves hold powers no rule lists")
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
@@ -822,8 +942,13 @@ class Checker(ast.NodeVisitor):
             self.visit(d)
         for b in node.bases:
             self.visit(b)
-        was = self.torch_submodules
+        was, was_instances = self.torch_submodules, self.instances
         self.torch_submodules = self.submodules_of(node) if self.torch_compute != "off" else {}
+        self.instances = {}
+        if self.torch_compute != "off":
+            inits = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init__"]
+            self.instances = {t.id: c for t, c in self.instance_bindings(
+                inits, lambda t: t.attr if isinstance(t, ast.Attribute) and self.owner_attr(t) == t.attr else None)}
         if self.torch_compute != "off" and (node.name in self.model_family or node.name in self.module_classes):
             for b, expr in zip(bases, node.bases):
                 if b != "torch.nn.Module" and (torch_module_class(b) or b in self.torch_module_classes):
@@ -834,7 +959,7 @@ class Checker(ast.NodeVisitor):
                 self.visit_function(item, False)  # construction: the weights' set-up, not the call
             else:
                 self.visit(item)
-        self.torch_submodules = was
+        self.torch_submodules, self.instances = was, was_instances
 
     def makes_torch_module(self, call):
         """A call that constructs a torch module: torch.nn.Linear(...), or
@@ -851,6 +976,14 @@ class Checker(ast.NodeVisitor):
         for n in ast.walk(expr):
             if isinstance(n, ast.Call) and self.makes_torch_module(n):
                 return self.dotted(n.func)
+            # An instance of what holds torch compute holds it too (`c = C()`
+            # where C = make_dataclass(..., namespace={"__call__": ...}) or a
+            # class of the file holding it: calling c runs it).
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in self.aliases:
+                if n.func.id in taint:
+                    return taint[n.func.id]
+            if isinstance(n, ast.Call) and self.owner_attr(n.func) in found:
+                return found[self.owner_attr(n.func)]
             if isinstance(n, (ast.Name, ast.Attribute)):
                 parent = getattr(n, "kb_parent", None)
                 if isinstance(parent, ast.Call) and parent.func is n:
@@ -916,10 +1049,23 @@ class Checker(ast.NodeVisitor):
                         names = [n.attr for t in targets for n in ast.walk(t)
                                  if isinstance(n, ast.Attribute) and self.owner_attr(n) == n.attr]
                         statements.append((names, st.value))
+                    elif (isinstance(st, ast.Call) and len(st.args) == 3 and isinstance(st.args[1], ast.Constant)
+                          and isinstance(st.args[1].value, str) and self.owner_attr(
+                              ast.Attribute(value=st.args[0], attr=st.args[1].value)) is not None
+                          and ((isinstance(st.func, ast.Name) and st.func.id == "setattr")
+                               or (isinstance(st.func, ast.Attribute) and st.func.attr == "__setattr__"))):
+                        statements.append(([st.args[1].value], st.args[2]))  # setattr(self, "act", torch.relu)
                     elif (isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute)
                           and st.func.attr in ("add_module", "register_module") and len(st.args) == 2
                           and isinstance(st.args[0], ast.Constant) and isinstance(st.args[0].value, str)):
                         statements.append(([st.args[0].value], st.args[1]))
+        for item in node.body:  # self.X = a parameter handed torch compute, in any method
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item in self.fed:
+                for st in ast.walk(item):
+                    if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name) and st.value.id in self.fed[item]:
+                        for t in st.targets:
+                            if isinstance(t, ast.Attribute) and self.owner_attr(t) == t.attr:
+                                found.setdefault(t.attr, self.fed[item][st.value.id])
         changed = True
         while changed:
             changed = False
@@ -949,6 +1095,124 @@ class Checker(ast.NodeVisitor):
                                 changed = True
         return taint
 
+    def union_holdings(self):
+        found = {}
+        for held in self.class_holdings.values():
+            found.update(held)
+        return found
+
+    def callees(self, call, functions, methods):
+        """The file's functions a call may run, each with how many of its
+        leading parameters the call does not fill (self): by name,
+        flow-insensitively (any method of that name, of any class)."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.class_nodes:
+            init = [f for f in self.class_nodes[func.id].body
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init__"]
+            return [(f, 1) for f in init]
+        if isinstance(func, ast.Name):
+            return [(f, 0) for f in functions.get(func.id, [])]
+        if isinstance(func, ast.Attribute):
+            return [(f, 1) for f in methods.get(func.attr, [])]
+        return []
+
+    def fed_params(self, tree):
+        """The parameters (and locals) of the file's functions that are
+        handed torch compute: an argument that holds it at any call of the
+        function (`Holder(nn.Linear(...))`, `make(self.linear)`), a local
+        bound to it (`lin = self.linear` in __init__, called by a closure)."""
+        functions, methods = {}, {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for f in node.body:
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        methods.setdefault(f.name, []).append(f)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, []).append(node)
+        held = self.union_holdings()
+        fed = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                for f, skip in self.callees(node, functions, methods):
+                    params = [a.arg for a in f.args.posonlyargs + f.args.args][skip:]
+                    for i, arg in enumerate(node.args):
+                        what = self.holds_torch(arg, held)
+                        if what and i < len(params):
+                            fed.setdefault(f, {})[params[i]] = what
+                        elif what and f.args.vararg:
+                            fed.setdefault(f, {})[f.args.vararg.arg] = what
+                    for kw in node.keywords:
+                        what = self.holds_torch(kw.value, held)
+                        if what and kw.arg:
+                            fed.setdefault(f, {})[kw.arg] = what
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                for st in ast.walk(node):
+                    if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                        what = self.holds_torch(st.value, held)
+                        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                        for t in targets:
+                            for n in ast.walk(t):
+                                if what and isinstance(n, ast.Name):
+                                    fed.setdefault(node, {})[n.id] = what
+        for f, names in self.fed.items():  # what earlier rounds found stays
+            for n, what in names.items():
+                fed.setdefault(f, {}).setdefault(n, what)
+        return fed
+
+    def instance_bindings(self, statements, target_name):
+        """(target, class) for each `TARGET = C(...)` among statements where C
+        is a class of the file that holds torch compute."""
+        for st in statements:
+            for node in ast.walk(st):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and isinstance(node.value.func, ast.Name) and self.class_holdings.get(node.value.func.id)):
+                    for t in node.targets:
+                        name = target_name(t)
+                        if name:
+                            yield type("T", (), {"id": name})(), node.value.func.id
+
+    def instance_holding(self, node):
+        """What `V.NAME` runs where V is an instance of a class of the file
+        (self.X = C(...) in __init__, a module-level N = C(...), or the class
+        itself: C.NAME) and C holds torch compute under NAME; else None."""
+        if not isinstance(node, ast.Attribute):
+            return None
+        v, cls = node.value, None
+        if isinstance(v, ast.Name) and v.id in self.class_nodes and v.id not in self.aliases:
+            cls = v.id
+        elif isinstance(v, ast.Name) and v.id in self.global_instances and v.id not in self.aliases:
+            cls = self.global_instances[v.id]
+        elif self.owner_attr(v) in self.instances:
+            cls = self.instances[self.owner_attr(v)]
+        if cls is None:
+            return None
+        return self.class_holdings.get(cls, {}).get(node.attr)
+
+    def held_root(self, func):
+        """(text, what) where func is an attribute chain two or more deep
+        (`self.box.f`, `OPS.table.f`) whose root (self.X, or a module-level
+        name) holds torch compute; else None."""
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Attribute):
+            return None
+        n = func.value
+        while isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute):
+            n = n.value
+        held = None
+        if isinstance(n, ast.Attribute) and self.owner_attr(n) is not None and isinstance(n.value, ast.Name) \
+                and n.value.id in ("self", "cls"):
+            held = self.torch_submodules.get(n.attr)
+        if held is None:
+            return None
+        return ast.get_source_segment("\n".join(self.lines), n) or n.attr, held
+
+    def scope_tainted(self, name):
+        """What a plain name called here holds, where an enclosing function's
+        parameter or local was handed torch compute; else None."""
+        for names in reversed(self.scope_taint):
+            if name in names:
+                return names[name]
+        return None
+
     def judge_held_value(self, node):
         """Under --torch-compute, in forward: a submodule or container of
         torch compute (self.seq, OPS) handed on (iterated, bound, passed,
@@ -975,7 +1239,9 @@ class Checker(ast.NodeVisitor):
     def visit_function(self, node, computes):
         was = self.in_forward
         self.in_forward = computes
+        self.scope_taint.append(self.fed.get(node, {}))
         self.generic_visit(node)
+        self.scope_taint.pop()
         self.in_forward = was
 
     def visit_FunctionDef(self, node):
@@ -1100,6 +1366,19 @@ class Checker(ast.NodeVisitor):
             elif method and not torch_fn and method in self.compute:
                 self.add(node, "py-torch-compute", f"`.{method}()` is torch compute in forward (the policy allows only your kernels)",
                          self.torch_compute)
+            elif self.instance_holding(func) is not None:
+                self.add(node, "py-torch-compute", f"`{ast.get_source_segment(chr(10).join(self.lines), func) or func.attr}"
+                         f"(...)` runs `{self.instance_holding(func)}`, held by an object of the file's own class, in "
+                         "forward: torch compute (the policy allows only your kernels)", self.torch_compute)
+            elif self.held_root(func) is not None and func.attr not in PAPER_ALLOWED:
+                self.add(node, "py-torch-compute", f"`{ast.get_source_segment(chr(10).join(self.lines), func) or func.attr}"
+                         f"(...)` is called through `{self.held_root(func)[0]}`, which holds torch compute "
+                         f"(`{self.held_root(func)[1]}`), in forward: the rules cannot tell it from torch compute "
+                         "(the policy allows only your kernels)", self.torch_compute)
+            elif isinstance(func, ast.Name) and self.scope_tainted(func.id) is not None:
+                self.add(node, "py-torch-compute", f"`{func.id}(...)` runs `{self.scope_tainted(func.id)}`, handed to "
+                         "this function (an argument at one of its calls, or a local of an enclosing one), in forward: "
+                         "torch compute (the policy allows only your kernels)", self.torch_compute)
             elif self.owner_attr(func) in self.torch_submodules:
                 self.add(node, "py-torch-compute", f"`{ast.get_source_segment(chr(10).join(self.lines), func) or func.attr}"
                          f"(...)` runs `{self.torch_submodules[func.attr]}` (made in __init__ or the class body) in "
