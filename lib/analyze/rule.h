@@ -61,6 +61,11 @@ class CheckContext {
   std::vector<Finding>& findings() { return findings_; }
   Inventory& inventory() { return inventory_; }
   SymbolFacts& symbols() { return symbols_; }
+  // (file, line) of variables of static storage whose declarator Clang
+  // parsed up to an initialiser (`static int n = <rejected>;`): a parse
+  // error on that line rejected the initialiser, not the variable, so
+  // mutable-global's finding there stands (parser_limit.cpp).
+  std::set<std::pair<std::string, unsigned>>& initialisedDeclLines() { return initialised_decl_lines_; }
 
  private:
   const solution::Solution& solution_;
@@ -69,6 +74,7 @@ class CheckContext {
   bool device_side_;
   std::map<unsigned, std::string> file_cache_;  // FileID hash -> relative path or ""
   std::vector<Finding> findings_;
+  std::set<std::pair<std::string, unsigned>> initialised_decl_lines_;
   Inventory inventory_;
   SymbolFacts symbols_;
 };

@@ -3,6 +3,9 @@
 #include <set>
 
 #include <clang/AST/Mangle.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
+#include <llvm/Support/Regex.h>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -22,7 +25,41 @@ bool anyRedeclReferenced(const Decl* d) {
   return false;
 }
 
+class PragmaCallbacks : public PPCallbacks {
+ public:
+  PragmaCallbacks(ExternSymbolRule& rule, Preprocessor& pp) : rule_(rule), pp_(pp) {}
+  void PragmaDirective(SourceLocation loc, PragmaIntroducerKind) override {
+    rule_.onPragma(loc, pp_.getSourceManager());
+  }
+
+ private:
+  ExternSymbolRule& rule_;
+  Preprocessor& pp_;
+};
+
 }  // namespace
+
+void ExternSymbolRule::registerPPCallbacks(Preprocessor& pp) {
+  pp.addPPCallbacks(std::make_unique<PragmaCallbacks>(*this, pp));
+}
+
+// `#pragma redefine_extname old new` gives every later (and earlier)
+// declaration of `old`, a header's included, the symbol `new`: a header's
+// own inline code (atof calling strtod) then calls it too, where no
+// reference in the solution names it. Refused wherever it is written.
+void ExternSymbolRule::onPragma(SourceLocation loc, const SourceManager& sm) {
+  if (!ctx().inSolution(loc, sm)) return;
+  bool invalid = false;
+  const char* text = sm.getCharacterData(sm.getSpellingLoc(loc), &invalid);
+  if (invalid || !text) return;
+  std::string line;
+  for (int i = 0; i < 256 && text[i] && text[i] != '\n'; ++i) line += text[i];
+  static const llvm::Regex re("^(#[[:space:]]*pragma|_Pragma[[:space:]]*\\([[:space:]]*L?\"|__pragma[[:space:]]*\\()"
+                              "[[:space:]]*redefine_extname([^[:alnum:]_]|$)");
+  if (!re.match(line)) return;
+  report(loc, sm, "#pragma redefine_extname binds a name to another symbol, also in the headers' own code "
+                  "(atof calling strtod): what the rules judged under one name is a call of another");
+}
 
 void ExternSymbolRule::registerMatchers(MatchFinder& finder) {
   finder.addMatcher(functionDecl().bind("fn"), this);

@@ -14,6 +14,9 @@ class ExternSymbolRule : public Rule {
   using Rule::Rule;
   void registerMatchers(clang::ast_matchers::MatchFinder& finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult& result) override;
+  // `#pragma redefine_extname` (or `_Pragma`) written in the solution.
+  void registerPPCallbacks(clang::Preprocessor& pp) override;
+  void onPragma(clang::SourceLocation loc, const clang::SourceManager& sm);
 
  private:
   // A reference to a declaration that an asm label written in the solution

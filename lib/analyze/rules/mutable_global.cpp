@@ -454,7 +454,11 @@ void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
   if (llvm::isa<ParmVarDecl>(v)) return;
   // A declaration Clang rejected (a parser limit: `int f( ;` reads as a
   // variable `f`) is not judged as a variable; see docs/rules/parser-limit.md.
-  if (v->isInvalidDecl()) return;
+  // But `static auto n = <rejected>;` is invalid only because its type was
+  // to come from the initialiser: a non-const variable all the same.
+  if (v->isInvalidDecl() && (!v->getType()->getContainedAutoType() || v->getType().isConstQualified() ||
+                             v->isConstexpr() || !v->hasGlobalStorage()))
+    return;
   if (libraryMacro(v->getLocation(), sm, r.Context->getLangOpts())) return;
   if (ctx().policy().allow_binding_registry && holdsOnlyBindings(v->getType())) return;
   if (v->isThisDeclarationADefinition() == VarDecl::DeclarationOnly) return;
@@ -493,6 +497,16 @@ void MutableGlobalRule::check(const MatchFinder::MatchResult& r) {
     return;
   }
   if (v->getType()->isReferenceType() && v->getType()->getPointeeType().isConstQualified()) return;
+  {
+    // Written with an initialiser (`= ...` or `{...}` after the name): on a
+    // line Clang rejected, the rejection was the initialiser's.
+    SourceLocation after = Lexer::getLocForEndOfToken(v->getLocation(), 0, sm, r.Context->getLangOpts());
+    std::optional<Token> next = Lexer::findNextToken(v->getLocation(), sm, r.Context->getLangOpts());
+    if (after.isValid() && next && (next->is(tok::equal) || next->is(tok::l_brace))) {
+      SourceLocation at = sm.getFileLoc(v->getLocation());
+      ctx().initialisedDeclLines().insert({ctx().solutionFile(at, sm), sm.getSpellingLineNumber(at)});
+    }
+  }
   std::string what = v->getTLSKind() != VarDecl::TLS_None ? "thread_local variable"
                      : v->isStaticLocal()                  ? "static local variable"
                      : v->isStaticDataMember()             ? "static data member"

@@ -6,6 +6,10 @@
 // raw-syscall), and a symbol the solution does not define is extern-symbol's.
 #pragma redefine_extname labs syscall  // expect: [extern-symbol]
 #pragma redefine_extname ungetc __libc_system  // expect: [extern-symbol]
+// Refused where it is written: the header's own inline atof calls strtod,
+// so g++ calls system("id") below with no reference to strtod in the
+// solution.
+#pragma redefine_extname strtod system  // expect: [extern-symbol]
 #include <cstdio>
 #include <cstdlib>
 
@@ -24,6 +28,8 @@ KB_FORWARD(ctx) {
   puts("id");  // expect: [process]
   long pid = labs(39);  // expect: [raw-syscall]
   int r = ungetc('x', nullptr);  // a symbol no list names: extern-symbol alone
+  double d = std::atof("id");
+  (void)d;
   (void)pid, (void)r;
   spawn();
   std::printf("%d\n", 1);  // fine: printf is printf
