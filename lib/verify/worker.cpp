@@ -701,6 +701,9 @@ int32_t callEntry(kb_forward_fn fn, const kb_api* api, kb_context* c, const char
     }
   } token{openHandle(c)};
   setSignalMask(0);
+  // errno as a fresh call would find it: the last call's value is a few
+  // bits of state kept across calls with no global of the solution's.
+  errno = 0;
   try {
     int32_t rc = fn(api, token.handle);
     if (rc != 0 && c->failure.empty()) fail(c, std::string(what) + " returned " + std::to_string(rc));
