@@ -1189,10 +1189,16 @@ class Checker(ast.NodeVisitor):
         return self.class_holdings.get(cls, {}).get(node.attr)
 
     def held_root(self, func):
-        """(text, what) where func is an attribute chain two or more deep
-        (`self.box.f`, `OPS.table.f`) whose root (self.X, or a module-level
-        name) holds torch compute; else None."""
-        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Attribute):
+        """(text, what) where func is an attribute chain rooted at a
+        module-level name that holds torch compute (`NS.f` where
+        NS = types.SimpleNamespace(f=torch.relu)), or two or more deep from
+        a `self.X` that holds it (`self.box.f`); else None."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        root, _ = self.chain(func)
+        if root is not None and root.id in self.tainted_globals and root.id not in self.aliases:
+            return root.id, self.tainted_globals[root.id]  # NS.f(...) where NS = SimpleNamespace(f=torch.relu)
+        if not isinstance(func.value, ast.Attribute):
             return None
         n = func.value
         while isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute):
