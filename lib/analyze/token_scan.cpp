@@ -49,7 +49,11 @@ std::optional<TokenHit> TokenScanner::identifier(const std::string& name, const 
   auto [begin, end] = names_.equal_range(name);
   for (auto it = begin; it != end; ++it) {
     const Name& n = it->second;
-    if (n.qualified ? prev == "::" : (n.any_use || next == "(" || prev == "&" || prev == "::"))
+    // A member of an object (`input.clone()` of a torch tensor in a
+    // published solution, `p->read(...)`) is not the library's function of
+    // that name: only a call or address of the name itself counts.
+    const bool member = prev == "." || prev == "->";
+    if (n.qualified ? prev == "::" : (n.any_use || (!member && next == "(") || prev == "&" || prev == "::"))
       return n.hit;
   }
   // g++ knows library built-ins Clang does not (`__builtin_fork`,

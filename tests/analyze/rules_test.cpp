@@ -191,6 +191,36 @@ TEST(StaticCheck, SourceThatDoesNotParseIsAParserLimitNote) {
   fs::remove_all(dir);
 }
 
+// In code Clang could not parse, the token scan judges names: a member call
+// that shares a banned function's name (`input.clone()` of a published
+// solution's tensor, `p->read(...)`) is not that function; the function
+// itself is.
+TEST(StaticCheck, TokenScanTellsMembersFromTheLibrarysFunctions) {
+  const fs::path dir = fs::temp_directory_path() / ("kb_token_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string head =
+      "#include <kb/solution.h>\n"
+      "struct T { T clone() const { return *this; } int read(int) { return 0; } };\n";
+  std::ofstream(dir / "forward.cpp") << head
+                                     << "KB_FORWARD(ctx) { T t; T u = t.clone(); T* p = &t; p->read(1); int x = ; }\n";
+  kb::analyze::StaticPolicy p = kb::analyze::loadStaticPolicy(sourceRoot() / "policy" / "default.json");
+  kb::analyze::StaticResult r =
+      kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  EXPECT_FALSE(r.parsed);
+  for (const Finding& f : r.findings) EXPECT_EQ(f.rule, "parser-limit") << f.line << " " << f.message;
+  EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::Ok);
+
+  std::ofstream(dir / "forward.cpp", std::ios::trunc)
+      << head << "#include <sched.h>\nKB_FORWARD(ctx) { clone(nullptr, nullptr, 0, nullptr); int x = ; }\n";
+  r = kb::analyze::checkSolution(kb::solution::loadSolution(dir), p, kb::analyze::defaultCheckOptions());
+  std::set<std::string> rules;
+  for (const Finding& f : r.findings) rules.insert(f.rule);
+  EXPECT_TRUE(rules.count("host-thread")) << r.findings.size();
+  EXPECT_EQ(kb::analyze::staticStatus(r), kb::Status::StaticViolation);
+  fs::remove_all(dir);
+}
+
 // missing-entry (docs/rules/missing-entry.md): an empty forward.cpp used to
 // pass with status ok (issue 18).
 TEST(StaticCheck, EntryPointMissingFromAnEmptyForward) {
