@@ -80,7 +80,7 @@ jq -e -s 'sort_by(.rollout_id) | .[0].status == "ok" and .[0].reward.value == 1 
 
 # eval: 200 turns by default; results.jsonl for kbreward.
 cat > "$T/eval.json" <<'JSON'
-[{"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": "int x = ;\n"}}]},
+[{"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": "#include <kb/solution.h>\nKB_FORWARD(ctx) { int x = ; }\n"}}]},
  {"tool_calls": [{"name": "finish", "arguments": {}}]}]
 JSON
 start_server "$T/eval.json"

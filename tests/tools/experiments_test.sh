@@ -203,7 +203,7 @@ check "missing tools: the line names the tool" grep -q "no-build/tools/kbsynth/k
 
 # ---- 6. experiments/eval against a scripted policy server --------------------
 cat > "$T/eval.json" <<'JSON'
-[{"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": "int x = ;\n"}}]},
+[{"tool_calls": [{"name": "write_file", "arguments": {"path": "solution/forward.cpp", "content": "#include <kb/solution.h>\nKB_FORWARD(ctx) { int x = ; }\n"}}]},
  {"tool_calls": [{"name": "finish", "arguments": {}}]}]
 JSON
 "$FAKE" "$T/eval.json" "$T/port" > "$T/server.log" 2>&1 &
